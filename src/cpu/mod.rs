@@ -1,0 +1,37 @@
+//! CPU modes. Each finds connectivity its own way and hands min-roots to the shared canonical
+//! numbering ([`crate::labels`]) and maps ([`crate::maps`]): rows → connectivity → labels → maps.
+
+pub mod dsu;
+
+use crate::error::Result;
+use crate::islands::Islands;
+use crate::rows::Input;
+
+/// What a mode reports about one batch step besides its outputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Propagation rounds (the maximum over worlds); 0 for modes without rounds.
+    pub rounds: u32,
+    /// Bytes of scratch the mode holds for this batch (excluding the outputs).
+    pub scratch_bytes: usize,
+}
+
+/// A CPU island-discovery mode: fills every output of every world of `input`.
+pub trait CpuMode {
+    /// The mode's name as the command line spells it.
+    fn name(&self) -> &'static str;
+
+    /// Computes all outputs into `out` (resized as needed; allocations are reused).
+    fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats>;
+}
+
+/// Names of the CPU modes, in the order the tools list them.
+pub const NAMES: [&str; 1] = ["dsu"];
+
+/// A fresh CPU mode by name.
+pub fn by_name(name: &str) -> Option<Box<dyn CpuMode>> {
+    match name {
+        "dsu" => Some(Box::new(dsu::Dsu::default())),
+        _ => None,
+    }
+}

@@ -1,0 +1,85 @@
+//! Typed errors. Every bad input is reported before any mode runs; no input may panic.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in archipelago, with enough context to act on.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The model topology is inconsistent (dof ranges, dof→tree map).
+    #[error("invalid model: {0}")]
+    Model(String),
+
+    /// A CSR offset array is malformed (wrong length, not starting at 0, decreasing, past the end).
+    #[error("inconsistent offsets in `{array}`: {detail}")]
+    Offsets { array: &'static str, detail: String },
+
+    /// The batch's world count does not match what it was paired with.
+    #[error("world count mismatch: {what} has {got} worlds, expected {expected}")]
+    WorldCount {
+        what: &'static str,
+        got: usize,
+        expected: usize,
+    },
+
+    /// A support entry names a tree outside `0..ntree` (other than −1, reported separately).
+    #[error("world {world}, {kind} {index}: tree id {tree} out of range 0..{ntree}")]
+    TreeOutOfRange {
+        world: usize,
+        kind: &'static str,
+        index: usize,
+        tree: i32,
+        ntree: usize,
+    },
+
+    /// A support lists −1: a static body has no tree and never appears in a support.
+    #[error("world {world}, {kind} {index}: support lists the static tree −1")]
+    StaticInSupport {
+        world: usize,
+        kind: &'static str,
+        index: usize,
+    },
+
+    /// A row with no trees (MuJoCo: "constraint between two static bodies").
+    #[error("world {world}, row {row}: empty support (a constraint between two static bodies)")]
+    EmptySupport { world: usize, row: usize },
+
+    /// A row type code that is not one of MuJoCo's `mjtConstraint` values.
+    #[error("row {row}: unknown constraint type code {code}")]
+    RowType { row: usize, code: i32 },
+
+    /// A per-world count exceeds the capacity the engine was sized for.
+    #[error("world {world}: {what} {got} exceeds capacity {cap}")]
+    OverCapacity {
+        world: usize,
+        what: &'static str,
+        got: usize,
+        cap: usize,
+    },
+
+    /// A mode refused to run, with the reason (for example `dense` over its memory cap).
+    #[error("mode `{mode}` refused: {reason}")]
+    Refused { mode: &'static str, reason: String },
+
+    /// No CUDA device (or driver / NVRTC library) is available.
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+
+    /// NVRTC failed to compile a kernel source; the log says why.
+    #[error("NVRTC failed to compile `{source_name}`:\n{log}")]
+    Compile { source_name: String, log: String },
+
+    /// A device allocation failed.
+    #[error("device out of memory: asked for {asked} bytes with {free} bytes free")]
+    OutOfMemory { asked: usize, free: usize },
+
+    /// Any other CUDA driver error, with the call that failed.
+    #[error("CUDA error in {call}: {detail}")]
+    Cuda { call: String, detail: String },
+
+    /// A trace file could not be read or is malformed.
+    #[error("trace {path}: {detail}")]
+    Trace { path: String, detail: String },
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = std::result::Result<T, Error>;

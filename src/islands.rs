@@ -1,0 +1,349 @@
+//! The outputs: every island field of MuJoCo 4.0.0's `mjData`, for every world of a batch.
+//!
+//! Arrays are flat and padded: tree- and island-sized fields hold `ntree` entries per world,
+//! dof-sized ones `nv`, row-sized ones follow the batch's global row order (their values are
+//! world-local indices, as in MuJoCo). Island entries past `nisland` are −1. A world with no
+//! islands has `tree_island`/`dof_island` all −1 and identity maps, so two results are equal
+//! exactly when every field is, padding included.
+
+use crate::rows::Batch;
+
+/// Every island output for a batch of worlds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Islands {
+    /// Worlds.
+    pub nworld: usize,
+    /// Trees per world.
+    pub ntree: usize,
+    /// Dofs per world.
+    pub nv: usize,
+    /// Row offsets per world (a copy of the batch's `world_rowadr`).
+    pub world_rowadr: Vec<u32>,
+    /// Number of islands per world.
+    pub nisland: Vec<i32>,
+    /// Number of dofs in islands per world.
+    pub nidof: Vec<i32>,
+    /// Island of each tree, −1 if unconstrained. `[nworld × ntree]`
+    pub tree_island: Vec<i32>,
+    /// Trees per island. `[nworld × ntree]`
+    pub island_ntree: Vec<i32>,
+    /// Start of each island in `map_itree2tree`. `[nworld × ntree]`
+    pub island_itreeadr: Vec<i32>,
+    /// Trees in island order, unconstrained trees last. `[nworld × ntree]`
+    pub map_itree2tree: Vec<i32>,
+    /// Island of each dof, −1 if unconstrained. `[nworld × nv]`
+    pub dof_island: Vec<i32>,
+    /// Dofs per island. `[nworld × ntree]`
+    pub island_nv: Vec<i32>,
+    /// Start of each island in the idof ordering. `[nworld × ntree]`
+    pub island_idofadr: Vec<i32>,
+    /// Smallest dof of each island. `[nworld × ntree]`
+    pub island_dofadr: Vec<i32>,
+    /// dof → idof. `[nworld × nv]`
+    pub map_dof2idof: Vec<i32>,
+    /// idof → dof, unconstrained dofs last. `[nworld × nv]`
+    pub map_idof2dof: Vec<i32>,
+    /// Island of each row. `[nrow]`
+    pub efc_island: Vec<i32>,
+    /// Equality rows per island. `[nworld × ntree]`
+    pub island_ne: Vec<i32>,
+    /// Friction rows per island. `[nworld × ntree]`
+    pub island_nf: Vec<i32>,
+    /// Rows per island. `[nworld × ntree]`
+    pub island_nefc: Vec<i32>,
+    /// Start of each island in the iefc ordering. `[nworld × ntree]`
+    pub island_iefcadr: Vec<i32>,
+    /// efc → iefc (world-local). `[nrow]`
+    pub map_efc2iefc: Vec<i32>,
+    /// iefc → efc (world-local). `[nrow]`
+    pub map_iefc2efc: Vec<i32>,
+}
+
+/// Names of every output field, scalars first, then arrays in MuJoCo's order.
+pub const FIELDS: [&str; 19] = [
+    "nisland",
+    "nidof",
+    "tree_island",
+    "island_ntree",
+    "island_itreeadr",
+    "map_itree2tree",
+    "dof_island",
+    "island_nv",
+    "island_idofadr",
+    "island_dofadr",
+    "map_dof2idof",
+    "map_idof2dof",
+    "efc_island",
+    "island_ne",
+    "island_nf",
+    "island_nefc",
+    "island_iefcadr",
+    "map_efc2iefc",
+    "map_iefc2efc",
+];
+
+/// The first field where two results differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// World.
+    pub world: usize,
+    /// Field name (MuJoCo's).
+    pub field: &'static str,
+    /// Index within the world's slice of that field.
+    pub index: usize,
+    /// Value in the reference.
+    pub expected: i32,
+    /// Value in the result under test.
+    pub got: i32,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "world {}, {}[{}]: expected {}, got {}",
+            self.world, self.field, self.index, self.expected, self.got
+        )
+    }
+}
+
+/// One world's outputs, trimmed to their meaningful lengths (island fields to `nisland`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct World<'a> {
+    /// Number of islands.
+    pub nisland: i32,
+    /// Number of dofs in islands.
+    pub nidof: i32,
+    /// Per tree.
+    pub tree_island: &'a [i32],
+    /// Per island.
+    pub island_ntree: &'a [i32],
+    /// Per island.
+    pub island_itreeadr: &'a [i32],
+    /// Per tree.
+    pub map_itree2tree: &'a [i32],
+    /// Per dof.
+    pub dof_island: &'a [i32],
+    /// Per island.
+    pub island_nv: &'a [i32],
+    /// Per island.
+    pub island_idofadr: &'a [i32],
+    /// Per island.
+    pub island_dofadr: &'a [i32],
+    /// Per dof.
+    pub map_dof2idof: &'a [i32],
+    /// Per dof.
+    pub map_idof2dof: &'a [i32],
+    /// Per row.
+    pub efc_island: &'a [i32],
+    /// Per island.
+    pub island_ne: &'a [i32],
+    /// Per island.
+    pub island_nf: &'a [i32],
+    /// Per island.
+    pub island_nefc: &'a [i32],
+    /// Per island.
+    pub island_iefcadr: &'a [i32],
+    /// Per row.
+    pub map_efc2iefc: &'a [i32],
+    /// Per row.
+    pub map_iefc2efc: &'a [i32],
+}
+
+impl<'a> World<'a> {
+    /// Every array field with its MuJoCo name, in MuJoCo's order.
+    pub fn arrays(&self) -> [(&'static str, &'a [i32]); 17] {
+        [
+            ("tree_island", self.tree_island),
+            ("island_ntree", self.island_ntree),
+            ("island_itreeadr", self.island_itreeadr),
+            ("map_itree2tree", self.map_itree2tree),
+            ("dof_island", self.dof_island),
+            ("island_nv", self.island_nv),
+            ("island_idofadr", self.island_idofadr),
+            ("island_dofadr", self.island_dofadr),
+            ("map_dof2idof", self.map_dof2idof),
+            ("map_idof2dof", self.map_idof2dof),
+            ("efc_island", self.efc_island),
+            ("island_ne", self.island_ne),
+            ("island_nf", self.island_nf),
+            ("island_nefc", self.island_nefc),
+            ("island_iefcadr", self.island_iefcadr),
+            ("map_efc2iefc", self.map_efc2iefc),
+            ("map_iefc2efc", self.map_iefc2efc),
+        ]
+    }
+
+    /// The first difference from `expected` (scalars first, then arrays in MuJoCo's order),
+    /// reported for world index `world`.
+    pub fn first_mismatch(&self, expected: &World<'_>, world: usize) -> Option<Mismatch> {
+        let m = |field, index, expected, got| Mismatch {
+            world,
+            field,
+            index,
+            expected,
+            got,
+        };
+        if self.nisland != expected.nisland {
+            return Some(m("nisland", 0, expected.nisland, self.nisland));
+        }
+        if self.nidof != expected.nidof {
+            return Some(m("nidof", 0, expected.nidof, self.nidof));
+        }
+        for ((field, got), (_, want)) in self.arrays().into_iter().zip(expected.arrays()) {
+            if got.len() != want.len() {
+                let len = |s: &[i32]| s.len() as i32;
+                return Some(m(field, got.len().min(want.len()), len(want), len(got)));
+            }
+            if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+                return Some(m(field, i, want[i], got[i]));
+            }
+        }
+        None
+    }
+}
+
+impl Islands {
+    /// Outputs sized for `batch` on a model of `ntree` trees and `nv` dofs (contents unspecified
+    /// until a mode fills them).
+    pub fn for_batch(ntree: usize, nv: usize, batch: &Batch) -> Islands {
+        let mut out = Islands::default();
+        out.resize(ntree, nv, batch);
+        out
+    }
+
+    /// Resizes every field for `batch`, reusing the allocations.
+    pub fn resize(&mut self, ntree: usize, nv: usize, batch: &Batch) {
+        let nworld = batch.nworld();
+        self.nworld = nworld;
+        self.ntree = ntree;
+        self.nv = nv;
+        self.world_rowadr.clear();
+        self.world_rowadr.extend_from_slice(&batch.world_rowadr);
+        let (t, d, r) = (nworld * ntree, nworld * nv, batch.nrow());
+        for (field, len) in [
+            (&mut self.nisland, nworld),
+            (&mut self.nidof, nworld),
+            (&mut self.tree_island, t),
+            (&mut self.island_ntree, t),
+            (&mut self.island_itreeadr, t),
+            (&mut self.map_itree2tree, t),
+            (&mut self.dof_island, d),
+            (&mut self.island_nv, t),
+            (&mut self.island_idofadr, t),
+            (&mut self.island_dofadr, t),
+            (&mut self.map_dof2idof, d),
+            (&mut self.map_idof2dof, d),
+            (&mut self.efc_island, r),
+            (&mut self.island_ne, t),
+            (&mut self.island_nf, t),
+            (&mut self.island_nefc, t),
+            (&mut self.island_iefcadr, t),
+            (&mut self.map_efc2iefc, r),
+            (&mut self.map_iefc2efc, r),
+        ] {
+            field.resize(len, 0);
+        }
+    }
+
+    /// World `w`'s outputs, island fields trimmed to its `nisland`.
+    pub fn world(&self, w: usize) -> World<'_> {
+        let n = self.nisland[w].clamp(0, self.ntree as i32) as usize;
+        let tree = w * self.ntree..(w + 1) * self.ntree;
+        let isl = w * self.ntree..w * self.ntree + n;
+        let dof = w * self.nv..(w + 1) * self.nv;
+        let rows = self.world_rowadr[w] as usize..self.world_rowadr[w + 1] as usize;
+        World {
+            nisland: self.nisland[w],
+            nidof: self.nidof[w],
+            tree_island: &self.tree_island[tree.clone()],
+            island_ntree: &self.island_ntree[isl.clone()],
+            island_itreeadr: &self.island_itreeadr[isl.clone()],
+            map_itree2tree: &self.map_itree2tree[tree],
+            dof_island: &self.dof_island[dof.clone()],
+            island_nv: &self.island_nv[isl.clone()],
+            island_idofadr: &self.island_idofadr[isl.clone()],
+            island_dofadr: &self.island_dofadr[isl.clone()],
+            map_dof2idof: &self.map_dof2idof[dof.clone()],
+            map_idof2dof: &self.map_idof2dof[dof],
+            efc_island: &self.efc_island[rows.clone()],
+            island_ne: &self.island_ne[isl.clone()],
+            island_nf: &self.island_nf[isl.clone()],
+            island_nefc: &self.island_nefc[isl.clone()],
+            island_iefcadr: &self.island_iefcadr[isl],
+            map_efc2iefc: &self.map_efc2iefc[rows.clone()],
+            map_iefc2efc: &self.map_iefc2efc[rows],
+        }
+    }
+
+    /// The first field where `self` differs from `expected`, world by world; `None` when every
+    /// field of every world is equal (padding included, so this is bitwise equality).
+    pub fn first_mismatch(&self, expected: &Islands) -> Option<Mismatch> {
+        if self.nworld != expected.nworld {
+            let (e, g) = (expected.nworld as i32, self.nworld as i32);
+            return Some(Mismatch {
+                world: 0,
+                field: "nworld",
+                index: 0,
+                expected: e,
+                got: g,
+            });
+        }
+        (0..self.nworld)
+            .find_map(|w| self.world(w).first_mismatch(&expected.world(w), w))
+            .or_else(|| self.padding_mismatch(expected))
+    }
+
+    fn padding_mismatch(&self, expected: &Islands) -> Option<Mismatch> {
+        if self == expected {
+            return None;
+        }
+        // Trimmed views agree but the padded arrays do not: report the first padded difference.
+        let pairs: [(&'static str, &[i32], &[i32]); 9] = [
+            ("island_ntree", &self.island_ntree, &expected.island_ntree),
+            (
+                "island_itreeadr",
+                &self.island_itreeadr,
+                &expected.island_itreeadr,
+            ),
+            ("island_nv", &self.island_nv, &expected.island_nv),
+            (
+                "island_idofadr",
+                &self.island_idofadr,
+                &expected.island_idofadr,
+            ),
+            (
+                "island_dofadr",
+                &self.island_dofadr,
+                &expected.island_dofadr,
+            ),
+            ("island_ne", &self.island_ne, &expected.island_ne),
+            ("island_nf", &self.island_nf, &expected.island_nf),
+            ("island_nefc", &self.island_nefc, &expected.island_nefc),
+            (
+                "island_iefcadr",
+                &self.island_iefcadr,
+                &expected.island_iefcadr,
+            ),
+        ];
+        for (field, got, want) in pairs {
+            if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+                let (world, index) = (i / self.ntree.max(1), i % self.ntree.max(1));
+                return Some(Mismatch {
+                    world,
+                    field,
+                    index,
+                    expected: want[i],
+                    got: got[i],
+                });
+            }
+        }
+        Some(Mismatch {
+            world: 0,
+            field: "shape",
+            index: 0,
+            expected: 0,
+            got: 1,
+        })
+    }
+}

@@ -1,0 +1,5 @@
+//! The `archipelago` command-line tool.
+
+fn main() {
+    println!("archipelago: see `archipelago --help`");
+}

@@ -1,0 +1,116 @@
+//! Model topology: kinematic trees and the dofs each one owns.
+
+use crate::error::{Error, Result};
+
+/// The topology island discovery needs from a MuJoCo model: `ntree` kinematic trees, `nv` dofs,
+/// and for each tree a contiguous dof range `tree_dofadr[t] .. tree_dofadr[t] + tree_dofnum[t]`.
+///
+/// Every world of a batch shares one model (as in MuJoCo Warp).
+///
+/// ```
+/// use archipelago::Model;
+/// let model = Model::from_dofnum(&[6, 1, 1]).unwrap(); // a free body and two hinges
+/// assert_eq!((model.ntree(), model.nv()), (3, 8));
+/// assert_eq!(model.dof_treeid()[6], 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Model {
+    tree_dofadr: Vec<i32>,
+    tree_dofnum: Vec<i32>,
+    dof_treeid: Vec<i32>,
+}
+
+impl Model {
+    /// Builds a model whose trees own consecutive dof blocks of the given sizes (each ≥ 1).
+    pub fn from_dofnum(tree_dofnum: &[i32]) -> Result<Model> {
+        let mut tree_dofadr = Vec::with_capacity(tree_dofnum.len());
+        let mut dof_treeid = Vec::new();
+        for (t, &n) in tree_dofnum.iter().enumerate() {
+            if n < 1 {
+                return Err(Error::Model(format!(
+                    "tree {t} has {n} dofs (each tree owns ≥ 1)"
+                )));
+            }
+            tree_dofadr.push(dof_treeid.len() as i32);
+            dof_treeid.extend(std::iter::repeat_n(t as i32, n as usize));
+        }
+        if dof_treeid.len() > i32::MAX as usize {
+            return Err(Error::Model("more than i32::MAX dofs".into()));
+        }
+        Ok(Model {
+            tree_dofadr,
+            tree_dofnum: tree_dofnum.to_vec(),
+            dof_treeid,
+        })
+    }
+
+    /// Builds a model from MuJoCo's three arrays, checking that they agree: every tree owns a
+    /// non-empty contiguous range, and `dof_treeid` maps each dof to the tree whose range holds it.
+    pub fn from_parts(
+        tree_dofadr: Vec<i32>,
+        tree_dofnum: Vec<i32>,
+        dof_treeid: Vec<i32>,
+    ) -> Result<Model> {
+        let ntree = tree_dofadr.len();
+        if tree_dofnum.len() != ntree {
+            return Err(Error::Model(format!(
+                "tree_dofadr has {ntree} entries but tree_dofnum has {}",
+                tree_dofnum.len()
+            )));
+        }
+        let nv = dof_treeid.len();
+        let mut owner = vec![-1i32; nv];
+        for t in 0..ntree {
+            let (adr, num) = (tree_dofadr[t], tree_dofnum[t]);
+            if num < 1 || adr < 0 || adr as i64 + num as i64 > nv as i64 {
+                return Err(Error::Model(format!(
+                    "tree {t}: dof range {adr}+{num} is empty or outside 0..{nv}"
+                )));
+            }
+            for slot in &mut owner[adr as usize..(adr + num) as usize] {
+                if *slot != -1 {
+                    return Err(Error::Model(format!(
+                        "tree {t}: dof range overlaps tree {slot}"
+                    )));
+                }
+                *slot = t as i32;
+            }
+        }
+        if let Some(dof) = (0..nv).find(|&d| owner[d] != dof_treeid[d]) {
+            return Err(Error::Model(format!(
+                "dof_treeid[{dof}] = {} but the dof ranges give {}",
+                dof_treeid[dof], owner[dof]
+            )));
+        }
+        Ok(Model {
+            tree_dofadr,
+            tree_dofnum,
+            dof_treeid,
+        })
+    }
+
+    /// Number of kinematic trees.
+    pub fn ntree(&self) -> usize {
+        self.tree_dofadr.len()
+    }
+
+    /// Number of dofs.
+    pub fn nv(&self) -> usize {
+        self.dof_treeid.len()
+    }
+
+    /// First dof of each tree.
+    pub fn tree_dofadr(&self) -> &[i32] {
+        &self.tree_dofadr
+    }
+
+    /// Number of dofs of each tree.
+    pub fn tree_dofnum(&self) -> &[i32] {
+        &self.tree_dofnum
+    }
+
+    /// The tree that owns each dof.
+    pub fn dof_treeid(&self) -> &[i32] {
+        &self.dof_treeid
+    }
+}

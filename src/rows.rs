@@ -1,0 +1,431 @@
+//! One step's constraint rows for a batch of worlds, in CSR form, and their validation.
+//!
+//! Per world a range of rows (`world_rowadr`); per row its type, id and support (the trees with a
+//! structural nonzero in its Jacobian, `row_supadr`/`row_support`). Rowless hyperedges (the trees
+//! of a deformable flex with active stiffness) have their own CSR (`world_edgeadr`,
+//! `edge_supadr`, `edge_support`): they couple trees but own no row.
+
+use crate::error::{Error, Result};
+use crate::model::Model;
+
+/// MuJoCo's `mjtConstraint`: the type of an efc row (the codes are MuJoCo's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum RowType {
+    /// Equality constraint (connect, weld, joint, tendon, flex).
+    Equality = 0,
+    /// Dof friction loss.
+    FrictionDof = 1,
+    /// Tendon friction loss.
+    FrictionTendon = 2,
+    /// Joint limit.
+    LimitJoint = 3,
+    /// Tendon limit.
+    LimitTendon = 4,
+    /// Frictionless contact.
+    ContactFrictionless = 5,
+    /// Pyramidal contact.
+    ContactPyramidal = 6,
+    /// Elliptic contact.
+    ContactElliptic = 7,
+}
+
+impl RowType {
+    /// Every row type, in code order.
+    pub const ALL: [RowType; 8] = [
+        RowType::Equality,
+        RowType::FrictionDof,
+        RowType::FrictionTendon,
+        RowType::LimitJoint,
+        RowType::LimitTendon,
+        RowType::ContactFrictionless,
+        RowType::ContactPyramidal,
+        RowType::ContactElliptic,
+    ];
+
+    /// The row type with MuJoCo code `code`, if there is one.
+    pub fn from_code(code: i32) -> Option<RowType> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| Self::ALL.get(c).copied())
+    }
+
+    /// Counted in `island_ne`.
+    pub fn is_equality(self) -> bool {
+        self == RowType::Equality
+    }
+
+    /// Counted in `island_nf`.
+    pub fn is_friction(self) -> bool {
+        matches!(self, RowType::FrictionDof | RowType::FrictionTendon)
+    }
+
+    /// A contact row of any cone.
+    pub fn is_contact(self) -> bool {
+        self as u8 >= RowType::ContactFrictionless as u8
+    }
+}
+
+/// One step's rows and rowless hyperedges for `nworld` worlds, in CSR form.
+///
+/// Row indices are global (across worlds); `world_rowadr[w] .. world_rowadr[w + 1]` are world
+/// `w`'s rows, in their efc order. Build one with [`BatchBuilder`] or fill the arrays directly and
+/// let [`Input::new`] validate them.
+///
+/// ```
+/// use archipelago::{Batch, RowType};
+/// let mut b = Batch::builder();
+/// b.row(RowType::ContactPyramidal, 0, &[0, 2]); // world 0: a contact between trees 0 and 2
+/// b.rowless(&[3, 4]);                           // and a flex coupling trees 3 and 4
+/// b.end_world();
+/// b.end_world();                                // world 1: no rows
+/// let batch = b.finish();
+/// assert_eq!((batch.nworld(), batch.nrow()), (2, 1));
+/// assert_eq!(batch.row_support_of(0), &[0, 2]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// `nworld + 1` offsets into the rows.
+    pub world_rowadr: Vec<u32>,
+    /// Type of each row.
+    pub row_type: Vec<RowType>,
+    /// MuJoCo's `efc_id` of each row (equality id, dof, joint, tendon or contact id).
+    pub row_id: Vec<i32>,
+    /// `nrow + 1` offsets into `row_support`.
+    pub row_supadr: Vec<u32>,
+    /// Tree ids of every row's support, concatenated.
+    pub row_support: Vec<i32>,
+    /// `nworld + 1` offsets into the rowless hyperedges.
+    pub world_edgeadr: Vec<u32>,
+    /// `nedge + 1` offsets into `edge_support`.
+    pub edge_supadr: Vec<u32>,
+    /// Tree ids of every rowless hyperedge, concatenated.
+    pub edge_support: Vec<i32>,
+}
+
+impl Batch {
+    /// An empty builder.
+    pub fn builder() -> BatchBuilder {
+        BatchBuilder::default()
+    }
+
+    /// Number of worlds.
+    pub fn nworld(&self) -> usize {
+        self.world_rowadr.len().saturating_sub(1)
+    }
+
+    /// Number of rows over all worlds.
+    pub fn nrow(&self) -> usize {
+        self.row_type.len()
+    }
+
+    /// Number of rowless hyperedges over all worlds.
+    pub fn nedge(&self) -> usize {
+        self.edge_supadr.len().saturating_sub(1)
+    }
+
+    /// Global row range of world `w`.
+    pub fn rows_of(&self, w: usize) -> std::ops::Range<usize> {
+        self.world_rowadr[w] as usize..self.world_rowadr[w + 1] as usize
+    }
+
+    /// Global rowless-hyperedge range of world `w`.
+    pub fn edges_of(&self, w: usize) -> std::ops::Range<usize> {
+        self.world_edgeadr[w] as usize..self.world_edgeadr[w + 1] as usize
+    }
+
+    /// Support of global row `r`.
+    pub fn row_support_of(&self, r: usize) -> &[i32] {
+        &self.row_support[self.row_supadr[r] as usize..self.row_supadr[r + 1] as usize]
+    }
+
+    /// Support of global rowless hyperedge `e`.
+    pub fn edge_support_of(&self, e: usize) -> &[i32] {
+        &self.edge_support[self.edge_supadr[e] as usize..self.edge_supadr[e + 1] as usize]
+    }
+
+    /// Support entries (rows and rowless hyperedges) of world `w`.
+    pub fn support_entries_of(&self, w: usize) -> usize {
+        let rows = self.rows_of(w);
+        let edges = self.edges_of(w);
+        (self.row_supadr[rows.end] - self.row_supadr[rows.start]) as usize
+            + (self.edge_supadr[edges.end] - self.edge_supadr[edges.start]) as usize
+    }
+
+    /// Every hyperedge of world `w`: row supports first, then rowless ones.
+    pub fn hyperedges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
+        self.rows_of(w)
+            .map(|r| self.row_support_of(r))
+            .chain(self.edges_of(w).map(|e| self.edge_support_of(e)))
+    }
+
+    /// Checks the CSR structure and every id against `model`. Capacities are checked separately
+    /// ([`Capacity::check`]).
+    pub fn validate(&self, model: &Model) -> Result<()> {
+        check_offsets("world_rowadr", &self.world_rowadr, self.row_type.len())?;
+        check_offsets("world_edgeadr", &self.world_edgeadr, self.nedge())?;
+        if self.world_edgeadr.len() != self.world_rowadr.len() {
+            return Err(Error::WorldCount {
+                what: "world_edgeadr",
+                got: self.world_edgeadr.len().saturating_sub(1),
+                expected: self.nworld(),
+            });
+        }
+        if self.row_id.len() != self.row_type.len() {
+            return Err(Error::Offsets {
+                array: "row_id",
+                detail: format!("{} ids for {} rows", self.row_id.len(), self.row_type.len()),
+            });
+        }
+        check_offsets("row_supadr", &self.row_supadr, self.row_support.len())?;
+        if self.row_supadr.len() != self.row_type.len() + 1 {
+            return Err(Error::Offsets {
+                array: "row_supadr",
+                detail: format!("{} offsets for {} rows", self.row_supadr.len(), self.nrow()),
+            });
+        }
+        check_offsets("edge_supadr", &self.edge_supadr, self.edge_support.len())?;
+        let ntree = model.ntree();
+        for w in 0..self.nworld() {
+            for r in self.rows_of(w) {
+                let support = self.row_support_of(r);
+                if support.is_empty() {
+                    return Err(Error::EmptySupport { world: w, row: r });
+                }
+                check_trees(support, ntree, w, "row", r)?;
+            }
+            for e in self.edges_of(w) {
+                check_trees(self.edge_support_of(e), ntree, w, "rowless hyperedge", e)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_offsets(array: &'static str, adr: &[u32], len: usize) -> Result<()> {
+    let bad = |detail: String| Err(Error::Offsets { array, detail });
+    match adr.first() {
+        None => return bad("empty (it needs at least the leading 0)".into()),
+        Some(&first) if first != 0 => return bad(format!("starts at {first}, not 0")),
+        _ => {}
+    }
+    if let Some(i) = adr.windows(2).position(|p| p[1] < p[0]) {
+        return bad(format!(
+            "decreases at {}: {} > {}",
+            i + 1,
+            adr[i],
+            adr[i + 1]
+        ));
+    }
+    let last = *adr.last().unwrap_or(&0) as usize;
+    if last != len {
+        return bad(format!(
+            "ends at {last} but the array it indexes has {len} entries"
+        ));
+    }
+    Ok(())
+}
+
+fn check_trees(
+    support: &[i32],
+    ntree: usize,
+    world: usize,
+    kind: &'static str,
+    index: usize,
+) -> Result<()> {
+    for &tree in support {
+        if tree == -1 {
+            return Err(Error::StaticInSupport { world, kind, index });
+        }
+        if tree < 0 || tree as usize >= ntree {
+            return Err(Error::TreeOutOfRange {
+                world,
+                kind,
+                index,
+                tree,
+                ntree,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Appends rows world by world; [`BatchBuilder::finish`] returns the [`Batch`].
+#[derive(Debug, Clone)]
+pub struct BatchBuilder {
+    batch: Batch,
+}
+
+impl Default for BatchBuilder {
+    fn default() -> Self {
+        BatchBuilder {
+            batch: Batch {
+                world_rowadr: vec![0],
+                row_supadr: vec![0],
+                world_edgeadr: vec![0],
+                edge_supadr: vec![0],
+                ..Batch::default()
+            },
+        }
+    }
+}
+
+impl BatchBuilder {
+    /// Appends a row to the current world.
+    pub fn row(&mut self, kind: RowType, id: i32, support: &[i32]) -> &mut Self {
+        let b = &mut self.batch;
+        b.row_type.push(kind);
+        b.row_id.push(id);
+        b.row_support.extend_from_slice(support);
+        b.row_supadr.push(b.row_support.len() as u32);
+        self
+    }
+
+    /// Appends a rowless hyperedge to the current world.
+    pub fn rowless(&mut self, support: &[i32]) -> &mut Self {
+        let b = &mut self.batch;
+        b.edge_support.extend_from_slice(support);
+        b.edge_supadr.push(b.edge_support.len() as u32);
+        self
+    }
+
+    /// Closes the current world; what follows goes to the next one.
+    pub fn end_world(&mut self) -> &mut Self {
+        let b = &mut self.batch;
+        b.world_rowadr.push(b.row_type.len() as u32);
+        b.world_edgeadr.push(b.edge_supadr.len() as u32 - 1);
+        self
+    }
+
+    /// The batch (rows after the last [`end_world`](Self::end_world) are dropped).
+    pub fn finish(mut self) -> Batch {
+        let b = &mut self.batch;
+        let nrow = *b.world_rowadr.last().unwrap_or(&0) as usize;
+        let nedge = *b.world_edgeadr.last().unwrap_or(&0) as usize;
+        b.row_type.truncate(nrow);
+        b.row_id.truncate(nrow);
+        b.row_supadr.truncate(nrow + 1);
+        b.row_support
+            .truncate(*b.row_supadr.last().unwrap_or(&0) as usize);
+        b.edge_supadr.truncate(nedge + 1);
+        b.edge_support
+            .truncate(*b.edge_supadr.last().unwrap_or(&0) as usize);
+        self.batch
+    }
+}
+
+/// The sizes an engine is built for: device buffers and scratch are allocated once from these,
+/// and a batch that exceeds any of them is refused with [`Error::OverCapacity`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Capacity {
+    /// Worlds per batch.
+    pub nworld: usize,
+    /// Trees per world (the model's `ntree`).
+    pub ntree: usize,
+    /// Dofs per world (the model's `nv`).
+    pub nv: usize,
+    /// Rows per world (MuJoCo's `njmax`).
+    pub njmax: usize,
+    /// Support entries per world, rows and rowless hyperedges together.
+    pub nsupport: usize,
+    /// Rowless hyperedges per world.
+    pub nedge: usize,
+}
+
+impl Capacity {
+    /// The smallest capacity that holds `batch` for `model`.
+    pub fn fit(model: &Model, batch: &Batch) -> Capacity {
+        let worlds = 0..batch.nworld();
+        Capacity {
+            nworld: batch.nworld(),
+            ntree: model.ntree(),
+            nv: model.nv(),
+            njmax: worlds
+                .clone()
+                .map(|w| batch.rows_of(w).len())
+                .max()
+                .unwrap_or(0),
+            nsupport: worlds
+                .clone()
+                .map(|w| batch.support_entries_of(w))
+                .max()
+                .unwrap_or(0),
+            nedge: worlds.map(|w| batch.edges_of(w).len()).max().unwrap_or(0),
+        }
+    }
+
+    /// Checks that a (structurally valid) batch for `model` fits.
+    pub fn check(&self, model: &Model, batch: &Batch) -> Result<()> {
+        let over = |world, what, got, cap| {
+            Err(Error::OverCapacity {
+                world,
+                what,
+                got,
+                cap,
+            })
+        };
+        if batch.nworld() > self.nworld {
+            return over(0, "nworld", batch.nworld(), self.nworld);
+        }
+        if model.ntree() > self.ntree {
+            return over(0, "ntree", model.ntree(), self.ntree);
+        }
+        if model.nv() > self.nv {
+            return over(0, "nv", model.nv(), self.nv);
+        }
+        for w in 0..batch.nworld() {
+            if batch.rows_of(w).len() > self.njmax {
+                return over(w, "rows", batch.rows_of(w).len(), self.njmax);
+            }
+            if batch.support_entries_of(w) > self.nsupport {
+                return over(
+                    w,
+                    "support entries",
+                    batch.support_entries_of(w),
+                    self.nsupport,
+                );
+            }
+            if batch.edges_of(w).len() > self.nedge {
+                return over(w, "rowless hyperedges", batch.edges_of(w).len(), self.nedge);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A model and a batch that have been validated together: the only input the modes accept, so
+/// no mode ever sees an invalid id or offset.
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    model: &'a Model,
+    batch: &'a Batch,
+}
+
+impl<'a> Input<'a> {
+    /// Validates `batch` against `model`.
+    pub fn new(model: &'a Model, batch: &'a Batch) -> Result<Input<'a>> {
+        batch.validate(model)?;
+        Ok(Input { model, batch })
+    }
+
+    /// Validates `batch` against `model` and `capacity`.
+    pub fn with_capacity(
+        model: &'a Model,
+        batch: &'a Batch,
+        capacity: &Capacity,
+    ) -> Result<Input<'a>> {
+        let input = Input::new(model, batch)?;
+        capacity.check(model, batch)?;
+        Ok(input)
+    }
+
+    /// The model.
+    pub fn model(&self) -> &'a Model {
+        self.model
+    }
+
+    /// The rows.
+    pub fn batch(&self) -> &'a Batch {
+        self.batch
+    }
+}
