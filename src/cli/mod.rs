@@ -1,0 +1,5 @@
+//! One file per subcommand.
+
+pub mod bench;
+pub mod demo;
+pub mod replay;
