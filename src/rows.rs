@@ -76,7 +76,7 @@ impl RowType {
 /// use archipelago::{Batch, RowType};
 /// let mut b = Batch::builder();
 /// b.row(RowType::ContactPyramidal, 0, &[0, 2]); // world 0: a contact between trees 0 and 2
-/// b.rowless(&[3, 4]);                           // and a flex coupling trees 3 and 4
+/// b.rowless(0, &[3, 4]);                        // and flex 0 coupling trees 3 and 4
 /// b.end_world();
 /// b.end_world();                                // world 1: no rows
 /// let batch = b.finish();
@@ -97,6 +97,8 @@ pub struct Batch {
     pub row_support: Vec<i32>,
     /// `nworld + 1` offsets into the rowless hyperedges.
     pub world_edgeadr: Vec<u32>,
+    /// Source of each rowless hyperedge (MuJoCo's flex id).
+    pub edge_id: Vec<i32>,
     /// `nedge + 1` offsets into `edge_support`.
     pub edge_supadr: Vec<u32>,
     /// Tree ids of every rowless hyperedge, concatenated.
@@ -185,6 +187,16 @@ impl Batch {
             });
         }
         check_offsets("edge_supadr", &self.edge_supadr, self.edge_support.len())?;
+        if self.edge_id.len() != self.nedge() {
+            return Err(Error::Offsets {
+                array: "edge_id",
+                detail: format!(
+                    "{} ids for {} rowless hyperedges",
+                    self.edge_id.len(),
+                    self.nedge()
+                ),
+            });
+        }
         let ntree = model.ntree();
         for w in 0..self.nworld() {
             for r in self.rows_of(w) {
@@ -281,9 +293,10 @@ impl BatchBuilder {
         self
     }
 
-    /// Appends a rowless hyperedge to the current world.
-    pub fn rowless(&mut self, support: &[i32]) -> &mut Self {
+    /// Appends a rowless hyperedge from source `id` (a flex id) to the current world.
+    pub fn rowless(&mut self, id: i32, support: &[i32]) -> &mut Self {
         let b = &mut self.batch;
+        b.edge_id.push(id);
         b.edge_support.extend_from_slice(support);
         b.edge_supadr.push(b.edge_support.len() as u32);
         self
@@ -307,6 +320,7 @@ impl BatchBuilder {
         b.row_supadr.truncate(nrow + 1);
         b.row_support
             .truncate(*b.row_supadr.last().unwrap_or(&0) as usize);
+        b.edge_id.truncate(nedge);
         b.edge_supadr.truncate(nedge + 1);
         b.edge_support
             .truncate(*b.edge_supadr.last().unwrap_or(&0) as usize);
