@@ -21,6 +21,7 @@
 
 pub mod cpu;
 pub mod error;
+pub mod r#gen;
 pub mod islands;
 pub mod labels;
 pub mod maps;

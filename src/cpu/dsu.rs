@@ -61,7 +61,9 @@ impl CpuMode for Dsu {
             let parent = &mut self.parent[..];
             parent.fill(-1);
             for support in batch.hyperedges_of(w) {
-                let first = support[0];
+                let Some(&first) = support.first() else {
+                    continue; // a rowless hyperedge whose trees all sleep
+                };
                 for &t in support {
                     union(parent, first, t);
                 }

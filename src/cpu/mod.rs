@@ -1,7 +1,9 @@
 //! CPU modes. Each finds connectivity its own way and hands min-roots to the shared canonical
 //! numbering ([`crate::labels`]) and maps ([`crate::maps`]): rows → connectivity → labels → maps.
 
+pub mod dense;
 pub mod dsu;
+pub mod labelprop;
 
 use crate::error::Result;
 use crate::islands::Islands;
@@ -26,12 +28,14 @@ pub trait CpuMode {
 }
 
 /// Names of the CPU modes, in the order the tools list them.
-pub const NAMES: [&str; 1] = ["dsu"];
+pub const NAMES: [&str; 3] = ["dense", "dsu", "labelprop"];
 
-/// A fresh CPU mode by name.
+/// A fresh CPU mode by name (`dense` with its default memory cap).
 pub fn by_name(name: &str) -> Option<Box<dyn CpuMode>> {
     match name {
+        "dense" => Some(Box::new(dense::Dense::default())),
         "dsu" => Some(Box::new(dsu::Dsu::default())),
+        "labelprop" => Some(Box::new(labelprop::LabelProp::default())),
         _ => None,
     }
 }
