@@ -10,11 +10,11 @@
 //! `archipelago::r#gen`.)
 //!
 //! ```
-//! use archipelago::r#gen::{self as gen, Spec, Topology};
+//! use archipelago::r#gen::{self, Spec, Topology};
 //! let spec = Spec { nworld: 4, ntree: 30, rows: 20, topology: Topology::Chain, ..Spec::default() };
-//! let (model, batch) = gen::batch(&spec, 7);
+//! let (model, batch) = r#gen::batch(&spec, 7);
 //! assert_eq!((model.ntree(), batch.nworld()), (30, 4));
-//! assert_eq!(gen::batch(&spec, 7), (model, batch)); // reproducible
+//! assert_eq!(r#gen::batch(&spec, 7), (model, batch)); // reproducible
 //! ```
 
 use crate::model::Model;
@@ -376,7 +376,11 @@ fn supports(topology: Topology, active: &[i32], nrow: usize, rng: &mut Rng) -> V
             let hubs = &active[..(n / 16).max(1)];
             while out.len() < nrow {
                 let hub = rng.pick(hubs);
-                let leaves = if rng.chance(0.2) { rng.between(2, 6) } else { 1 };
+                let leaves = if rng.chance(0.2) {
+                    rng.between(2, 6)
+                } else {
+                    1
+                };
                 let mut s = vec![hub];
                 s.extend((0..leaves).map(|_| any(rng)));
                 out.push(s);
@@ -388,7 +392,11 @@ fn supports(topology: Topology, active: &[i32], nrow: usize, rng: &mut Rng) -> V
                     out.push(vec![any(rng), any(rng)]);
                     continue;
                 }
-                let width = if n <= 33 { n } else { rng.between(33, n.min(256)) };
+                let width = if n <= 33 {
+                    n
+                } else {
+                    rng.between(33, n.min(256))
+                };
                 let start = rng.below(n);
                 out.push((0..width).map(|k| active[(start + k) % n]).collect());
             }
