@@ -60,6 +60,10 @@ pub enum Error {
     #[error("mode `{mode}` refused: {reason}")]
     Refused { mode: &'static str, reason: String },
 
+    /// A mode name that no runner answers to.
+    #[error("unknown mode `{name}` (known: {known})")]
+    UnknownMode { name: String, known: String },
+
     /// No CUDA device (or driver / NVRTC library) is available.
     #[error("no CUDA device: {0}")]
     NoDevice(String),

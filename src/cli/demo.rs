@@ -1,13 +1,269 @@
-//! `archipelago demo`.
+//! `archipelago demo` (also what the tool does with no arguments): a built-in realistic batch per
+//! tree count, run through every mode, timed, and checked against the oracle.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use archipelago::cpu::{self, Stats};
+use archipelago::r#gen::{self, Spec};
+use archipelago::{Error, Input, Islands, Result, oracle};
+use indicatif::{ProgressBar, ProgressStyle};
+
+const WORLDS: usize = 4096;
+const TREES: [usize; 3] = [22, 64, 256];
+const ROWS: usize = 100;
+const REPEATS: usize = 7;
+const SEED: u64 = 1;
 
 /// Arguments of `archipelago demo`.
-#[derive(clap::Args, Debug, Default)]
-pub struct DemoArgs {}
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Worlds per batch.
+    #[arg(long, default_value_t = WORLDS)]
+    pub worlds: usize,
+    /// Trees of the model; one batch per value (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = TREES)]
+    pub trees: Vec<usize>,
+    /// Mean rows per world.
+    #[arg(long, default_value_t = ROWS)]
+    pub rows: usize,
+    /// Timed runs per mode and batch (the median is reported).
+    #[arg(long, default_value_t = REPEATS)]
+    pub repeats: usize,
+    /// Seed of the generated batches.
+    #[arg(long, default_value_t = SEED)]
+    pub seed: u64,
+    /// Modes to run (comma-separated; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub modes: Vec<String>,
+}
+
+impl Default for DemoArgs {
+    fn default() -> DemoArgs {
+        DemoArgs {
+            worlds: WORLDS,
+            trees: TREES.to_vec(),
+            rows: ROWS,
+            repeats: REPEATS,
+            seed: SEED,
+            modes: Vec::new(),
+        }
+    }
+}
+
+/// Computes every output of a batch one way. Anything that can fill [`Islands`] from an
+/// [`Input`] is a runner: the CPU modes now, device modes alongside them.
+pub struct Runner {
+    /// The name the table and `--modes` use.
+    pub name: String,
+    /// Solves one batch step.
+    pub solve: Box<dyn FnMut(&Input<'_>, &mut Islands) -> Result<Stats>>,
+}
+
+/// Every runner available on this machine, in table order.
+pub fn runners() -> Vec<Runner> {
+    cpu::NAMES
+        .iter()
+        .filter_map(|&name| {
+            let mut mode = cpu::by_name(name)?;
+            Some(Runner {
+                name: name.to_string(),
+                solve: Box::new(move |input, out| mode.solve(input, out)),
+            })
+        })
+        .collect()
+}
+
+/// One line of the table.
+struct Line {
+    mode: String,
+    worlds: usize,
+    trees: usize,
+    rows: usize,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    Ran {
+        median: Duration,
+        stats: Stats,
+        equal: bool,
+    },
+    Refused(String),
+}
 
 /// Runs the subcommand.
-pub fn run(_args: &DemoArgs) -> archipelago::Result<ExitCode> {
-    eprintln!("archipelago demo: not implemented yet");
-    Ok(ExitCode::FAILURE)
+pub fn run(args: &DemoArgs) -> Result<ExitCode> {
+    let mut runners = runners();
+    if !args.modes.is_empty() {
+        if let Some(unknown) = args
+            .modes
+            .iter()
+            .find(|m| !runners.iter().any(|r| &r.name == *m))
+        {
+            let known: Vec<_> = runners.iter().map(|r| r.name.as_str()).collect();
+            return Err(Error::UnknownMode {
+                name: unknown.clone(),
+                known: known.join(", "),
+            });
+        }
+        runners.retain(|r| args.modes.contains(&r.name));
+    }
+    let repeats = args.repeats.max(1);
+    let steps = args.trees.len() * (2 + runners.len() * (repeats + 1));
+    let bar = progress(steps as u64);
+    let mut lines = Vec::new();
+    println!(
+        "archipelago demo: {} worlds, ~{} rows/world, trees {:?}, seed {}, median of {} runs",
+        args.worlds, args.rows, args.trees, args.seed, repeats
+    );
+    for &ntree in &args.trees {
+        bar.set_message(format!("ntree {ntree}: generating"));
+        let spec = Spec::realistic(args.worlds, ntree, args.rows);
+        let (model, batch) = r#gen::batch(&spec, args.seed);
+        let input = Input::new(&model, &batch)?;
+        bar.inc(1);
+        bar.set_message(format!("ntree {ntree}: oracle"));
+        let want = oracle::solve(&input);
+        bar.inc(1);
+        for runner in &mut runners {
+            bar.set_message(format!("ntree {ntree}: {}", runner.name));
+            let outcome = measure(runner, &input, &want, repeats, &bar)?;
+            lines.push(Line {
+                mode: runner.name.clone(),
+                worlds: batch.nworld(),
+                trees: ntree,
+                rows: batch.nrow(),
+                outcome,
+            });
+        }
+    }
+    bar.finish_and_clear();
+    print_table(&lines);
+    let all_equal = lines
+        .iter()
+        .all(|l| !matches!(l.outcome, Outcome::Ran { equal: false, .. }));
+    if !all_equal {
+        eprintln!("some outputs differ from the oracle");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One untimed run, then `repeats` timed ones; every output is checked against `want`.
+fn measure(
+    runner: &mut Runner,
+    input: &Input<'_>,
+    want: &Islands,
+    repeats: usize,
+    bar: &ProgressBar,
+) -> Result<Outcome> {
+    let mut out = Islands::default();
+    let mut stats = match (runner.solve)(input, &mut out) {
+        Ok(stats) => stats,
+        Err(Error::Refused { reason, .. }) => {
+            bar.inc(repeats as u64 + 1);
+            return Ok(Outcome::Refused(reason));
+        }
+        Err(e) => return Err(e),
+    };
+    bar.inc(1);
+    let mut equal = out.first_mismatch(want).is_none();
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = Instant::now();
+        stats = (runner.solve)(input, &mut out)?;
+        times.push(start.elapsed());
+        equal &= out.first_mismatch(want).is_none();
+        bar.inc(1);
+    }
+    times.sort();
+    Ok(Outcome::Ran {
+        median: times[times.len() / 2],
+        stats,
+        equal,
+    })
+}
+
+fn progress(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn print_table(lines: &[Line]) {
+    println!(
+        "{:<10} {:>7} {:>6} {:>8} {:>12} {:>10} {:>10} {:>7}  oracle",
+        "mode", "worlds", "trees", "rows", "median/step", "ns/world", "scratch", "rounds"
+    );
+    let mut refusals = Vec::new();
+    for l in lines {
+        let head = format!(
+            "{:<10} {:>7} {:>6} {:>8}",
+            l.mode, l.worlds, l.trees, l.rows
+        );
+        match &l.outcome {
+            Outcome::Ran {
+                median,
+                stats,
+                equal,
+            } => {
+                let per_world = median.as_nanos() as f64 / l.worlds.max(1) as f64;
+                println!(
+                    "{head} {:>12} {:>10.1} {:>10} {:>7}  {}",
+                    duration(*median),
+                    per_world,
+                    bytes(stats.scratch_bytes),
+                    stats.rounds,
+                    if *equal { "equal" } else { "DIFFERS" }
+                );
+            }
+            Outcome::Refused(reason) => {
+                println!(
+                    "{head} {:>12} {:>10} {:>10} {:>7}  refused [{}]",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    refusals.len() + 1
+                );
+                refusals.push(reason.clone());
+            }
+        }
+    }
+    for (k, reason) in refusals.iter().enumerate() {
+        println!("[{}] {reason}", k + 1);
+    }
+}
+
+fn duration(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1e3 {
+        format!("{us:.1} µs")
+    } else if us < 1e6 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+fn bytes(n: usize) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }

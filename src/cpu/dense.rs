@@ -89,8 +89,8 @@ impl CpuMode for Dense {
                 return Err(Error::Refused {
                     mode: "dense",
                     reason: format!(
-                        "{nworld} worlds × {ntree}² trees need {need} bytes of scratch, \
-                         over the cap of {} bytes",
+                        "{nworld} worlds of {ntree} trees need 8·nworld·ntree² = {need} bytes \
+                         of scratch, over the cap of {} bytes",
                         self.cap_bytes
                     ),
                 });
