@@ -1,1 +1,52 @@
-fn main() {}
+//! Criterion benches of the CPU modes on generated realistic batches, one group per tree count.
+//! `dense` is skipped where it refuses (its `8·nworld·ntree²` scratch over the default cap).
+//!
+//! Run: `cargo bench --bench cpu_modes`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use archipelago::r#gen::{self, Spec};
+use archipelago::{Error, Input, Islands, cpu};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// (trees, worlds, rows per world): worlds shrink as trees grow to keep a run short.
+const SHAPES: [(usize, usize, usize); 5] = [
+    (22, 1024, 100),
+    (64, 512, 100),
+    (256, 128, 256),
+    (1024, 16, 1024),
+    (4096, 4, 4096),
+];
+
+fn modes(c: &mut Criterion) {
+    for (ntree, nworld, rows) in SHAPES {
+        let (model, batch) = r#gen::batch(&Spec::realistic(nworld, ntree, rows), 42);
+        let input = Input::new(&model, &batch).expect("generated batches are valid");
+        let mut group = c.benchmark_group(format!("cpu/{ntree}trees_{nworld}worlds"));
+        for name in cpu::NAMES {
+            let mut mode = cpu::by_name(name).expect("listed mode");
+            let mut out = Islands::default();
+            match mode.solve(&input, &mut out) {
+                Err(Error::Refused { .. }) => continue,
+                other => {
+                    other.expect("a valid batch solves");
+                }
+            }
+            group.bench_function(name, |b| {
+                b.iter(|| black_box(mode.solve(black_box(&input), &mut out)))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1500));
+    targets = modes
+}
+criterion_main!(benches);
