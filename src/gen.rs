@@ -45,8 +45,8 @@ impl Rng {
         if n == 0 {
             return 0;
         }
-        // Multiply-shift: unbiased enough for test data and free of modulo cost.
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        // Multiply-shift (Lemire): unbiased enough for test data, no modulo.
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
 
     /// Uniform in `lo..=hi`.

@@ -245,7 +245,7 @@ fn labelprop_counts_rounds_that_grow_with_the_diameter() {
             .rounds
     };
     let (star, chain) = (rounds(Topology::Star, 200), rounds(Topology::Chain, 200));
-    assert!(star >= 1 && star <= 4, "star took {star} rounds");
+    assert!((1..=4).contains(&star), "star took {star} rounds");
     assert!(chain > star, "chain {chain} rounds vs star {star}");
     // No hyperedges: one round that changes nothing.
     assert_eq!(rounds(Topology::Chain, 0), 1);

@@ -120,7 +120,8 @@ fn counts_over_capacity_are_refused() {
         (2, 4, 4, 2, 5, 1)
     );
     assert!(Input::with_capacity(&model, &batch, &fit).is_ok());
-    let cases: [(fn(&mut Capacity), &str, usize); 6] = [
+    type Shrink = fn(&mut Capacity);
+    let cases: [(Shrink, &str, usize); 6] = [
         (|c| c.nworld -= 1, "nworld", 0),
         (|c| c.ntree -= 1, "ntree", 0),
         (|c| c.nv -= 1, "nv", 0),

@@ -52,13 +52,16 @@ impl Default for DemoArgs {
     }
 }
 
+/// Solves one batch step into the outputs.
+pub type SolveFn = Box<dyn FnMut(&Input<'_>, &mut Islands) -> Result<Stats>>;
+
 /// Computes every output of a batch one way. Anything that can fill [`Islands`] from an
 /// [`Input`] is a runner: the CPU modes now, device modes alongside them.
 pub struct Runner {
     /// The name the table and `--modes` use.
     pub name: String,
     /// Solves one batch step.
-    pub solve: Box<dyn FnMut(&Input<'_>, &mut Islands) -> Result<Stats>>,
+    pub solve: SolveFn,
 }
 
 /// Every runner available on this machine, in table order.
