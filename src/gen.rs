@@ -95,10 +95,13 @@ pub enum Topology {
     Contacts,
     /// Each world picks one of the above: worlds of one batch differ in shape.
     Mixed,
+    /// A scene-like world: equality chains, one-tree limits and friction, sparse couplings and
+    /// (mostly) contacts, with rows in MuJoCo's efc order (sorted by type).
+    Scene,
 }
 
 impl Topology {
-    /// Every topology except [`Topology::Mixed`].
+    /// Every single-structure topology (all but [`Topology::Mixed`] and [`Topology::Scene`]).
     pub const PURE: [Topology; 9] = [
         Topology::Sparse,
         Topology::Dense,
@@ -157,13 +160,13 @@ impl Default for Spec {
 
 impl Spec {
     /// A realistic batch: `nworld` worlds of `ntree` trees with about `rows` rows each, mostly
-    /// contacts plus equalities, limits and friction, in a mix of topologies.
+    /// contacts plus equalities, limits and friction ([`Topology::Scene`]).
     pub fn realistic(nworld: usize, ntree: usize, rows: usize) -> Spec {
         Spec {
             nworld,
             ntree,
             rows,
-            topology: Topology::Mixed,
+            topology: Topology::Scene,
             max_dofnum: 6,
             inactive: 0.15,
             empty_worlds: 0.02,
@@ -245,8 +248,10 @@ fn corpus_spec(rng: &mut Rng) -> Spec {
         15..=18 => rng.between(41, 100),
         _ => rng.between(101, 300),
     };
-    let topology = if rng.chance(0.3) {
+    let topology = if rng.chance(0.2) {
         Topology::Mixed
+    } else if rng.chance(0.15) {
+        Topology::Scene
     } else {
         rng.pick(&Topology::PURE)
     };
@@ -300,27 +305,22 @@ fn world(spec: &Spec, rng: &mut Rng, b: &mut BatchBuilder) {
     }
     rng.shuffle(&mut active);
     let topology = match spec.topology {
+        Topology::Mixed if rng.chance(0.1) => Topology::Scene,
         Topology::Mixed => rng.pick(&Topology::PURE),
         t => t,
     };
     let mut rows: Vec<Row> = Vec::with_capacity(nrow);
-    if nrow > 0 {
-        let contacts = topology == Topology::Contacts;
-        for support in supports(topology, &active, nrow, rng) {
-            let kind = if contacts {
-                RowType::ALL[rng.between(5, 7)]
-            } else {
-                rng.pick(&TYPE_MIX)
-            };
-            rows.push(Row {
-                kind,
-                id: rng.below(64) as i32,
-                support,
-            });
-        }
+    if topology == Topology::Scene {
+        scene(&active, nrow, rng, &mut rows);
+    } else {
+        typed_rows(topology, &active, nrow, None, rng, &mut rows);
     }
     if spec.noise {
         add_noise(rng, &mut rows);
+    }
+    if topology == Topology::Scene {
+        // MuJoCo emits equality, friction, limit, then contact rows.
+        rows.sort_by_key(|row| row.kind);
     }
     for row in &rows {
         b.row(row.kind, row.id, &row.support);
@@ -344,6 +344,59 @@ fn world(spec: &Spec, rng: &mut Rng, b: &mut BatchBuilder) {
         b.rowless(rng.below(4) as i32, &support);
     }
     b.end_world();
+}
+
+/// Appends `nrow` rows of `topology` (a single-structure one); types from `kinds` when given,
+/// contact types for [`Topology::Contacts`], otherwise a realistic mix.
+fn typed_rows(
+    topology: Topology,
+    active: &[i32],
+    nrow: usize,
+    kinds: Option<&[RowType]>,
+    rng: &mut Rng,
+    rows: &mut Vec<Row>,
+) {
+    if nrow == 0 || active.is_empty() {
+        return;
+    }
+    for support in supports(topology, active, nrow, rng) {
+        let kind = match (kinds, topology) {
+            (Some(kinds), _) => rng.pick(kinds),
+            (None, Topology::Contacts) => RowType::ALL[rng.between(5, 7)],
+            (None, _) => rng.pick(&TYPE_MIX),
+        };
+        rows.push(Row {
+            kind,
+            id: rng.below(64) as i32,
+            support,
+        });
+    }
+}
+
+/// A scene-like world: a share of the rows for each kind of constraint a real scene has.
+fn scene(active: &[i32], nrow: usize, rng: &mut Rng, rows: &mut Vec<Row>) {
+    let equalities = nrow / 10;
+    let limits = nrow / 10;
+    let friction = nrow / 20;
+    let tendons = nrow / 20;
+    let contacts = nrow - equalities - limits - friction - tendons;
+    // A rope or loop of welded trees over a stretch of the (shuffled) active trees.
+    let rope = &active[..active.len().min(equalities + 1)];
+    typed_rows(
+        Topology::Chain,
+        rope,
+        equalities,
+        Some(&[RowType::Equality]),
+        rng,
+        rows,
+    );
+    let one = [RowType::LimitJoint];
+    typed_rows(Topology::OneTree, active, limits, Some(&one), rng, rows);
+    let one = [RowType::FrictionDof];
+    typed_rows(Topology::OneTree, active, friction, Some(&one), rng, rows);
+    let tendon = [RowType::LimitTendon, RowType::FrictionTendon];
+    typed_rows(Topology::Sparse, active, tendons, Some(&tendon), rng, rows);
+    typed_rows(Topology::Contacts, active, contacts, None, rng, rows);
 }
 
 /// Up to `nrow` supports of the given topology over the (shuffled, non-empty) `active` trees.
@@ -449,7 +502,9 @@ fn supports(topology: Topology, active: &[i32], nrow: usize, rng: &mut Rng) -> V
             }
             out.truncate(nrow);
         }
-        Topology::Mixed => unreachable!("resolved to a pure topology by the caller"),
+        Topology::Mixed | Topology::Scene => {
+            unreachable!("resolved to single-structure topologies by the caller")
+        }
     }
     out
 }

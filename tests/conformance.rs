@@ -53,7 +53,10 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
 fn every_mode_equals_the_oracle_on_each_topology_at_scale() {
     let mut modes = modes();
     let mut out = Islands::default();
-    for (k, topology) in Topology::PURE.into_iter().enumerate() {
+    let all = Topology::PURE
+        .into_iter()
+        .chain([Topology::Scene, Topology::Mixed]);
+    for (k, topology) in all.enumerate() {
         for ntree in [22, 257] {
             let spec = Spec {
                 nworld: 6,
@@ -86,6 +89,21 @@ fn generators_are_reproducible_and_seed_dependent() {
     let a: Vec<_> = r#gen::corpus(9).take(50).map(|c| c.batch).collect();
     let b: Vec<_> = r#gen::corpus(9).take(50).map(|c| c.batch).collect();
     assert_eq!(a, b);
+}
+
+#[test]
+fn scene_worlds_keep_mujoco_efc_order() {
+    let (_, batch) = r#gen::batch(&Spec::realistic(50, 64, 100), 11);
+    let mut kinds = std::collections::BTreeSet::new();
+    for w in 0..batch.nworld() {
+        let types = &batch.row_type[batch.rows_of(w)];
+        assert!(
+            types.windows(2).all(|p| p[0] <= p[1]),
+            "world {w}: {types:?}"
+        );
+        kinds.extend(types.iter().copied());
+    }
+    assert_eq!(kinds.len(), 8, "every row type appears: {kinds:?}");
 }
 
 /// What the corpus is claimed to contain, counted over the cases the conformance test runs.

@@ -97,8 +97,10 @@ impl CpuMode for Dense {
             }
         };
         out.resize(ntree, model.nv(), batch);
-        self.tree_tree.resize(ntree * ntree, 0);
-        self.stack.resize(ntree * ntree, 0);
+        if nworld > 0 {
+            self.tree_tree.resize(ntree * ntree, 0);
+            self.stack.resize(ntree * ntree, 0);
+        }
         for w in 0..nworld {
             let tree_tree = &mut self.tree_tree[..];
             tree_tree.fill(0);
