@@ -217,9 +217,12 @@ fn print_table(lines: &[Line]) {
                 stats,
                 equal,
             } => {
-                let per_world = median.as_nanos() as f64 / l.worlds.max(1) as f64;
+                let per_world = match l.worlds {
+                    0 => "-".to_string(),
+                    n => format!("{:.1}", median.as_nanos() as f64 / n as f64),
+                };
                 println!(
-                    "{head} {:>12} {:>10.1} {:>10} {:>7}  {}",
+                    "{head} {:>12} {:>10} {:>10} {:>7}  {}",
                     duration(*median),
                     per_world,
                     bytes(stats.scratch_bytes),
