@@ -23,6 +23,11 @@ pub struct Model {
 impl Model {
     /// Builds a model whose trees own consecutive dof blocks of the given sizes (each ≥ 1).
     pub fn from_dofnum(tree_dofnum: &[i32]) -> Result<Model> {
+        // Check the total before allocating: a huge count must be an error, not an abort.
+        let nv: i64 = tree_dofnum.iter().map(|&n| n as i64).sum();
+        if nv > i32::MAX as i64 {
+            return Err(Error::Model(format!("{nv} dofs: more than i32::MAX")));
+        }
         let mut tree_dofadr = Vec::with_capacity(tree_dofnum.len());
         let mut dof_treeid = Vec::new();
         for (t, &n) in tree_dofnum.iter().enumerate() {
@@ -33,9 +38,6 @@ impl Model {
             }
             tree_dofadr.push(dof_treeid.len() as i32);
             dof_treeid.extend(std::iter::repeat_n(t as i32, n as usize));
-        }
-        if dof_treeid.len() > i32::MAX as usize {
-            return Err(Error::Model("more than i32::MAX dofs".into()));
         }
         Ok(Model {
             tree_dofadr,

@@ -349,27 +349,26 @@ pub struct Capacity {
 impl Capacity {
     /// The smallest capacity that holds `batch` for `model`.
     pub fn fit(model: &Model, batch: &Batch) -> Capacity {
-        let worlds = 0..batch.nworld();
+        let counts = (0..batch.nworld()).map(|w| world_counts(batch, w));
+        let (mut njmax, mut nsupport, mut nedge) = (0, 0, 0);
+        for (rows, support, edges) in counts {
+            njmax = njmax.max(rows);
+            nsupport = nsupport.max(support);
+            nedge = nedge.max(edges);
+        }
         Capacity {
             nworld: batch.nworld(),
             ntree: model.ntree(),
             nv: model.nv(),
-            njmax: worlds
-                .clone()
-                .map(|w| batch.rows_of(w).len())
-                .max()
-                .unwrap_or(0),
-            nsupport: worlds
-                .clone()
-                .map(|w| batch.support_entries_of(w))
-                .max()
-                .unwrap_or(0),
-            nedge: worlds.map(|w| batch.edges_of(w).len()).max().unwrap_or(0),
+            njmax,
+            nsupport,
+            nedge,
         }
     }
 
-    /// Checks that a (structurally valid) batch for `model` fits.
+    /// Checks that `batch` is valid for `model` and fits.
     pub fn check(&self, model: &Model, batch: &Batch) -> Result<()> {
+        batch.validate(model)?;
         let over = |world, what, got, cap| {
             Err(Error::OverCapacity {
                 world,
@@ -442,4 +441,15 @@ impl<'a> Input<'a> {
     pub fn batch(&self) -> &'a Batch {
         self.batch
     }
+}
+
+/// (rows, support entries, rowless hyperedges) of world `w`, reading offsets defensively so that
+/// sizing an unvalidated batch never panics (broken offsets count as 0).
+fn world_counts(batch: &Batch, w: usize) -> (usize, usize, usize) {
+    let at = |adr: &[u32], i: usize| adr.get(i).copied().unwrap_or(0) as usize;
+    let span = |adr: &[u32], a: usize, b: usize| at(adr, b).saturating_sub(at(adr, a));
+    let (r0, r1) = (at(&batch.world_rowadr, w), at(&batch.world_rowadr, w + 1));
+    let (e0, e1) = (at(&batch.world_edgeadr, w), at(&batch.world_edgeadr, w + 1));
+    let support = span(&batch.row_supadr, r0, r1) + span(&batch.edge_supadr, e0, e1);
+    (r1.saturating_sub(r0), support, e1.saturating_sub(e0))
 }
