@@ -23,7 +23,13 @@ pub struct Model {
 impl Model {
     /// Builds a model whose trees own consecutive dof blocks of the given sizes (each ≥ 1).
     pub fn from_dofnum(tree_dofnum: &[i32]) -> Result<Model> {
-        // Check the total before allocating: a huge count must be an error, not an abort.
+        // Check everything before allocating: a huge count must be an error, not an abort.
+        if let Some(t) = tree_dofnum.iter().position(|&n| n < 1) {
+            let n = tree_dofnum[t];
+            return Err(Error::Model(format!(
+                "tree {t} has {n} dofs (each tree owns ≥ 1)"
+            )));
+        }
         let nv: i64 = tree_dofnum.iter().map(|&n| n as i64).sum();
         if nv > i32::MAX as i64 {
             return Err(Error::Model(format!("{nv} dofs: more than i32::MAX")));
