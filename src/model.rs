@@ -37,11 +37,6 @@ impl Model {
         let mut tree_dofadr = Vec::with_capacity(tree_dofnum.len());
         let mut dof_treeid = Vec::new();
         for (t, &n) in tree_dofnum.iter().enumerate() {
-            if n < 1 {
-                return Err(Error::Model(format!(
-                    "tree {t} has {n} dofs (each tree owns ≥ 1)"
-                )));
-            }
             tree_dofadr.push(dof_treeid.len() as i32);
             dof_treeid.extend(std::iter::repeat_n(t as i32, n as usize));
         }
