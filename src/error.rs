@@ -80,6 +80,10 @@ pub enum Error {
     #[error("CUDA error in {call}: {detail}")]
     Cuda { call: String, detail: String },
 
+    /// A row's canonical key does not fit the key layout it was sorted with.
+    #[error("row {row}: canonical key field outside the layout's bounds ({detail})")]
+    KeyBounds { row: usize, detail: String },
+
     /// A trace file could not be read or is malformed.
     #[error("trace {path}: {detail}")]
     Trace { path: String, detail: String },

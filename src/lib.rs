@@ -27,6 +27,7 @@ pub mod labels;
 pub mod maps;
 pub mod model;
 pub mod oracle;
+pub mod order;
 pub mod rows;
 
 pub use error::{Error, Result};
