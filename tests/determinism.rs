@@ -1,0 +1,357 @@
+//! Deterministic mode: with rows in canonical order, every output of every CPU mode — row-level
+//! maps included — is bitwise identical across repeated runs and across random permutations of
+//! the input's constraints (as GPU contact generation produces them, contact ids renumbered in
+//! arrival order).
+
+use archipelago::order::{Canonicalizer, RowKeys, gather};
+use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu, oracle};
+
+/// splitmix64: a small deterministic generator, so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, self.below(i + 1));
+        }
+    }
+    /// Fewer than `kmax` distinct values of `0..n` in random order.
+    fn some(&mut self, n: usize, kmax: usize) -> Vec<usize> {
+        let k = self.below(kmax);
+        self.distinct(n, k)
+    }
+    /// `k` distinct values of `0..n` in random order.
+    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut all: Vec<usize> = (0..n).collect();
+        self.shuffle(&mut all);
+        all.truncate(k.min(n));
+        all
+    }
+}
+
+/// One constraint: several rows with one type, id and support (MuJoCo emits a constraint's rows
+/// consecutively), and for contacts the geom pair and collision id.
+#[derive(Debug, Clone)]
+struct Constraint {
+    uid: usize,
+    kind: RowType,
+    id: i32,
+    nrow: usize,
+    support: Vec<i32>,
+    geom: [i32; 2],
+    colid: i32,
+}
+
+#[derive(Debug, Clone)]
+struct World {
+    constraints: Vec<Constraint>,
+    rowless: Vec<(i32, Vec<i32>)>,
+}
+
+struct Case {
+    model: Model,
+    worlds: Vec<World>,
+}
+
+fn trees(rng: &mut Rng, ntree: usize, max: usize) -> Vec<i32> {
+    let k = 1 + rng.below(max);
+    let mut t: Vec<i32> = rng
+        .distinct(ntree, k)
+        .into_iter()
+        .map(|t| t as i32)
+        .collect();
+    t.sort_unstable();
+    t
+}
+
+/// A random scene: trees of 1..3 dofs; geoms 0 and 1 static, geom g ≥ 2 on tree (g − 2) / 2;
+/// per world equalities, dof friction, joint and tendon limits and contacts of one cone type.
+fn generate(rng: &mut Rng) -> Case {
+    let ntree = 1 + rng.below(24);
+    let dofnum: Vec<i32> = (0..ntree).map(|_| 1 + rng.below(3) as i32).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let ngeom = 2 + 2 * ntree;
+    let geom_tree = |g: usize| if g < 2 { -1 } else { ((g - 2) / 2) as i32 };
+    let cone = [RowType::ContactPyramidal, RowType::ContactElliptic][rng.below(2)];
+    let nworld = 1 + rng.below(6);
+    let mut uid = 0;
+    let mut worlds = Vec::new();
+    for _ in 0..nworld {
+        let mut cs = Vec::new();
+        let mut push = |cs: &mut Vec<Constraint>, kind, id, nrow, support, geom, colid| {
+            cs.push(Constraint {
+                uid,
+                kind,
+                id,
+                nrow,
+                support,
+                geom,
+                colid,
+            });
+            uid += 1;
+        };
+        if rng.below(5) == 0 {
+            worlds.push(World {
+                constraints: cs,
+                rowless: Vec::new(),
+            });
+            continue;
+        }
+        for id in rng.some(6, 4) {
+            let nrow = [1, 3, 6][rng.below(3)];
+            let s = trees(rng, ntree, 2);
+            push(&mut cs, RowType::Equality, id as i32, nrow, s, [-1; 2], -1);
+        }
+        for dof in rng.some(model.nv(), 4) {
+            let s = vec![model.dof_treeid()[dof]];
+            push(&mut cs, RowType::FrictionDof, dof as i32, 1, s, [-1; 2], -1);
+        }
+        for jnt in rng.some(ntree, 3) {
+            let s = vec![jnt as i32];
+            push(&mut cs, RowType::LimitJoint, jnt as i32, 1, s, [-1; 2], -1);
+        }
+        for ten in rng.some(4, 3) {
+            let s = trees(rng, ntree, 3);
+            push(&mut cs, RowType::LimitTendon, ten as i32, 1, s, [-1; 2], -1);
+        }
+        // (geom1 ≤ geom2, collision id) is unique per contact, as in MuJoCo.
+        let ncontact = rng.below(3 * ntree + 4);
+        let pairs = rng.distinct(ngeom * ngeom * 3, ncontact);
+        for p in pairs {
+            let (g1, g2, colid) = (p / (ngeom * 3), (p / 3) % ngeom, p % 3);
+            if g1 > g2 {
+                continue;
+            }
+            let mut s: Vec<i32> = [geom_tree(g1), geom_tree(g2)]
+                .into_iter()
+                .filter(|&t| t >= 0)
+                .collect();
+            s.dedup();
+            if s.is_empty() {
+                continue;
+            }
+            let condim = [1, 3, 4][rng.below(3)];
+            let (kind, nrow) = match (condim, cone) {
+                (1, _) => (RowType::ContactFrictionless, 1),
+                (c, RowType::ContactPyramidal) => (cone, 2 * (c - 1)),
+                (c, _) => (cone, c),
+            };
+            let geom = [g1 as i32, g2 as i32];
+            push(&mut cs, kind, 0, nrow, s, geom, colid as i32);
+        }
+        let rowless = (0..rng.below(2))
+            .map(|f| (f as i32, trees(rng, ntree, 4)))
+            .collect();
+        worlds.push(World {
+            constraints: cs,
+            rowless,
+        });
+    }
+    Case { model, worlds }
+}
+
+/// The rows of `case` with each world's constraints in the order `shuffle` leaves them; contact
+/// ids count contacts in that order (as upstream assigns them). Also returns, per row, the
+/// (constraint uid, row within the constraint) it came from: caller data to gather.
+fn build(case: &Case, mut shuffle: Option<&mut Rng>) -> (Batch, RowKeys, Vec<(usize, usize)>) {
+    let mut b = Batch::builder();
+    let mut keys = RowKeys::default();
+    let mut tags = Vec::new();
+    for world in &case.worlds {
+        let mut cs = world.constraints.clone();
+        if let Some(rng) = shuffle.as_deref_mut() {
+            rng.shuffle(&mut cs);
+        }
+        let mut contact = 0;
+        for c in &cs {
+            let id = if c.kind.is_contact() { contact } else { c.id };
+            contact += i32::from(c.kind.is_contact());
+            for row in 0..c.nrow {
+                b.row(c.kind, id, &c.support);
+                if c.kind.is_contact() {
+                    keys.push_contact(c.geom, c.colid);
+                } else {
+                    keys.push_other();
+                }
+                tags.push((c.uid, row));
+            }
+        }
+        for (id, support) in &world.rowless {
+            b.rowless(*id, support);
+        }
+        b.end_world();
+    }
+    (b.finish(), keys, tags)
+}
+
+/// Everything a canonical run produces: the outputs of every mode, the canonical batch without
+/// contact ids (those number arrival order), and the caller's gathered row data.
+#[derive(Debug, PartialEq)]
+struct Run {
+    islands: Vec<(String, Islands)>,
+    row_type: Vec<RowType>,
+    other_id: Vec<i32>,
+    row_supadr: Vec<u32>,
+    row_support: Vec<i32>,
+    geom: Vec<[i32; 2]>,
+    colid: Vec<i32>,
+    tags: Vec<(usize, usize)>,
+}
+
+/// Equality of two runs, reporting the first differing part instead of dumping both.
+fn assert_same(got: &Run, want: &Run, what: &str) {
+    for ((mode, g), (_, w)) in got.islands.iter().zip(&want.islands) {
+        assert_eq!(g.first_mismatch(w), None, "{what}: mode {mode}");
+        assert!(g == w, "{what}: mode {mode}: padding differs");
+    }
+    let parts = [
+        ("row_type", got.row_type == want.row_type),
+        ("row id", got.other_id == want.other_id),
+        ("row_supadr", got.row_supadr == want.row_supadr),
+        ("row_support", got.row_support == want.row_support),
+        ("geom", got.geom == want.geom),
+        ("colid", got.colid == want.colid),
+        ("constraint rows", got.tags == want.tags),
+    ];
+    for (part, same) in parts {
+        assert!(same, "{what}: canonical {part} differs");
+    }
+    assert_eq!(got.islands.len(), want.islands.len());
+}
+
+struct Runner {
+    canon: Canonicalizer,
+    modes: Vec<Box<dyn cpu::CpuMode>>,
+    out: Islands,
+}
+
+impl Runner {
+    fn new(case: &Case) -> Runner {
+        let (batch, _, _) = build(case, None);
+        Runner {
+            canon: Canonicalizer::new(&Capacity::fit(&case.model, &batch)),
+            modes: cpu::NAMES
+                .iter()
+                .map(|n| cpu::by_name(n).unwrap())
+                .collect(),
+            out: Islands::default(),
+        }
+    }
+
+    fn run(
+        &mut self,
+        model: &Model,
+        batch: &Batch,
+        keys: &RowKeys,
+        tags: &[(usize, usize)],
+    ) -> Run {
+        let input = Input::new(model, batch).unwrap();
+        let (sorted, order) = self.canon.canonicalize(&input, keys).unwrap();
+        let sorted_input = Input::new(model, sorted).unwrap();
+        let reference = oracle::solve(&sorted_input);
+        let mut islands = vec![("oracle".to_string(), reference.clone())];
+        for mode in &mut self.modes {
+            mode.solve(&sorted_input, &mut self.out).unwrap();
+            assert_eq!(self.out.first_mismatch(&reference), None, "{}", mode.name());
+            islands.push((mode.name().to_string(), self.out.clone()));
+        }
+        let mut run = Run {
+            islands,
+            row_type: sorted.row_type.clone(),
+            other_id: (0..sorted.nrow())
+                .map(|r| {
+                    if sorted.row_type[r].is_contact() {
+                        -1
+                    } else {
+                        sorted.row_id[r]
+                    }
+                })
+                .collect(),
+            row_supadr: sorted.row_supadr.clone(),
+            row_support: sorted.row_support.clone(),
+            geom: Vec::new(),
+            colid: Vec::new(),
+            tags: Vec::new(),
+        };
+        gather::gather_rows(&keys.geom, order, &mut run.geom).unwrap();
+        gather::gather_rows(&keys.colid, order, &mut run.colid).unwrap();
+        gather::gather_rows(tags, order, &mut run.tags).unwrap();
+        run
+    }
+}
+
+#[test]
+fn every_output_is_identical_across_permuted_inputs() {
+    let mut rng = Rng(11);
+    let mut differed = 0;
+    for seed in 0..40 {
+        let case = generate(&mut Rng(seed));
+        let mut runner = Runner::new(&case);
+        let (batch, keys, tags) = build(&case, None);
+        let want = runner.run(&case.model, &batch, &keys, &tags);
+        let plain = oracle::solve(&Input::new(&case.model, &batch).unwrap());
+        for _ in 0..25 {
+            let (batch, keys, tags) = build(&case, Some(&mut rng));
+            let got = runner.run(&case.model, &batch, &keys, &tags);
+            assert_same(&got, &want, &format!("case {seed}"));
+            // Without the canonical order the row-level maps follow the input order.
+            let raw = oracle::solve(&Input::new(&case.model, &batch).unwrap());
+            differed += usize::from(raw != plain);
+        }
+        // Rows of one constraint stay together and in their order.
+        for pair in want.tags.windows(2) {
+            let ((u0, r0), (u1, r1)) = (pair[0], pair[1]);
+            assert!(u0 != u1 || r1 == r0 + 1, "case {seed}: {pair:?}");
+            assert!(u0 == u1 || r1 == 0, "case {seed}: {pair:?}");
+        }
+    }
+    assert!(
+        differed > 100,
+        "permutations should change the uncanonical outputs ({differed})"
+    );
+}
+
+#[test]
+fn every_output_is_identical_across_100_runs() {
+    for seed in 100..106 {
+        let case = generate(&mut Rng(seed));
+        let (batch, keys, tags) = build(&case, Some(&mut Rng(seed)));
+        let mut reused = Runner::new(&case);
+        let want = reused.run(&case.model, &batch, &keys, &tags);
+        for i in 0..100 {
+            let got = if i % 2 == 0 {
+                reused.run(&case.model, &batch, &keys, &tags)
+            } else {
+                Runner::new(&case).run(&case.model, &batch, &keys, &tags)
+            };
+            assert_same(&got, &want, &format!("case {seed}, run {i}"));
+        }
+    }
+}
+
+#[test]
+fn canonical_world_reads_in_mujoco_block_order() {
+    let case = generate(&mut Rng(5));
+    let (batch, keys, _) = build(&case, Some(&mut Rng(9)));
+    let mut canon = Canonicalizer::new(&Capacity::fit(&case.model, &batch));
+    let input = Input::new(&case.model, &batch).unwrap();
+    let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
+    for w in 0..sorted.nworld() {
+        let class = |r: usize| (sorted.row_type[r] as u8).min(5);
+        let rows: Vec<usize> = sorted.rows_of(w).collect();
+        assert!(
+            rows.windows(2).all(|p| class(p[0]) <= class(p[1])),
+            "world {w}"
+        );
+    }
+}
