@@ -27,6 +27,7 @@
 //! assert_eq!(sorted.row_id, [3, 1, 0]);
 //! ```
 
+pub mod device;
 pub mod gather;
 pub mod keys;
 pub mod sort;
