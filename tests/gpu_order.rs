@@ -183,17 +183,7 @@ fn gpu_order_replays_from_a_cuda_graph() {
             .canonicalize(&input, &keys)
             .map(|(b, o)| (b.clone(), o.to_vec()))
             .unwrap();
-        let s = dev.stream().clone();
-        s.begin_capture(
-            cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-        )
-        .unwrap();
-        let enq = gpu.enqueue();
-        let graph = s
-            .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
-            .unwrap();
-        enq.unwrap();
-        let graph = graph.expect("a graph");
+        let graph = gpu.capture().unwrap();
         // Scramble the outputs with a different batch, then replay the graph on the first one.
         let (b2, k2) = batch(&mut rng, &[90; 64], (6, 2, 5), 8);
         let input2 = Input::new(&model, &b2).unwrap();

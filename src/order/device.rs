@@ -537,6 +537,25 @@ impl DeviceOrder {
         Ok(())
     }
 
+    /// Captures [`enqueue`](Self::enqueue) for the uploaded world count as a CUDA graph: replay it
+    /// after each [`upload`](Self::upload) of a batch with the same number of worlds.
+    pub fn capture(&mut self) -> Result<cudarc::driver::CudaGraph> {
+        use cudarc::driver::sys;
+        let s = self.device.stream.clone();
+        s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(cuda("cuStreamBeginCapture"))?;
+        let enqueued = self.enqueue();
+        // Always end the capture so the stream stays usable after a failure.
+        let ended = s.end_capture(sys::CUgraphInstantiate_flags(0));
+        enqueued?;
+        ended
+            .map_err(cuda("cuStreamEndCapture"))?
+            .ok_or_else(|| Error::Cuda {
+                call: "cuStreamEndCapture".into(),
+                detail: "the capture produced no graph".into(),
+            })
+    }
+
     /// Waits for the stream, checks the bounds flag, and copies the canonical batch and the
     /// gather order back (`order[k]` = input row of canonical row `k`). The rowless hyperedges
     /// and world offsets are taken from `input` (the order does not touch them).

@@ -141,6 +141,13 @@ impl Bounds {
     }
 }
 
+/// `v - b.min` when `v` lies in `b`.
+#[inline]
+fn offset(v: i32, b: Bounds) -> Option<u64> {
+    let d = (i64::from(v) - i64::from(b.min)) as u64;
+    (d <= (i64::from(b.max) - i64::from(b.min)) as u64).then_some(d)
+}
+
 /// The bounds a [`KeyLayout`] is built for: the range of non-contact ids, of geom ids (both
 /// geoms share one range) and of collision ids. `None` means no row of that kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -278,6 +285,30 @@ impl KeyLayout {
             | off(colid, c.min);
         let shift = self.payload_bits - (2 * self.geom_bits + self.colid_bits);
         Some(self.class(CONTACT_CLASS) | (packed << shift))
+    }
+
+    /// Key of global row `r` when the layout is at most 64 bits wide ([`KeyWidth::Narrow`] or
+    /// [`KeyWidth::Wide`]): the same value as [`key`](Self::key), in 64-bit arithmetic (the
+    /// per-row hot path of the sort).
+    #[inline]
+    pub fn key64(&self, batch: &Batch, keys: &RowKeys, r: usize) -> Option<u64> {
+        let kind = batch.row_type[r];
+        let class = if kind.is_contact() {
+            CONTACT_CLASS
+        } else {
+            kind as u32
+        };
+        let payload = if kind.is_contact() {
+            let g = self.bounds.geom?;
+            let [g1, g2] = keys.geom[r];
+            let packed = (offset(g1, g)? << (self.geom_bits + self.colid_bits))
+                | (offset(g2, g)? << self.colid_bits)
+                | offset(keys.colid[r], self.bounds.colid?)?;
+            packed << (self.payload_bits - (2 * self.geom_bits + self.colid_bits))
+        } else {
+            offset(batch.row_id[r], self.bounds.id?)? << (self.payload_bits - self.id_bits)
+        };
+        Some((u64::from(class) << self.payload_bits) | payload)
     }
 
     fn class(&self, class: u32) -> u128 {

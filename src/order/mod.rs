@@ -130,23 +130,23 @@ impl Canonicalizer {
         let rows = batch.rows_of(w);
         let n = rows.len();
         let order = &mut self.order[rows.clone()];
-        let key = |r: usize| {
-            layout.key(batch, keys, r).ok_or_else(|| Error::KeyBounds {
-                row: r,
-                detail: format!("{:?}", layout.bounds()),
-            })
+        let bad = |r: usize| Error::KeyBounds {
+            row: r,
+            detail: format!("{:?}", layout.bounds()),
         };
+        let key = |r: usize| layout.key(batch, keys, r).ok_or_else(|| bad(r));
+        let key64 = |r: usize| layout.key64(batch, keys, r).ok_or_else(|| bad(r));
         match layout.width() {
             KeyWidth::Narrow => {
                 for (slot, r) in self.keys32[..n].iter_mut().zip(rows) {
-                    *slot = key(r)? as u32;
+                    *slot = key64(r)? as u32;
                 }
                 self.sorter
                     .sort_u32(&mut self.keys32[..n], order, layout.bits())
             }
             KeyWidth::Wide => {
                 for (slot, r) in self.keys64[..n].iter_mut().zip(rows) {
-                    *slot = key(r)? as u64;
+                    *slot = key64(r)?;
                 }
                 self.sorter
                     .sort_u64(&mut self.keys64[..n], order, layout.bits())

@@ -68,19 +68,27 @@ pub fn sort_pairs<K: RadixKey>(
         });
     }
     let (tmp_keys, tmp_vals) = (&mut tmp_keys[..n], &mut tmp_vals[..n]);
+    // One read of the keys counts every digit (at most 8 of them).
+    let npass = passes(bits).min(8) as usize;
+    let mut counts = [[0u32; RADIX]; 8];
+    for &k in keys.iter() {
+        for (p, count) in counts[..npass].iter_mut().enumerate() {
+            count[k.digit(p as u32 * DIGIT_BITS)] += 1;
+        }
+    }
     // false: the current order lives in (keys, vals); true: in the scratch.
     let mut in_tmp = false;
-    let mut count = [0u32; RADIX];
-    for pass in 0..passes(bits) {
-        let shift = pass * DIGIT_BITS;
+    for (p, count) in counts[..npass].iter_mut().enumerate() {
+        // A digit every key shares would be an identity pass.
+        if n == 0 || count[keys[0].digit(p as u32 * DIGIT_BITS)] as usize == n {
+            continue;
+        }
         let (src_k, src_v, dst_k, dst_v) = if in_tmp {
             (&*tmp_keys, &*tmp_vals, &mut *keys, &mut *vals)
         } else {
             (&*keys, &*vals, &mut *tmp_keys, &mut *tmp_vals)
         };
-        if !scatter_digit(src_k, src_v, dst_k, dst_v, shift, &mut count) {
-            continue;
-        }
+        scatter_digit(src_k, src_v, dst_k, dst_v, p as u32 * DIGIT_BITS, count);
         in_tmp = !in_tmp;
     }
     if in_tmp {
@@ -90,8 +98,8 @@ pub fn sort_pairs<K: RadixKey>(
     Ok(())
 }
 
-/// One counting pass on the digit at `shift`: histogram, exclusive scan, stable scatter.
-/// Returns false (and writes nothing) when every key has the same digit.
+/// One counting pass on the digit at `shift`, from its histogram `count`: exclusive scan, then
+/// stable scatter.
 fn scatter_digit<K: RadixKey>(
     src_k: &[K],
     src_v: &[u32],
@@ -99,14 +107,7 @@ fn scatter_digit<K: RadixKey>(
     dst_v: &mut [u32],
     shift: u32,
     count: &mut [u32; RADIX],
-) -> bool {
-    count.fill(0);
-    for &k in src_k {
-        count[k.digit(shift)] += 1;
-    }
-    if count.iter().any(|&c| c as usize == src_k.len()) {
-        return false;
-    }
+) {
     let mut sum = 0;
     for c in count.iter_mut() {
         (*c, sum) = (sum, sum + *c);
@@ -117,7 +118,6 @@ fn scatter_digit<K: RadixKey>(
         dst_v[*slot as usize] = v;
         *slot += 1;
     }
-    true
 }
 
 /// Owned scratch for [`sort_pairs`], sized once.
