@@ -84,7 +84,12 @@ fn check_against_cpu(
     let mut cpu = Canonicalizer::new(&cap);
     let layout = KeyLayout::fit(batch, keys);
     let (want_batch, want_order) = cpu.canonicalize(&input, keys).unwrap();
-    for strategy in [Strategy::Segmented, Strategy::Global] {
+    // Segmented with counting ranks for small worlds, segmented radix only, global.
+    for (strategy, rank_max) in [
+        (Strategy::Segmented, device::RANK_MAX),
+        (Strategy::Segmented, 0),
+        (Strategy::Global, 0),
+    ] {
         let mut gpu = match DeviceOrder::new(dev, &cap, layout, strategy) {
             Ok(g) => g,
             Err(Error::Refused { reason, .. }) => {
@@ -93,9 +98,16 @@ fn check_against_cpu(
             }
             Err(e) => panic!("{what}: {e}"),
         };
+        gpu.set_rank_max(rank_max);
         let (got_batch, got_order) = gpu.canonicalize(&input, keys).unwrap();
-        assert_eq!(got_order, want_order, "{what}: {strategy:?} order");
-        assert_eq!(got_batch, want_batch, "{what}: {strategy:?} batch");
+        assert_eq!(
+            got_order, want_order,
+            "{what}: {strategy:?} ≤{rank_max} order"
+        );
+        assert_eq!(
+            got_batch, want_batch,
+            "{what}: {strategy:?} ≤{rank_max} batch"
+        );
     }
 }
 
@@ -123,7 +135,13 @@ fn gpu_sort_matches_cpu_across_the_32_bit_boundary() {
         ((28, 5, 20), KeyWidth::Wide),
         ((2, 1, 3), KeyWidth::Narrow),
     ] {
-        let shapes: [&[usize]; 4] = [&[0], &[5, 0, 300, 1, 0], &[700; 9], &[40; 257]];
+        let shapes: [&[usize]; 5] = [
+            &[0],
+            &[5, 0, 300, 1, 0],
+            &[700; 9],
+            &[40; 257],
+            &[1024, 1025, 1, 255, 256, 257, 1023, 3000],
+        ];
         for rows in shapes {
             let (b, keys) = batch(&mut rng, rows, bits, 16);
             let layout = KeyLayout::fit(&b, &keys);
