@@ -12,9 +12,6 @@
 #define ORDER_WARPS (ORDER_THREADS / 32)
 #define ORDER_RADIX 256
 #define ORDER_CONTACT_CLASS 5u
-// Worlds of at most this many rows are ranked by counting instead of radix-sorted.
-#define ORDER_RANK_MAX 1024
-#define ORDER_RANK_PER_THREAD (ORDER_RANK_MAX / ORDER_THREADS)
 
 // Where the key fields sit (see src/order/keys.rs: KeyLayout). A field whose range is empty
 // (min > max) has no rows; a row that needs it is out of bounds.
@@ -156,38 +153,6 @@ __device__ void order_gather_world(unsigned r0, unsigned r1, const unsigned* val
     if (threadIdx.x == 0 && last_world) out_supadr[r1] = row_supadr[r1];
 }
 
-// Small worlds: the stable rank of row i is #{j : k_j < k_i} + #{j < i : k_j == k_i}, the
-// position a stable sort gives it (a stable sort by a key is unique, so this is exactly the radix
-// sort's permutation). Keys in shared memory are read by all threads at once (broadcast), each
-// thread ranking up to ORDER_RANK_PER_THREAD rows held in registers. Writes vals[r0 + rank].
-template <typename K>
-__device__ void order_rank_world(unsigned r0, unsigned n, const K* skeys, unsigned* vals) {
-    K mine[ORDER_RANK_PER_THREAD];
-    unsigned cnt[ORDER_RANK_PER_THREAD];
-    unsigned per = (n + ORDER_THREADS - 1) / ORDER_THREADS;  // block-uniform
-#pragma unroll
-    for (unsigned e = 0; e < ORDER_RANK_PER_THREAD; ++e) {
-        unsigned i = threadIdx.x + e * ORDER_THREADS;
-        mine[e] = i < n ? skeys[i] : (K)0;
-        cnt[e] = 0;
-    }
-    for (unsigned j = 0; j < n; ++j) {
-        K kj = skeys[j];
-#pragma unroll
-        for (unsigned e = 0; e < ORDER_RANK_PER_THREAD; ++e) {
-            if (e < per) {
-                unsigned i = threadIdx.x + e * ORDER_THREADS;
-                cnt[e] += (kj < mine[e]) | ((kj == mine[e]) & (j < i));
-            }
-        }
-    }
-#pragma unroll
-    for (unsigned e = 0; e < ORDER_RANK_PER_THREAD; ++e) {
-        unsigned i = threadIdx.x + e * ORDER_THREADS;
-        if (i < n) vals[r0 + cnt[e]] = r0 + i;
-    }
-}
-
 // Segmented: one block per world. keys/vals a and b are ping-pong scratch indexed by global row.
 template <typename K>
 __device__ void order_segmented(OrderLayout L, unsigned bits, const unsigned* world_rowadr,
@@ -196,22 +161,11 @@ __device__ void order_segmented(OrderLayout L, unsigned bits, const unsigned* wo
                                 const int* row_support, K* keys_a, K* keys_b, unsigned* vals_a,
                                 unsigned* vals_b, unsigned* order, unsigned char* out_type,
                                 int* out_id, unsigned* out_supadr, int* out_support, int* status,
-                                int nworld, unsigned rank_max) {
+                                int nworld) {
     __shared__ unsigned hist[ORDER_RADIX];
     __shared__ int skip;
-    __shared__ K skeys[ORDER_RANK_MAX];
     unsigned w = blockIdx.x, tid = threadIdx.x;
     unsigned r0 = world_rowadr[w], r1 = world_rowadr[w + 1], n = r1 - r0;
-    if (n <= rank_max && n <= ORDER_RANK_MAX) {
-        for (unsigned i = tid; i < n; i += ORDER_THREADS)
-            skeys[i] = order_key<K>(L, r0 + i, row_type, row_id, geom, colid, status);
-        __syncthreads();
-        order_rank_world<K>(r0, n, skeys, vals_a);
-        __syncthreads();
-        order_gather_world(r0, r1, vals_a, row_type, row_id, row_supadr, row_support, order,
-                           out_type, out_id, out_supadr, out_support, w + 1 == (unsigned)nworld);
-        return;
-    }
     for (unsigned i = tid; i < n; i += ORDER_THREADS) {
         keys_a[r0 + i] = order_key<K>(L, r0 + i, row_type, row_id, geom, colid, status);
         vals_a[r0 + i] = r0 + i;
@@ -249,10 +203,10 @@ __device__ void order_segmented(OrderLayout L, unsigned bits, const unsigned* wo
         const int* row_id, const int* geom, const int* colid, const unsigned* row_supadr,        \
         const int* row_support, K* keys_a, K* keys_b, unsigned* vals_a, unsigned* vals_b,        \
         unsigned* order, unsigned char* out_type, int* out_id, unsigned* out_supadr,             \
-        int* out_support, int* status, int nworld, unsigned rank_max) {                          \
+        int* out_support, int* status, int nworld) {                                             \
         order_segmented<K>(L, bits, world_rowadr, row_type, row_id, geom, colid, row_supadr,     \
                            row_support, keys_a, keys_b, vals_a, vals_b, order, out_type, out_id, \
-                           out_supadr, out_support, status, nworld, rank_max);                   \
+                           out_supadr, out_support, status, nworld);                             \
     }
 ORDER_SEGMENTED(order_segmented_u32, unsigned)
 ORDER_SEGMENTED(order_segmented_u64, unsigned long long)

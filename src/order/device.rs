@@ -44,8 +44,6 @@ use crate::rows::{Batch, Capacity, Input, RowType};
 pub const SOURCE: &str = include_str!("../../kernels/order.cu");
 
 const THREADS: u32 = 256;
-/// Largest world the segmented kernel ranks by counting (`ORDER_RANK_MAX` of order.cu).
-pub const RANK_MAX: u32 = 1024;
 /// Rows per block of the global strategy's histogram and scatter.
 const CHUNK: usize = 2048;
 
@@ -250,7 +248,6 @@ pub struct DeviceOrder {
     layout: KeyLayout,
     strategy: Strategy,
     narrow: bool,
-    rank_max: u32,
     functions: Functions,
     input: Rows,
     geom: CudaSlice<i32>,
@@ -339,7 +336,6 @@ impl DeviceOrder {
             layout,
             strategy,
             narrow,
-            rank_max: RANK_MAX,
             functions,
             input: Rows::new(s, capacity)?,
             geom: alloc(s, 2 * rows)?,
@@ -362,13 +358,6 @@ impl DeviceOrder {
     /// The key layout.
     pub fn layout(&self) -> &KeyLayout {
         &self.layout
-    }
-
-    /// Worlds of at most `rows` rows are ranked by counting, larger ones radix-sorted
-    /// ([`Strategy::Segmented`] only; clamped to [`RANK_MAX`]; 0 radix-sorts every world). Both
-    /// give the same order. Takes effect at the next [`enqueue`](Self::enqueue) or capture.
-    pub fn set_rank_max(&mut self, rows: u32) {
-        self.rank_max = rows.min(RANK_MAX);
     }
 
     /// The strategy.
@@ -458,7 +447,6 @@ impl DeviceOrder {
             .arg(&mut o.row_id)
             .arg(&mut o.row_supadr);
         b.arg(&mut o.row_support).arg(&mut self.status).arg(&nworld);
-        b.arg(&self.rank_max);
         // SAFETY: the argument list matches order_segmented_*; every buffer holds the capacity.
         unsafe { b.launch(cfg) }.map_err(cuda("cuLaunchKernel"))?;
         Ok(())
