@@ -360,6 +360,27 @@ impl DeviceOrder {
         &self.layout
     }
 
+    /// Device buffers of the canonical rows after [`enqueue`](Self::enqueue), for a GPU mode to
+    /// read directly: `(row_type as u8 codes, row_id, row_supadr, row_support)`, with the input's
+    /// `world_rowadr` (unchanged by the order). Valid for the uploaded batch's rows.
+    pub fn canonical_rows(
+        &self,
+    ) -> (
+        &CudaSlice<u8>,
+        &CudaSlice<i32>,
+        &CudaSlice<u32>,
+        &CudaSlice<i32>,
+    ) {
+        let o = &self.output;
+        (&o.row_type, &o.row_id, &o.row_supadr, &o.row_support)
+    }
+
+    /// Device buffer of the gather order (`order[k]` = input row of canonical row `k`) and of
+    /// the uploaded `world_rowadr`.
+    pub fn order_buffer(&self) -> (&CudaSlice<u32>, &CudaSlice<u32>) {
+        (&self.order, &self.input.world_rowadr)
+    }
+
     /// The strategy.
     pub fn strategy(&self) -> Strategy {
         self.strategy
