@@ -29,6 +29,7 @@ pub mod model;
 pub mod oracle;
 pub mod order;
 pub mod rows;
+pub mod trace;
 
 pub use error::{Error, Result};
 pub use islands::{Islands, Mismatch};

@@ -1,0 +1,310 @@
+"""Per-step extraction of constraint rows, their tree supports and native island outputs.
+
+The support of a row is derived the way native MuJoCo 4.0.0's mj_island derives it:
+
+* friction-dof, joint-limit, geom-geom contact, connect and weld rows use MuJoCo's per-type
+  rule (dof tree, joint tree, the two geoms' body trees, the two objects' body trees with site
+  semantics);
+* every other row (tendon rows, joint/tendon/flex equalities, flex contacts) scans its Jacobian:
+  the structural nonzeros (colind) of the sparse row, or the numerically nonzero entries of the
+  dense row, mapped through dof_treeid;
+* consecutive rows with the same (type, id) are one constraint and share the trees of its first
+  row, except flex equalities (mjEQ_FLEX, mjEQ_FLEXVERT, mjEQ_FLEXSTRAIN), scanned row by row.
+
+Every rule-derived support is cross-checked against the Jacobian (sparse: equal sets; dense:
+Jacobian trees within the rule's trees), tendon and joint-equality rows against the model, and
+any disagreement raises TraceError.
+"""
+
+import numpy as np
+import mujoco
+
+C = mujoco.mjtConstraint
+EQUALITY = int(C.mjCNSTR_EQUALITY)
+FRICTION_DOF = int(C.mjCNSTR_FRICTION_DOF)
+FRICTION_TENDON = int(C.mjCNSTR_FRICTION_TENDON)
+LIMIT_JOINT = int(C.mjCNSTR_LIMIT_JOINT)
+LIMIT_TENDON = int(C.mjCNSTR_LIMIT_TENDON)
+CONTACTS = (
+    int(C.mjCNSTR_CONTACT_FRICTIONLESS),
+    int(C.mjCNSTR_CONTACT_PYRAMIDAL),
+    int(C.mjCNSTR_CONTACT_ELLIPTIC),
+)
+EQ = mujoco.mjtEq
+FLEX_EQ = (int(EQ.mjEQ_FLEX), int(EQ.mjEQ_FLEXVERT), int(EQ.mjEQ_FLEXSTRAIN))
+
+
+class TraceError(RuntimeError):
+    """The recorded rows disagree with MuJoCo's rules: never write such a trace."""
+
+
+class ModelInfo:
+    """Static per-model lookups used for every step."""
+
+    def __init__(self, m):
+        self.m = m
+        self.ntree, self.nv = int(m.ntree), int(m.nv)
+        self.sparse = bool(mujoco.mj_isSparse(m))
+        self.dof_treeid = np.asarray(m.dof_treeid, dtype=np.int64)
+        body_tree = np.asarray(m.body_treeid, dtype=np.int64)
+        self.geom_tree = body_tree[np.asarray(m.geom_bodyid)]
+        self.jnt_tree = self.dof_treeid[np.asarray(m.jnt_dofadr)] if m.njnt else np.zeros(0, np.int64)
+        # Connect/weld: the trees of the two objects' bodies (site semantics resolved).
+        neq = int(m.neq)
+        self.eq_type = np.asarray(m.eq_type, dtype=np.int64).reshape(neq)
+        self.eq_trees = np.full((neq, 2), -1, dtype=np.int64)
+        self.eq_flex = np.full(neq, -1, dtype=np.int64)
+        self.eq_rule = np.zeros(neq, dtype=bool)
+        for e in range(neq):
+            t = self.eq_type[e]
+            if t in (int(EQ.mjEQ_CONNECT), int(EQ.mjEQ_WELD)):
+                b1, b2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+                if m.eq_objtype[e] == mujoco.mjtObj.mjOBJ_SITE:
+                    b1, b2 = int(m.site_bodyid[b1]), int(m.site_bodyid[b2])
+                self.eq_trees[e] = (body_tree[b1], body_tree[b2])
+                self.eq_rule[e] = True
+            elif t == int(EQ.mjEQ_JOINT):
+                j1, j2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+                self.eq_trees[e] = (self.jnt_tree[j1], self.jnt_tree[j2] if j2 >= 0 else -1)
+            elif t in FLEX_EQ:
+                self.eq_flex[e] = int(m.eq_obj1id[e])
+        self.eq_flexrow = np.isin(self.eq_type, FLEX_EQ)
+        # Tendons: the trees they span, when the model lists all of them (treenum <= 2).
+        self.tendon_trees = []
+        for k in range(int(m.ntendon)):
+            n = int(m.tendon_treenum[k])
+            self.tendon_trees.append(
+                set(int(t) for t in m.tendon_treeid[k][:n]) if n <= 2 else None
+            )
+        # Flexes whose stiffness couples their vertex trees without rows (mj_island's rule):
+        # deformable, dim >= 2, with bending or a nonzero stiffness.
+        self.flex_trees = []
+        for f in range(int(m.nflex)):
+            if m.flex_rigid[f] or m.flex_dim[f] < 2:
+                continue
+            sadr = int(m.flex_stiffnessadr[f])
+            if m.flex_bendingadr[f] < 0 and (sadr < 0 or m.flex_stiffness[sadr] == 0):
+                continue
+            if m.flex_interp[f]:
+                adr, num, bodies = m.flex_nodeadr[f], m.flex_nodenum[f], m.flex_nodebodyid
+            else:
+                adr, num, bodies = m.flex_vertadr[f], m.flex_vertnum[f], m.flex_vertbodyid
+            trees = body_tree[np.asarray(bodies[adr : adr + num])]
+            self.flex_trees.append((f, np.unique(trees[trees >= 0])))
+
+
+def jacobian_pairs(info, d, nefc):
+    """(row, tree) pairs of every row's Jacobian, as encoded keys row * ntree + tree, unique."""
+    ntree = info.ntree
+    if nefc == 0:
+        return np.zeros(0, dtype=np.int64)
+    if info.sparse:
+        rownnz = np.asarray(d.efc_J_rownnz[:nefc], dtype=np.int64)
+        rowadr = np.asarray(d.efc_J_rowadr[:nefc], dtype=np.int64)
+        rows = np.repeat(np.arange(nefc), rownnz)
+        starts = np.repeat(rowadr, rownnz)
+        within = np.arange(rows.size) - np.repeat(np.cumsum(rownnz) - rownnz, rownnz)
+        cols = np.asarray(d.efc_J_colind, dtype=np.int64)[starts + within]
+    else:
+        J = np.asarray(d.efc_J[: nefc * info.nv]).reshape(nefc, info.nv)
+        rows, cols = np.nonzero(J)
+    return np.unique(rows.astype(np.int64) * ntree + info.dof_treeid[cols])
+
+
+def contact_keys(d):
+    """Per contact: geom pair, flex pair, and collision id (its index among the earlier contacts
+    of the same geom/flex pair in d.contact order)."""
+    ncon = int(d.ncon)
+    geom = np.asarray(d.contact.geom[:ncon], dtype=np.int64).reshape(ncon, 2)
+    flex = np.asarray(d.contact.flex[:ncon], dtype=np.int64).reshape(ncon, 2)
+    colid = np.zeros(ncon, dtype=np.int64)
+    if ncon:
+        key = np.concatenate([geom, flex], axis=1)
+        _, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        order = np.argsort(inv, kind="stable")
+        sorted_inv = inv[order]
+        first = np.r_[0, np.nonzero(np.diff(sorted_inv))[0] + 1]
+        group_start = np.repeat(first, np.diff(np.r_[first, ncon]))
+        colid[order] = np.arange(ncon) - group_start
+    return geom, flex, colid
+
+
+def extract_rows(info, d):
+    """Rows of the current state: dict of per-row arrays and CSR supports (ascending trees)."""
+    ntree = info.ntree
+    nefc = int(d.nefc)
+    types = np.asarray(d.efc_type[:nefc], dtype=np.int64)
+    ids = np.asarray(d.efc_id[:nefc], dtype=np.int64)
+    geom, flex, colid = contact_keys(d)
+
+    is_contact = np.isin(types, CONTACTS)
+    is_eq = types == EQUALITY
+    row_geom = np.full((nefc, 2), -1, dtype=np.int64)
+    row_flex = np.full((nefc, 2), -1, dtype=np.int64)
+    row_colid = np.full(nefc, -1, dtype=np.int64)
+    row_geom[is_contact] = geom[ids[is_contact]]
+    row_flex[is_contact] = flex[ids[is_contact]]
+    row_colid[is_contact] = colid[ids[is_contact]]
+
+    # Static source of each row: equality id, dof id, tendon id; -1 for dynamic rows.
+    row_source = np.where(is_eq | (types == FRICTION_DOF) | (types == FRICTION_TENDON), ids, -1)
+
+    # Run starts: a row continues its predecessor's constraint when (type, id) repeat, except
+    # for flex equalities.
+    same = np.zeros(nefc, dtype=bool)
+    if nefc > 1:
+        same[1:] = (types[1:] == types[:-1]) & (ids[1:] == ids[:-1])
+    flexrow = is_eq & info.eq_flexrow[np.where(is_eq, ids, 0)] if info.eq_type.size else np.zeros(nefc, bool)
+    same &= ~flexrow
+    run_start = np.where(same, -1, np.arange(nefc))
+    run_start = np.maximum.accumulate(run_start) if nefc else run_start
+
+    # Rule trees (two per row, -1 = none) and which rows use the rule.
+    rule = np.full((nefc, 2), -1, dtype=np.int64)
+    use_rule = np.zeros(nefc, dtype=bool)
+    m = types == FRICTION_DOF
+    rule[m, 0] = info.dof_treeid[ids[m]]
+    use_rule |= m
+    m = types == LIMIT_JOINT
+    rule[m, 0] = info.jnt_tree[ids[m]]
+    use_rule |= m
+    m = is_contact & (row_geom[:, 0] >= 0) & (row_geom[:, 1] >= 0)
+    rule[m] = info.geom_tree[row_geom[m]]
+    use_rule |= m
+    if info.eq_type.size:
+        m = is_eq & info.eq_rule[np.where(is_eq, ids, 0)]
+        rule[m] = info.eq_trees[ids[m]]
+        use_rule |= m
+
+    jac = jacobian_pairs(info, d, nefc)
+    jac_row, jac_tree = jac // ntree, jac % ntree
+
+    # Cross-check rule trees against the Jacobian.
+    rr = np.repeat(np.arange(nefc), 2)[(rule.reshape(-1) >= 0) & np.repeat(use_rule, 2)]
+    rt = rule.reshape(-1)[(rule.reshape(-1) >= 0) & np.repeat(use_rule, 2)]
+    rule_pairs = np.unique(rr * ntree + rt)
+    if np.any(use_rule & (rule.max(axis=1) < 0)):
+        bad = int(np.nonzero(use_rule & (rule.max(axis=1) < 0))[0][0])
+        raise TraceError(f"row {bad} (type {types[bad]}, id {ids[bad]}) is between two static bodies")
+    jac_ruled = jac[use_rule[jac_row]]
+    extra = np.setdiff1d(jac_ruled, rule_pairs)
+    if extra.size:
+        r = int(extra[0] // ntree)
+        raise TraceError(
+            f"row {r} (type {types[r]}, id {ids[r]}): Jacobian tree {extra[0] % ntree} outside the "
+            f"type rule's trees {sorted(set(rule[r]) - {-1})}"
+        )
+    if info.sparse:
+        missing = np.setdiff1d(rule_pairs, jac_ruled)
+        if missing.size:
+            r = int(missing[0] // ntree)
+            raise TraceError(
+                f"row {r} (type {types[r]}, id {ids[r]}): sparse Jacobian lacks rule tree "
+                f"{missing[0] % ntree}"
+            )
+
+    # Generic rows: Jacobian trees of the run's first row; model cross-checks.
+    generic = ~use_rule
+    gen_src = run_start[generic]
+    src_mask = np.zeros(nefc, dtype=bool)
+    src_mask[gen_src] = True
+    sel = src_mask[jac_row] & generic[jac_row]
+    by_src = {}
+    for r, t in zip(jac_row[sel].tolist(), jac_tree[sel].tolist()):
+        by_src.setdefault(r, []).append(t)
+    for r in np.unique(gen_src).tolist():
+        trees = by_src.get(r)
+        if not trees:
+            raise TraceError(f"row {r} (type {types[r]}, id {ids[r]}): no tree in its Jacobian")
+        t, i = int(types[r]), int(ids[r])
+        allowed = None
+        if t in (FRICTION_TENDON, LIMIT_TENDON) or (t == EQUALITY and info.eq_type[i] == int(EQ.mjEQ_TENDON)):
+            tendons = [i] if t != EQUALITY else [k for k in (info.m.eq_obj1id[i], info.m.eq_obj2id[i]) if k >= 0]
+            sets = [info.tendon_trees[k] for k in tendons]
+            if all(s is not None for s in sets):
+                allowed = set().union(*sets)
+        elif t == EQUALITY and info.eq_type[i] == int(EQ.mjEQ_JOINT):
+            allowed = set(int(x) for x in info.eq_trees[i] if x >= 0)
+        if allowed is not None and not set(trees) <= allowed:
+            raise TraceError(
+                f"row {r} (type {t}, id {i}): Jacobian trees {sorted(set(trees))} outside the "
+                f"model's {sorted(allowed)}"
+            )
+
+    # Assemble supports: (row, tree) pairs, unique and ascending per row.
+    pairs = [rule_pairs[use_rule[rule_pairs // ntree]]]
+    gen_rows = np.nonzero(generic)[0]
+    if gen_rows.size:
+        parts_r, parts_t = [], []
+        for r in gen_rows.tolist():
+            trees = by_src[int(run_start[r])]
+            parts_r.append(np.full(len(trees), r, dtype=np.int64))
+            parts_t.append(np.asarray(trees, dtype=np.int64))
+        pairs.append(np.concatenate(parts_r) * ntree + np.concatenate(parts_t))
+    # Rule rows continuing a run take the run's first row's trees (identical by construction:
+    # same type and id).
+    allp = np.unique(np.concatenate(pairs)) if pairs else np.zeros(0, np.int64)
+    prow, ptree = allp // ntree, allp % ntree
+    counts = np.bincount(prow, minlength=nefc) if nefc else np.zeros(0, np.int64)
+    if nefc and counts.min() == 0:
+        r = int(np.argmin(counts))
+        raise TraceError(f"row {r} (type {types[r]}, id {ids[r]}) has an empty support")
+    supadr = np.r_[0, np.cumsum(counts)]
+    return dict(
+        type=types,
+        id=ids,
+        source=row_source,
+        geom=row_geom,
+        flex=row_flex,
+        colid=row_colid,
+        supadr=supadr,
+        support=ptree,
+    )
+
+
+def rowless_edges(info, d):
+    """Rowless hyperedges: awake vertex trees of each stiffness-coupled flex.
+
+    Native mj_island stars each flex's awake trees around the first one, so a flex with fewer
+    than two awake trees adds no coupling at all (not even a one-tree island): only flexes with
+    at least two awake trees are recorded."""
+    awake = np.asarray(d.tree_awake, dtype=bool)
+    out = []
+    for f, trees in info.flex_trees:
+        live = trees[awake[trees]]
+        if live.size >= 2:
+            out.append((f, live))
+    return out
+
+
+ISLAND_FIELDS = (
+    "island_ntree", "island_itreeadr", "island_nv", "island_idofadr", "island_dofadr",
+    "island_ne", "island_nf", "island_nefc", "island_iefcadr",
+)
+TREE_FIELDS = ("tree_island", "map_itree2tree")
+DOF_FIELDS = ("dof_island", "map_dof2idof", "map_idof2dof")
+ROW_FIELDS = ("efc_island", "map_efc2iefc", "map_iefc2efc")
+
+
+def native_islands(info, d):
+    """Native outputs of the current mj_island result; arrays only when nisland > 0."""
+    n = int(d.nisland)
+    out = dict(nisland=n, nidof=int(d.nidof))
+    if n > 0:
+        nefc = int(d.nefc)
+        for f in ISLAND_FIELDS:
+            out[f] = np.array(getattr(d, f)[:n], dtype=np.int32)
+        for f in TREE_FIELDS:
+            out[f] = np.array(getattr(d, f)[: info.ntree], dtype=np.int32)
+        for f in DOF_FIELDS:
+            out[f] = np.array(getattr(d, f)[: info.nv], dtype=np.int32)
+        for f in ROW_FIELDS:
+            out[f] = np.array(getattr(d, f)[:nefc], dtype=np.int32)
+    return out
+
+
+def same_islands(a, b):
+    if a["nisland"] != b["nisland"] or a["nidof"] != b["nidof"]:
+        return False
+    return all(np.array_equal(a[k], b[k]) for k in a if k not in ("nisland", "nidof"))
