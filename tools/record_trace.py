@@ -117,9 +117,10 @@ class World:
         self.index = index
         d = self.d
         if replay is not None:
-            # aloha_clutter: replay pose in the free joints' qpos0 only (set on the model before
-            # MjData), replay velocities on awake trees only.
-            d.qpos[:] = m.qpos0
+            # aloha_clutter: the replay's pose (free joints also went into qpos0, set on the
+            # model before MjData, so sleeping objects rest there); replay velocities on awake
+            # trees only.
+            d.qpos[:] = replay["qpos"][0]
             mujoco.mj_forward(m, d)
             awake_dof = np.asarray(d.tree_awake, bool)[np.asarray(m.dof_treeid)]
             d.qvel[awake_dof] = replay["qvel"][0][awake_dof]
@@ -166,13 +167,14 @@ class World:
 def aloha_setup(m, replay_path):
     """aloha_clutter as MuJoCo Warp's benchmark runs it (see the scenes README)."""
     z = np.load(replay_path)
+    m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     free = np.nonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE)[0]
     for j in free:
         tree = int(m.dof_treeid[m.jnt_dofadr[j]])
         m.tree_sleep_policy[tree] = mujoco.mjtSleepPolicy.mjSLEEP_INIT
         adr = int(m.jnt_qposadr[j])
         m.qpos0[adr : adr + 7] = z["qpos"][0][adr : adr + 7]
-    return {"ctrl": z["ctrl"], "qvel": z["qvel"]}
+    return {"ctrl": z["ctrl"], "qpos": z["qpos"], "qvel": z["qvel"]}
 
 
 class Writer:
@@ -206,8 +208,8 @@ class Writer:
             c["edge_id"].append([f])
             c["edge_nsup"].append([trees.size])
             c["edge_support"].append(trees)
-        c["tree_awake"].append(np.asarray(d.tree_awake[: info.ntree]))
-        c["eq_active"].append(np.asarray(d.eq_active[: self.m.neq]))
+        c["tree_awake"].append(np.array(d.tree_awake[: info.ntree], dtype=np.uint8))
+        c["eq_active"].append(np.array(d.eq_active[: self.m.neq], dtype=np.uint8))
         c["nisland"].append([native["nisland"]])
         c["nidof"].append([native["nidof"]])
         if native["nisland"] > 0:
@@ -301,7 +303,12 @@ def record(args, time_native=0):
                           "sparse": mujoco.mjtJacobian.mjJAC_SPARSE}[args.jacobian]
     if args.no_sleep:
         m.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-    replay = aloha_setup(m, args.replay) if args.replay else None
+    if args.sleep:
+        m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    replay = None
+    if args.replay:
+        path = args.replay if os.path.exists(args.replay) else os.path.join(os.path.dirname(xml), args.replay)
+        replay = aloha_setup(m, path)
     info = ModelInfo(m)
     rng = np.random.default_rng(args.seed)
     worlds = [World(m, w, args, replay, rng) for w in range(args.worlds)]
@@ -332,10 +339,12 @@ def record(args, time_native=0):
             edges = rowless_edges(info, d)
             writer.add(rows, edges, d, native)
             if time_native:
-                t0 = time.perf_counter_ns()
+                calls = []
                 for _ in range(time_native):
+                    t0 = time.perf_counter_ns()
                     mujoco.mj_island(m, d)
-                native_ns.append((time.perf_counter_ns() - t0) / time_native)
+                    calls.append(time.perf_counter_ns() - t0)
+                native_ns.append(float(np.median(calls)))
     nrows = np.asarray(writer.slot_nrow, dtype=np.int64).reshape(len(recorded), args.worlds)
     meta = dict(
         scene=name,
@@ -377,7 +386,8 @@ def parser():
     p.add_argument("--ctrl-noise", type=float, default=1.0)
     p.add_argument("--jacobian", choices=["model", "dense", "sparse"], default="model")
     p.add_argument("--no-sleep", action="store_true", help="disable sleep")
-    p.add_argument("--replay", help="control replay .npz (aloha_clutter's pick_clutter.npz)")
+    p.add_argument("--sleep", action="store_true", help="enable sleep")
+    p.add_argument("--replay", help="control replay .npz, a path or a file of the scene folder (aloha_clutter: pick_clutter.npz)")
     p.add_argument("--eq", action="append", default=[], metavar="STEP:EQ:0|1")
     p.add_argument("--wake", action="append", default=[], metavar="STEP:TREE")
     p.add_argument("--settle", action="append", default=[], metavar="STEP")

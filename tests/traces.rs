@@ -1,0 +1,234 @@
+//! Parity on real MuJoCo 4.0.0 traces: every committed trace, every CPU mode and the oracle,
+//! every output field at every step and world, against native. Plus the reader's robustness:
+//! truncated or corrupted files are typed errors, never panics.
+
+use std::path::{Path, PathBuf};
+
+use archipelago::trace::{self, Jacobian, Oracle, Trace};
+use archipelago::{Batch, Error, Input, Islands, cpu};
+
+fn traces() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("traces/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    all.sort();
+    all
+}
+
+fn open(name: &str) -> Trace {
+    Trace::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("traces").join(name)).unwrap()
+}
+
+#[test]
+fn every_trace_every_cpu_mode_matches_native() {
+    let paths = traces();
+    assert!(paths.len() >= 30, "expected the committed trace set, found {}", paths.len());
+    let mut failures = Vec::new();
+    for path in &paths {
+        let trace = Trace::open(path).unwrap();
+        let mut modes: Vec<Box<dyn cpu::CpuMode>> =
+            cpu::NAMES.iter().map(|n| cpu::by_name(n).unwrap()).collect();
+        modes.push(Box::new(Oracle));
+        for mut mode in modes {
+            let report = trace::replay(&trace, mode.as_mut()).unwrap();
+            assert_eq!(report.steps, trace.nstep());
+            if let Some(first) = report.first {
+                failures.push(format!(
+                    "{} {}: {} mismatching worlds, first at step {}: {}",
+                    path.display(),
+                    report.mode,
+                    report.mismatches,
+                    first.step,
+                    first.mismatch
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn traces_cover_what_they_claim() {
+    let all: Vec<Trace> = traces().iter().map(|p| Trace::open(p).unwrap()).collect();
+    let any = |f: &dyn Fn(&Trace, usize, usize) -> bool| {
+        all.iter().any(|t| {
+            (0..t.nstep()).any(|s| (0..t.nworld()).any(|w| f(t, s, w)))
+        })
+    };
+    // Worlds without rows (nisland 0) and with islands both occur.
+    assert!(any(&|t, s, w| t.native_nisland(s, w) == 0));
+    assert!(any(&|t, s, w| t.native_nisland(s, w) > 1));
+    // Sleeping trees and toggled equalities occur.
+    assert!(any(&|t, s, w| t.tree_awake(s, w).contains(&0)));
+    assert!(any(&|t, s, w| t.eq_active(s, w).contains(&0)));
+    // Rowless flex hyperedges occur, also in worlds that have rows.
+    let mut batch = Batch::default();
+    let with_edges = all.iter().any(|t| {
+        (0..t.nstep()).any(|s| {
+            t.batch(s, &mut batch);
+            (0..t.nworld()).any(|w| !batch.edges_of(w).is_empty() && !batch.rows_of(w).is_empty())
+        })
+    });
+    assert!(with_edges);
+    // Both Jacobian settings are present.
+    assert_eq!(open("island_tendon_wrap_dense.npz").jacobian(), Jacobian::Dense);
+    assert_eq!(open("island_tendon_wrap_sparse.npz").jacobian(), Jacobian::Sparse);
+}
+
+#[test]
+fn row_extras_describe_contacts() {
+    let trace = open("replicate_bowl.npz");
+    let mut batch = Batch::default();
+    let mut contacts = 0;
+    for step in 0..trace.nstep() {
+        trace.batch(step, &mut batch);
+        let extra = trace.row_extra(step);
+        assert_eq!(extra.geom.len(), batch.nrow());
+        for r in 0..batch.nrow() {
+            let contact = batch.row_type[r].is_contact();
+            contacts += contact as usize;
+            assert_eq!(extra.colid[r] >= 0, contact);
+            let t = batch.row_type[r];
+            assert_eq!(extra.source[r] >= 0, t.is_equality() || t.is_friction());
+            if contact {
+                assert!(extra.geom[r].iter().any(|&g| g >= 0) || extra.flex[r].iter().any(|&f| f >= 0));
+            }
+        }
+    }
+    assert!(contacts > 0);
+}
+
+#[test]
+fn a_step_converts_into_a_valid_input() {
+    let trace = open("sleep_dominos.npz");
+    let (mut batch, mut native, mut got) = (Batch::default(), Islands::default(), Islands::default());
+    let mut dsu = cpu::by_name("dsu").unwrap();
+    for step in [0, trace.nstep() / 2, trace.nstep() - 1] {
+        trace.batch(step, &mut batch);
+        trace.native(step, &mut native);
+        assert_eq!(batch.nworld(), trace.nworld());
+        assert_eq!(batch.nrow(), trace.nrow(step));
+        let input = Input::new(trace.model(), &batch).unwrap();
+        dsu.solve(&input, &mut got).unwrap();
+        assert_eq!(trace::compare(&got, &native), None);
+    }
+}
+
+#[test]
+fn compare_reports_a_planted_difference() {
+    let trace = open("island_island_efc.npz");
+    let (mut batch, mut native, mut got) = (Batch::default(), Islands::default(), Islands::default());
+    let step = trace.nstep() - 1;
+    trace.batch(step, &mut batch);
+    trace.native(step, &mut native);
+    cpu::by_name("dsu")
+        .unwrap()
+        .solve(&Input::new(trace.model(), &batch).unwrap(), &mut got)
+        .unwrap();
+    assert_eq!(trace::compare(&got, &native), None);
+    let r = batch.world_rowadr[1] as usize;
+    got.map_efc2iefc[r] += 1;
+    let m = trace::compare(&got, &native).expect("planted mismatch found");
+    assert_eq!((m.world, m.field, m.index), (1, "map_efc2iefc", 0));
+    assert_eq!(m.got, m.expected + 1);
+}
+
+fn expect_trace_error(bytes: &[u8]) -> String {
+    match Trace::from_bytes(bytes, "corrupt.npz") {
+        Err(Error::Trace { path, detail }) => {
+            assert_eq!(path, "corrupt.npz");
+            detail
+        }
+        Err(e) => panic!("expected Error::Trace, got {e}"),
+        Ok(_) => panic!("a corrupted trace was accepted"),
+    }
+}
+
+#[test]
+fn truncated_traces_are_typed_errors() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_island_efc.npz");
+    let bytes = std::fs::read(path).unwrap();
+    for len in [0, 1, 4, 30, 100, bytes.len() / 3, bytes.len() / 2, bytes.len() - 22, bytes.len() - 1] {
+        expect_trace_error(&bytes[..len]);
+    }
+    assert!(Trace::open("/nonexistent/trace.npz").is_err());
+}
+
+#[test]
+fn flipped_bytes_are_typed_errors_or_detected() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_tendon_wrap_dense.npz");
+    let bytes = std::fs::read(path).unwrap();
+    // Every flip is caught: by the zip layer (CRC, deflate, directory) or by validation. A flip
+    // the archive cannot notice (its unused padding) may leave a valid trace, which must then
+    // equal the original.
+    let reference = Trace::from_bytes(&bytes, "ok").unwrap();
+    let step = bytes.len() / 997 + 1;
+    for at in (0..bytes.len()).step_by(step) {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x5a;
+        if let Ok(t) = Trace::from_bytes(&bad, "corrupt.npz") {
+            assert_eq!(t.nstep(), reference.nstep(), "flip at {at} changed the trace silently");
+            assert_eq!(t.nrow_total(), reference.nrow_total());
+        }
+    }
+}
+
+/// Rewrites one array of a real trace (through a fresh zip) and checks it is rejected.
+mod planted {
+    use std::io::{Read, Write};
+
+    pub fn with_array(bytes: &[u8], name: &str, edit: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+        let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for i in 0..zin.len() {
+            let mut f = zin.by_index(i).unwrap();
+            let entry = f.name().to_string();
+            let mut data = Vec::new();
+            f.read_to_end(&mut data).unwrap();
+            if entry == format!("{name}.npy") {
+                edit(&mut data);
+            }
+            out.start_file(entry, zip::write::SimpleFileOptions::default()).unwrap();
+            out.write_all(&data).unwrap();
+        }
+        out.finish().unwrap().into_inner()
+    }
+}
+
+#[test]
+fn invalid_contents_are_typed_errors() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_island_efc.npz");
+    let bytes = std::fs::read(path).unwrap();
+    // Byte `back` positions from the end of the array's data (little-endian int32: 4 is the
+    // last element's low byte, 1 its high byte).
+    fn poke(d: &mut [u8], back: usize, v: u8) {
+        let i = d.len() - back;
+        d[i] = v;
+    }
+    fn flip(d: &mut [u8], back: usize) {
+        let i = d.len() - back;
+        d[i] ^= 1;
+    }
+    type Edit = Box<dyn Fn(&mut Vec<u8>)>;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        ("schema_version", Box::new(|d| poke(d, 4, 9)), "schema version 9"),
+        ("row_support", Box::new(|d| poke(d, 1, 0x7f)), "support"),
+        ("slot_rowadr", Box::new(|d| flip(d, 4)), "has shape"),
+        ("row_type", Box::new(|d| poke(d, 1, 8)), "type code"),
+        ("row_id", Box::new(|d| poke(d, 1, 0x80)), "id"),
+        ("tree_awake", Box::new(|d| poke(d, 1, 2)), "tree_awake"),
+        ("map_iefc2efc", Box::new(|d| poke(d, 1, 0x40)), "map_iefc2efc"),
+        ("dof_treeid", Box::new(|d| flip(d, 4)), "model"),
+        ("nisland", Box::new(|d| d.truncate(d.len() - 4)), "nisland"),
+    ];
+    for (array, edit, needle) in cases {
+        let detail = expect_trace_error(&planted::with_array(&bytes, array, edit));
+        assert!(
+            detail.contains(needle),
+            "editing `{array}`: `{detail}` does not mention `{needle}`"
+        );
+    }
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Records the committed trace set into traces/ (run tools/setup_venv.sh first).
+# Each line: output name, scene, recorder options. Sizes are kept to a few MB per trace: big
+# scenes get fewer worlds/steps, scenes whose contacts start late are subsampled (--every) over
+# the whole run, aloha_clutter records a subsampled window around its wake events.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+OUT=${OUT:-traces}
+mkdir -p "$OUT"
+only=${1:-}
+
+rec() {
+  local name=$1 scene=$2
+  shift 2
+  if [[ -n "$only" && "$only" != "$name" ]]; then return; fi
+  printf '%-36s ' "$name"
+  "$PY" tools/record_trace.py "$scene" --out "$OUT/$name.npz" "$@"
+}
+
+rec adhesion_active_adhesion adhesion_active_adhesion --worlds 3 --steps 200
+rec aloha_clutter aloha_clutter --worlds 3 --start 1230 --every 2 --steps 320 \
+    --replay pick_clutter.npz --qvel-noise 0.01 --ctrl-noise 0.05
+rec benchmark_humanoid200 benchmark_humanoid200 --worlds 3 --steps 200
+rec flex_bunny_multicell flex_bunny_multicell --worlds 3 --steps 150 --every 2
+rec flex_bunny_quadratic flex_bunny_quadratic --worlds 3 --steps 200 --every 4
+rec flex_bunny_shell flex_bunny_shell --worlds 2 --steps 120 --every 2
+rec flex_cloth_sdf flex_cloth_sdf --worlds 3 --steps 150 --every 2
+rec flex_flag flex_flag --worlds 2 --steps 100 --every 2
+rec flex_floppy flex_floppy --worlds 3 --steps 200 --every 4
+rec flex_jelly flex_jelly --worlds 3 --steps 200 --every 4
+rec flex_pancake flex_pancake --worlds 3 --steps 150 --every 2
+# Any velocity perturbation (even 1e-7) makes a second world blow up within ~50 steps: one world.
+rec flex_poncho_edgeequality flex_poncho_edgeequality --worlds 1 --steps 100 --every 2
+rec flex_press flex_press --worlds 3 --steps 200 --every 4
+rec flex_pulley flex_pulley --worlds 3 --steps 200
+rec flex_quadratic flex_quadratic --worlds 3 --steps 200 --every 4
+rec flex_softbox flex_softbox --worlds 2 --steps 100 --every 2
+rec flex_sphere_full flex_sphere_full --worlds 2 --steps 80 --every 2
+rec flex_strain flex_strain --worlds 3 --steps 150 --every 2
+rec flex_trampoline flex_trampoline --worlds 3 --steps 200 --every 4
+rec hammock hammock --worlds 3 --steps 150 --every 2
+rec humanoid_100_humanoids humanoid_100_humanoids --worlds 2 --steps 60 --every 4
+rec island_2humanoid100 island_2humanoid100 --worlds 3 --steps 200
+rec island_island_efc island_island_efc --worlds 3 --steps 300
+rec island_tendon_wrap_dense island_tendon_wrap --worlds 3 --steps 300 --jacobian dense
+rec island_tendon_wrap_sparse island_tendon_wrap --worlds 3 --steps 300 --jacobian sparse
+rec mjwarp_aloha_pot mjwarp_aloha_pot --worlds 3 --steps 150 --every 2
+rec replicate_bowl replicate_bowl --worlds 3 --steps 150 --every 2
+rec replicate_bunnies replicate_bunnies --worlds 2 --steps 60 --every 4
+rec replicate_leaves replicate_leaves --worlds 3 --steps 150 --every 2
+rec replicate_newton_cradle replicate_newton_cradle --worlds 3 --steps 300
+rec replicate_particle replicate_particle --worlds 2 --steps 60 --every 4
+rec replicate_tendon replicate_tendon --worlds 3 --steps 200
+rec sleep_100_humanoids sleep_100_humanoids --worlds 3 --steps 150 --every 2 \
+    --wake 5:3 --wake 5:40 --wake 100:70 --wake 200:3
+rec sleep_dominos sleep_dominos --worlds 3 --steps 150 --every 4
+# Every invalidation source in one trace: sleep switched on, eq_active toggled per script,
+# velocities zeroed so resting trees fall asleep, sleeping trees pushed awake.
+rec invalidation_island_efc island_island_efc --worlds 3 --steps 300 --sleep \
+    --eq 40:0:0 --eq 90:1:0 --eq 150:0:1 --eq 200:1:1 --settle 100 --settle 230 \
+    --wake 180:1 --wake 260:5
