@@ -207,7 +207,15 @@ impl Batch {
                 check_trees(support, ntree, w, "row", r)?;
             }
             for e in self.edges_of(w) {
-                check_trees(self.edge_support_of(e), ntree, w, "rowless hyperedge", e)?;
+                let support = self.edge_support_of(e);
+                if support.len() < 2 {
+                    return Err(Error::ShortRowless {
+                        world: w,
+                        edge: e,
+                        ntrees: support.len(),
+                    });
+                }
+                check_trees(support, ntree, w, "rowless hyperedge", e)?;
             }
         }
         Ok(())

@@ -232,3 +232,33 @@ fn invalid_contents_are_typed_errors() {
         );
     }
 }
+
+/// Native 4.0.0 (checked with a probe scene: a stiff flex with one free vertex and another with
+/// two, next to a box resting on the floor): the two-tree flex forms an island without any row,
+/// the one-tree flex forms none. A one-tree rowless hyperedge therefore has no meaning and is
+/// refused; traces never contain one.
+#[test]
+fn single_tree_rowless_hyperedge_is_refused() {
+    let model = archipelago::Model::from_dofnum(&[6, 3, 3, 3]).unwrap();
+    let mut b = Batch::builder();
+    b.row(archipelago::RowType::ContactPyramidal, 0, &[0])
+        .rowless(0, &[1])
+        .rowless(1, &[2, 3])
+        .end_world();
+    let batch = b.finish();
+    assert_eq!(
+        Input::new(&model, &batch).err(),
+        Some(Error::ShortRowless {
+            world: 0,
+            edge: 0,
+            ntrees: 1
+        })
+    );
+    let mut b = Batch::builder();
+    b.row(archipelago::RowType::ContactPyramidal, 0, &[0])
+        .rowless(1, &[2, 3])
+        .end_world();
+    let batch = b.finish();
+    let out = archipelago::oracle::solve(&Input::new(&model, &batch).unwrap());
+    assert_eq!(out.world(0).tree_island, &[0, -1, 1, 1]);
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Probes what native MuJoCo 4.0.0's mj_island does with rowless flex couplings.
+
+Prints four facts (each asserted):
+1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
+2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
+   (flex_trampoline: all 253 trees);
+3. a stiff flex with two free vertex trees forms an island even though no row touches it, as
+   long as the world has some row;
+4. a stiff flex with a single free vertex tree forms no island (no one-tree coupling).
+"""
+
+import os
+import sys
+import tempfile
+
+import mujoco
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record_trace import resolve_scene  # noqa: E402
+
+PROBE = """
+<mujoco>
+  <worldbody>
+    <geom type="plane" size="2 2 .1"/>
+    <body pos="1 1 0.05"><freejoint/><geom type="box" size=".05 .05 .05"/></body>
+    <flexcomp type="grid" count="3 3 1" spacing=".1 .1 .1" pos="0 0 1" name="one" dim="2" radius=".01">
+      <elasticity young="1e4" poisson="0.2" thickness="0.01" elastic2d="stretch"/>
+      <contact contype="0" conaffinity="0"/>
+      <pin id="0 1 2 3 5 6 7 8"/>
+    </flexcomp>
+    <flexcomp type="grid" count="3 3 1" spacing=".1 .1 .1" pos="0 1 1" name="two" dim="2" radius=".01">
+      <elasticity young="1e4" poisson="0.2" thickness="0.01" elastic2d="stretch"/>
+      <contact contype="0" conaffinity="0"/>
+      <pin id="0 1 2 3 5 6 7"/>
+    </flexcomp>
+  </worldbody>
+</mujoco>
+"""
+
+
+def main():
+    _, xml = resolve_scene("flex_trampoline")
+    m = mujoco.MjModel.from_xml_path(xml)
+    d = mujoco.MjData(m)
+    mujoco.mj_step(m, d)
+    assert d.nefc == 0 and d.nisland == 0
+    print(f"1. flex_trampoline step 1: nefc {d.nefc}, nisland {d.nisland}")
+    while d.nefc == 0:
+        mujoco.mj_step(m, d)
+    assert d.nisland == 1 and d.island_ntree[0] == m.ntree
+    print(f"2. flex_trampoline first contact: ncon {d.ncon}, nefc {d.nefc}, "
+          f"nisland {d.nisland}, island_ntree {d.island_ntree[:1].tolist()} of ntree {m.ntree}")
+
+    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
+        f.write(PROBE)
+    m = mujoco.MjModel.from_xml_path(f.name)
+    os.unlink(f.name)
+    d = mujoco.MjData(m)
+    for _ in range(5):
+        mujoco.mj_step(m, d)
+    body_tree = np.asarray(m.body_treeid)
+    trees = {
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_FLEX, i): [
+            int(t) for t in sorted(set(body_tree[m.flex_vertbodyid[m.flex_vertadr[i]:m.flex_vertadr[i] + m.flex_vertnum[i]]]) - {-1})
+        ]
+        for i in range(m.nflex)
+    }
+    ti = d.tree_island[: m.ntree]
+    two, one = trees["two"], trees["one"]
+    assert d.nefc > 0 and len(two) == 2 and ti[two[0]] >= 0 and ti[two[0]] == ti[two[1]]
+    print(f"3. probe: nefc {d.nefc} (box on floor, tree 0); flex 'two' trees {two} -> islands "
+          f"{[int(ti[t]) for t in two]}")
+    assert len(one) == 1 and ti[one[0]] == -1
+    print(f"4. probe: flex 'one' tree {one} -> island {int(ti[one[0]])}; tree_island {ti.tolist()}")
+
+
+if __name__ == "__main__":
+    main()
