@@ -63,17 +63,20 @@ pub fn run(args: &ReplayArgs) -> archipelago::Result<ExitCode> {
                     m.got
                 );
             }
-            rows.push((trace.scene().to_string(), report));
+            let name = path
+                .file_stem()
+                .map_or_else(|| trace.scene().to_string(), |s| s.to_string_lossy().into_owned());
+            rows.push((name, report));
         }
     }
     println!(
         "{:<34} {:<10} {:>6} {:>6} {:>10} {:>10} {:>12}",
         "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
     );
-    for (scene, r) in &rows {
+    for (name, r) in &rows {
         println!(
             "{:<34} {:<10} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
-            scene,
+            name,
             r.mode,
             r.steps,
             r.worlds,
