@@ -19,18 +19,29 @@ fn traces() -> Vec<PathBuf> {
 }
 
 fn open(name: &str) -> Trace {
-    Trace::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("traces").join(name)).unwrap()
+    Trace::open(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("traces")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
 fn every_trace_every_cpu_mode_matches_native() {
     let paths = traces();
-    assert!(paths.len() >= 30, "expected the committed trace set, found {}", paths.len());
+    assert!(
+        paths.len() >= 30,
+        "expected the committed trace set, found {}",
+        paths.len()
+    );
     let mut failures = Vec::new();
     for path in &paths {
         let trace = Trace::open(path).unwrap();
-        let mut modes: Vec<Box<dyn cpu::CpuMode>> =
-            cpu::NAMES.iter().map(|n| cpu::by_name(n).unwrap()).collect();
+        let mut modes: Vec<Box<dyn cpu::CpuMode>> = cpu::NAMES
+            .iter()
+            .map(|n| cpu::by_name(n).unwrap())
+            .collect();
         modes.push(Box::new(Oracle));
         for mut mode in modes {
             let report = trace::replay(&trace, mode.as_mut()).unwrap();
@@ -54,9 +65,8 @@ fn every_trace_every_cpu_mode_matches_native() {
 fn traces_cover_what_they_claim() {
     let all: Vec<Trace> = traces().iter().map(|p| Trace::open(p).unwrap()).collect();
     let any = |f: &dyn Fn(&Trace, usize, usize) -> bool| {
-        all.iter().any(|t| {
-            (0..t.nstep()).any(|s| (0..t.nworld()).any(|w| f(t, s, w)))
-        })
+        all.iter()
+            .any(|t| (0..t.nstep()).any(|s| (0..t.nworld()).any(|w| f(t, s, w))))
     };
     // Worlds without rows (nisland 0) and with islands both occur.
     assert!(any(&|t, s, w| t.native_nisland(s, w) == 0));
@@ -74,8 +84,14 @@ fn traces_cover_what_they_claim() {
     });
     assert!(with_edges);
     // Both Jacobian settings are present.
-    assert_eq!(open("island_tendon_wrap_dense.npz").jacobian(), Jacobian::Dense);
-    assert_eq!(open("island_tendon_wrap_sparse.npz").jacobian(), Jacobian::Sparse);
+    assert_eq!(
+        open("island_tendon_wrap_dense.npz").jacobian(),
+        Jacobian::Dense
+    );
+    assert_eq!(
+        open("island_tendon_wrap_sparse.npz").jacobian(),
+        Jacobian::Sparse
+    );
 }
 
 #[test]
@@ -94,7 +110,9 @@ fn row_extras_describe_contacts() {
             let t = batch.row_type[r];
             assert_eq!(extra.source[r] >= 0, t.is_equality() || t.is_friction());
             if contact {
-                assert!(extra.geom[r].iter().any(|&g| g >= 0) || extra.flex[r].iter().any(|&f| f >= 0));
+                assert!(
+                    extra.geom[r].iter().any(|&g| g >= 0) || extra.flex[r].iter().any(|&f| f >= 0)
+                );
             }
         }
     }
@@ -104,7 +122,8 @@ fn row_extras_describe_contacts() {
 #[test]
 fn a_step_converts_into_a_valid_input() {
     let trace = open("sleep_dominos.npz");
-    let (mut batch, mut native, mut got) = (Batch::default(), Islands::default(), Islands::default());
+    let (mut batch, mut native, mut got) =
+        (Batch::default(), Islands::default(), Islands::default());
     let mut dsu = cpu::by_name("dsu").unwrap();
     for step in [0, trace.nstep() / 2, trace.nstep() - 1] {
         trace.batch(step, &mut batch);
@@ -120,7 +139,8 @@ fn a_step_converts_into_a_valid_input() {
 #[test]
 fn compare_reports_a_planted_difference() {
     let trace = open("island_island_efc.npz");
-    let (mut batch, mut native, mut got) = (Batch::default(), Islands::default(), Islands::default());
+    let (mut batch, mut native, mut got) =
+        (Batch::default(), Islands::default(), Islands::default());
     let step = trace.nstep() - 1;
     trace.batch(step, &mut batch);
     trace.native(step, &mut native);
@@ -151,7 +171,17 @@ fn expect_trace_error(bytes: &[u8]) -> String {
 fn truncated_traces_are_typed_errors() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_island_efc.npz");
     let bytes = std::fs::read(path).unwrap();
-    for len in [0, 1, 4, 30, 100, bytes.len() / 3, bytes.len() / 2, bytes.len() - 22, bytes.len() - 1] {
+    for len in [
+        0,
+        1,
+        4,
+        30,
+        100,
+        bytes.len() / 3,
+        bytes.len() / 2,
+        bytes.len() - 22,
+        bytes.len() - 1,
+    ] {
         expect_trace_error(&bytes[..len]);
     }
     assert!(Trace::open("/nonexistent/trace.npz").is_err());
@@ -170,7 +200,11 @@ fn flipped_bytes_are_typed_errors_or_detected() {
         let mut bad = bytes.clone();
         bad[at] ^= 0x5a;
         if let Ok(t) = Trace::from_bytes(&bad, "corrupt.npz") {
-            assert_eq!(t.nstep(), reference.nstep(), "flip at {at} changed the trace silently");
+            assert_eq!(
+                t.nstep(),
+                reference.nstep(),
+                "flip at {at} changed the trace silently"
+            );
             assert_eq!(t.nrow_total(), reference.nrow_total());
         }
     }
@@ -191,7 +225,8 @@ mod planted {
             if entry == format!("{name}.npy") {
                 edit(&mut data);
             }
-            out.start_file(entry, zip::write::SimpleFileOptions::default()).unwrap();
+            out.start_file(entry, zip::write::SimpleFileOptions::default())
+                .unwrap();
             out.write_all(&data).unwrap();
         }
         out.finish().unwrap().into_inner()
@@ -214,13 +249,21 @@ fn invalid_contents_are_typed_errors() {
     }
     type Edit = Box<dyn Fn(&mut Vec<u8>)>;
     let cases: Vec<(&str, Edit, &str)> = vec![
-        ("schema_version", Box::new(|d| poke(d, 4, 9)), "schema version 9"),
+        (
+            "schema_version",
+            Box::new(|d| poke(d, 4, 9)),
+            "schema version 9",
+        ),
         ("row_support", Box::new(|d| poke(d, 1, 0x7f)), "support"),
         ("slot_rowadr", Box::new(|d| flip(d, 4)), "has shape"),
         ("row_type", Box::new(|d| poke(d, 1, 8)), "type code"),
         ("row_id", Box::new(|d| poke(d, 1, 0x80)), "id"),
         ("tree_awake", Box::new(|d| poke(d, 1, 2)), "tree_awake"),
-        ("map_iefc2efc", Box::new(|d| poke(d, 1, 0x40)), "map_iefc2efc"),
+        (
+            "map_iefc2efc",
+            Box::new(|d| poke(d, 1, 0x40)),
+            "map_iefc2efc",
+        ),
         ("dof_treeid", Box::new(|d| flip(d, 4)), "model"),
         ("nisland", Box::new(|d| d.truncate(d.len() - 4)), "nisland"),
     ];

@@ -20,25 +20,23 @@ pub struct ReplayArgs {
 
 fn modes(name: &str) -> archipelago::Result<Vec<Box<dyn CpuMode>>> {
     if name == "all" {
-        let mut all: Vec<Box<dyn CpuMode>> = cpu::NAMES
-            .iter()
-            .filter_map(|n| cpu::by_name(n))
-            .collect();
+        let mut all: Vec<Box<dyn CpuMode>> =
+            cpu::NAMES.iter().filter_map(|n| cpu::by_name(n)).collect();
         all.push(Box::new(Oracle));
         return Ok(all);
     }
     if name == "oracle" {
         return Ok(vec![Box::new(Oracle)]);
     }
-    cpu::by_name(name).map(|m| vec![m]).ok_or_else(|| {
-        archipelago::Error::Refused {
+    cpu::by_name(name)
+        .map(|m| vec![m])
+        .ok_or_else(|| archipelago::Error::Refused {
             mode: "replay",
             reason: format!(
                 "unknown mode `{name}` (known: {}, oracle, all)",
                 cpu::NAMES.join(", ")
             ),
-        }
-    })
+        })
 }
 
 /// Runs the subcommand: exit status 1 on any mismatch.
@@ -63,9 +61,10 @@ pub fn run(args: &ReplayArgs) -> archipelago::Result<ExitCode> {
                     m.got
                 );
             }
-            let name = path
-                .file_stem()
-                .map_or_else(|| trace.scene().to_string(), |s| s.to_string_lossy().into_owned());
+            let name = path.file_stem().map_or_else(
+                || trace.scene().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            );
             rows.push((name, report));
         }
     }

@@ -243,9 +243,14 @@ impl Trace {
             dst.extend(src.iter().map(|&a| a - src[0]));
         };
         rebase(&mut batch.world_rowadr, &self.slot_rowadr[s.start..=s.end]);
-        rebase(&mut batch.world_edgeadr, &self.slot_edgeadr[s.start..=s.end]);
+        rebase(
+            &mut batch.world_edgeadr,
+            &self.slot_edgeadr[s.start..=s.end],
+        );
         batch.row_type.clear();
-        batch.row_type.extend_from_slice(&self.row_type[rows.clone()]);
+        batch
+            .row_type
+            .extend_from_slice(&self.row_type[rows.clone()]);
         batch.row_id.clear();
         batch.row_id.extend_from_slice(&self.row_id[rows.clone()]);
         rebase(
@@ -256,14 +261,18 @@ impl Trace {
         batch.row_support.clear();
         batch.row_support.extend_from_slice(&self.row_support[sup]);
         batch.edge_id.clear();
-        batch.edge_id.extend_from_slice(&self.edge_id[edges.clone()]);
+        batch
+            .edge_id
+            .extend_from_slice(&self.edge_id[edges.clone()]);
         rebase(
             &mut batch.edge_supadr,
             &self.edge_supadr[edges.start..=edges.end],
         );
         let esup = self.edge_supadr[edges.start] as usize..self.edge_supadr[edges.end] as usize;
         batch.edge_support.clear();
-        batch.edge_support.extend_from_slice(&self.edge_support[esup]);
+        batch
+            .edge_support
+            .extend_from_slice(&self.edge_support[esup]);
     }
 
     /// Per-row extra data of `step`, indexed like [`Trace::batch`]'s rows.

@@ -53,7 +53,9 @@ pub fn read(bytes: &[u8]) -> Result<Arrays, String> {
             .map_err(|e| format!("archive entry {i}: {e}"))?;
         let name = entry.name().to_string();
         let Some(key) = name.strip_suffix(".npy") else {
-            return Err(format!("unexpected archive entry `{name}` (only .npy arrays)"));
+            return Err(format!(
+                "unexpected archive entry `{name}` (only .npy arrays)"
+            ));
         };
         if entry.size() > MAX_ENTRY_BYTES {
             return Err(format!("`{name}`: {} bytes is too large", entry.size()));
@@ -146,7 +148,10 @@ fn parse_header(header: &str) -> Result<(Dtype, Vec<usize>), String> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| format!("bad dimension `{s}`")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad dimension `{s}`"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((dtype, shape))
 }
@@ -177,7 +182,10 @@ mod tests {
         let a = parse_npy(&raw).unwrap();
         assert_eq!(a.shape, [2, 1]);
         assert_eq!(a.data, Data::I32(vec![1, -1]));
-        let raw = npy("{'descr': '|u1', 'fortran_order': False, 'shape': (), }", &[7]);
+        let raw = npy(
+            "{'descr': '|u1', 'fortran_order': False, 'shape': (), }",
+            &[7],
+        );
         assert_eq!(parse_npy(&raw).unwrap().data, Data::U8(vec![7]));
     }
 

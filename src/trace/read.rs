@@ -20,7 +20,8 @@ pub(super) fn from_bytes(bytes: &[u8], path: &str) -> crate::Result<Trace> {
 
 /// Takes a named array out of the archive.
 fn take(a: &mut Arrays, name: &str) -> R<Array> {
-    a.remove(name).ok_or_else(|| format!("missing array `{name}`"))
+    a.remove(name)
+        .ok_or_else(|| format!("missing array `{name}`"))
 }
 
 fn i32s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<i32>> {
@@ -52,7 +53,9 @@ fn u8s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<u8>> {
 }
 
 fn text(a: &mut Arrays, name: &str) -> R<String> {
-    let len = a.get(name).map_or(0, |x| x.shape.first().copied().unwrap_or(0));
+    let len = a
+        .get(name)
+        .map_or(0, |x| x.shape.first().copied().unwrap_or(0));
     String::from_utf8(u8s(a, name, &[len])?).map_err(|_| format!("`{name}` is not UTF-8"))
 }
 
@@ -95,10 +98,7 @@ fn open_offsets(a: &mut Arrays, name: &str, n: usize) -> R<(Vec<u32>, usize)> {
 
 fn in_range(name: &str, v: &[i32], lo: i32, hi: usize) -> R<()> {
     match v.iter().position(|&x| x < lo || x as i64 >= hi as i64) {
-        Some(i) => Err(format!(
-            "`{name}`[{i}] = {} outside {lo}..{hi}",
-            v[i]
-        )),
+        Some(i) => Err(format!("`{name}`[{i}] = {} outside {lo}..{hi}", v[i])),
         None => Ok(()),
     }
 }
@@ -122,7 +122,11 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     let jacobian = match i32s(a, "jacobian", &[])?[0] {
         0 => Jacobian::Dense,
         1 => Jacobian::Sparse,
-        j => return Err(format!("`jacobian` = {j} is neither 0 (dense) nor 1 (sparse)")),
+        j => {
+            return Err(format!(
+                "`jacobian` = {j} is neither 0 (dense) nor 1 (sparse)"
+            ));
+        }
     };
     let (ntree, nv) = (count(a, "ntree")?, count(a, "nv")?);
     let counts = Counts {
@@ -164,7 +168,8 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         .collect::<R<Vec<_>>>()?;
     let row_id = i32s(a, "row_id", &[nrow])?;
     let row_source = i32s(a, "row_source", &[nrow])?;
-    let pairs = |v: Vec<i32>| -> Vec<[i32; 2]> { v.chunks_exact(2).map(|p| [p[0], p[1]]).collect() };
+    let pairs =
+        |v: Vec<i32>| -> Vec<[i32; 2]> { v.chunks_exact(2).map(|p| [p[0], p[1]]).collect() };
     let row_geom = pairs(i32s(a, "row_geom", &[nrow, 2])?);
     let row_flex = pairs(i32s(a, "row_flex", &[nrow, 2])?);
     let row_colid = i32s(a, "row_colid", &[nrow])?;
@@ -194,7 +199,13 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
             ));
         }
         let contact = t.is_contact();
-        let bad_pair = |p: [i32; 2]| if contact { p.iter().any(|&x| x < -1) } else { p != [-1, -1] };
+        let bad_pair = |p: [i32; 2]| {
+            if contact {
+                p.iter().any(|&x| x < -1)
+            } else {
+                p != [-1, -1]
+            }
+        };
         if bad_pair(row_geom[r]) || bad_pair(row_flex[r]) || (row_colid[r] < 0) == contact {
             return Err(format!(
                 "row {r} ({t:?}): contact data geom {:?} flex {:?} colid {} inconsistent with its type",
@@ -257,13 +268,20 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
 /// A support: at least `min` trees, strictly ascending, inside `0..ntree`.
 fn check_support(kind: &str, index: usize, sup: &[i32], ntree: usize, min: usize) -> R<()> {
     if sup.len() < min {
-        return Err(format!("{kind} {index}: {} trees, expected at least {min}", sup.len()));
+        return Err(format!(
+            "{kind} {index}: {} trees, expected at least {min}",
+            sup.len()
+        ));
     }
     if sup.windows(2).any(|p| p[1] <= p[0]) {
-        return Err(format!("{kind} {index}: support {sup:?} is not strictly ascending"));
+        return Err(format!(
+            "{kind} {index}: support {sup:?} is not strictly ascending"
+        ));
     }
     if sup.iter().any(|&t| t < 0 || t as usize >= ntree) {
-        return Err(format!("{kind} {index}: support {sup:?} outside 0..{ntree}"));
+        return Err(format!(
+            "{kind} {index}: support {sup:?} outside 0..{ntree}"
+        ));
     }
     Ok(())
 }
@@ -291,8 +309,12 @@ fn native(
     }
     let total: usize = nisland.iter().map(|&n| n as usize).sum();
     let slot_islandadr = offsets(a, "slot_islandadr", nslot, total)?;
-    if let Some(s) = (0..nslot).find(|&s| slot_islandadr[s + 1] - slot_islandadr[s] != nisland[s] as u32) {
-        return Err(format!("`slot_islandadr` disagrees with `nisland` at slot {s}"));
+    if let Some(s) =
+        (0..nslot).find(|&s| slot_islandadr[s + 1] - slot_islandadr[s] != nisland[s] as u32)
+    {
+        return Err(format!(
+            "`slot_islandadr` disagrees with `nisland` at slot {s}"
+        ));
     }
     let mut island: [Vec<i32>; 9] = Default::default();
     for (dst, name) in island.iter_mut().zip(ISLAND_FIELDS) {
