@@ -43,19 +43,6 @@ pub enum Error {
     #[error("world {world}, row {row}: empty support (a constraint between two static bodies)")]
     EmptySupport { world: usize, row: usize },
 
-    /// A rowless hyperedge with fewer than two trees. Native MuJoCo (4.0.0 `mj_island`) stars a
-    /// flex's awake trees around the first one, so a flex with one awake tree couples nothing and
-    /// makes no island (unlike a one-tree row); such an edge is refused rather than given a
-    /// meaning native does not have.
-    #[error(
-        "world {world}, rowless hyperedge {edge}: {ntrees} tree(s); a rowless hyperedge couples at least two trees"
-    )]
-    ShortRowless {
-        world: usize,
-        edge: usize,
-        ntrees: usize,
-    },
-
     /// A row type code that is not one of MuJoCo's `mjtConstraint` values.
     #[error("row {row}: unknown constraint type code {code}")]
     RowType { row: usize, code: i32 },

@@ -40,7 +40,20 @@ fn discover(input: &Input<'_>, w: usize) -> Vec<i32> {
         // MuJoCo returns before discovery when there are no rows.
         return island;
     }
-    let edges: Vec<&[i32]> = batch.hyperedges_of(w).collect();
+    // Every row makes its trees an island; a rowless hyperedge (a flex's awake trees) only
+    // couples, so one with fewer than two distinct trees adds nothing (native 4.0.0 stars the trees
+    // around the first one). Spelled out here rather than taken from `Batch::hyperedges_of`.
+    let rows = batch.rows_of(w).map(|r| batch.row_support_of(r));
+    let rowless = batch
+        .edges_of(w)
+        .map(|e| batch.edge_support_of(e))
+        .filter(|s| {
+            let mut distinct = s.to_vec();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct.len() >= 2
+        });
+    let edges: Vec<&[i32]> = rows.chain(rowless).collect();
     let mut edges_of_tree: Vec<Vec<usize>> = vec![Vec::new(); ntree];
     for (e, support) in edges.iter().enumerate() {
         for &t in support.iter() {

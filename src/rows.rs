@@ -154,11 +154,19 @@ impl Batch {
             + (self.edge_supadr[edges.end] - self.edge_supadr[edges.start]) as usize
     }
 
-    /// Every hyperedge of world `w`: row supports first, then rowless ones.
+    /// Every hyperedge of world `w` that couples trees: row supports first, then the rowless
+    /// ones with at least two distinct trees.
+    ///
+    /// A row makes an island even of a single tree, but a rowless hyperedge only couples: native
+    /// MuJoCo 4.0.0 joins a flex's awake trees to its first one, so a flex with one awake tree
+    /// (or none) adds nothing and leaves its tree outside every island. Skipping those here
+    /// gives every mode that rule.
     pub fn hyperedges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
-        self.rows_of(w)
-            .map(|r| self.row_support_of(r))
-            .chain(self.edges_of(w).map(|e| self.edge_support_of(e)))
+        self.rows_of(w).map(|r| self.row_support_of(r)).chain(
+            self.edges_of(w)
+                .map(|e| self.edge_support_of(e))
+                .filter(|support| support.iter().any(|&t| t != support[0])),
+        )
     }
 
     /// Checks the CSR structure and every id against `model`. Capacities are checked separately
@@ -207,15 +215,7 @@ impl Batch {
                 check_trees(support, ntree, w, "row", r)?;
             }
             for e in self.edges_of(w) {
-                let support = self.edge_support_of(e);
-                if support.len() < 2 {
-                    return Err(Error::ShortRowless {
-                        world: w,
-                        edge: e,
-                        ntrees: support.len(),
-                    });
-                }
-                check_trees(support, ntree, w, "rowless hyperedge", e)?;
+                check_trees(self.edge_support_of(e), ntree, w, "rowless hyperedge", e)?;
             }
         }
         Ok(())

@@ -276,32 +276,31 @@ fn invalid_contents_are_typed_errors() {
     }
 }
 
-/// Native 4.0.0 (checked with a probe scene: a stiff flex with one free vertex and another with
-/// two, next to a box resting on the floor): the two-tree flex forms an island without any row,
-/// the one-tree flex forms none. A one-tree rowless hyperedge therefore has no meaning and is
-/// refused; traces never contain one.
+/// Native 4.0.0 (`tools/probe_native_rules.py`: a stiff flex with one free vertex and another
+/// with two, next to a box resting on the floor): the two-tree flex forms an island without any
+/// row, the one-tree flex forms none, unlike a one-tree row. Every CPU mode and the oracle agree.
 #[test]
-fn single_tree_rowless_hyperedge_is_refused() {
-    let model = archipelago::Model::from_dofnum(&[6, 3, 3, 3]).unwrap();
+fn rowless_hyperedges_couple_but_do_not_make_islands_alone() {
+    let model = archipelago::Model::from_dofnum(&[6, 3, 3, 3, 3]).unwrap();
     let mut b = Batch::builder();
     b.row(archipelago::RowType::ContactPyramidal, 0, &[0])
         .rowless(0, &[1])
         .rowless(1, &[2, 3])
+        .rowless(2, &[])
+        .rowless(3, &[4, 4])
         .end_world();
+    // Without rows nothing is an island, whatever the rowless hyperedges.
+    b.rowless(1, &[2, 3]).rowless(0, &[4]).end_world();
     let batch = b.finish();
-    assert_eq!(
-        Input::new(&model, &batch).err(),
-        Some(Error::ShortRowless {
-            world: 0,
-            edge: 0,
-            ntrees: 1
-        })
-    );
-    let mut b = Batch::builder();
-    b.row(archipelago::RowType::ContactPyramidal, 0, &[0])
-        .rowless(1, &[2, 3])
-        .end_world();
-    let batch = b.finish();
-    let out = archipelago::oracle::solve(&Input::new(&model, &batch).unwrap());
-    assert_eq!(out.world(0).tree_island, &[0, -1, 1, 1]);
+    let input = Input::new(&model, &batch).unwrap();
+    let expected = archipelago::oracle::solve(&input);
+    assert_eq!(expected.world(0).tree_island, &[0, -1, 1, 1, -1]);
+    assert_eq!(expected.world(0).nisland, 2);
+    assert_eq!(expected.world(1).nisland, 0);
+    assert_eq!(expected.world(1).tree_island, &[-1; 5]);
+    for name in cpu::NAMES {
+        let mut got = Islands::default();
+        cpu::by_name(name).unwrap().solve(&input, &mut got).unwrap();
+        assert_eq!(got.first_mismatch(&expected), None, "mode {name}");
+    }
 }
