@@ -22,6 +22,7 @@
 pub mod cpu;
 pub mod error;
 pub mod r#gen;
+pub mod gpu;
 pub mod islands;
 pub mod labels;
 pub mod maps;

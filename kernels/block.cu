@@ -1,0 +1,25 @@
+// `block`: one thread block per world, parent[] in shared memory (min-root CAS union-find with
+// path halving, no global atomics), then the maps in the same launch: one kernel per step.
+
+extern "C" __global__ void block_dsu_kernel(Args a) {
+    extern __shared__ int smem[];
+    const int w = blockIdx.x;
+    if (w >= a.nworld) return;
+    int *lab, *cnt;
+    world_scratch(a, w, smem, &lab, &cnt);
+    const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
+    for (int t = tid; t < ntree; t += bd) lab[t] = -1;
+    __syncthreads();
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    for (int k = tid; k < nh; k += bd) {
+        const unsigned h = hyper_index(a, w, k, nr);
+        union_support(lab, a.support, a.supadr[h], a.supadr[h + 1]);
+    }
+    __syncthreads();
+    for (int t = tid; t < ntree; t += bd) {
+        if (((volatile int*)lab)[t] >= 0) lab[t] = find_ro(lab, t);
+    }
+    __syncthreads();
+    if (tid == 0) a.rounds[w] = 0;
+    world_maps(a, w, lab, cnt);
+}

@@ -1,0 +1,357 @@
+// Shared by every GPU mode: the argument block, block-wide scans, the union-find primitives and
+// the island maps of one world computed by one thread block.
+//
+// Compiled at run time by NVRTC (no system headers): every kernel takes one `Args` by value,
+// laid out exactly like `gpu::workspace::Args` on the Rust side.
+
+#define FULL_MASK 0xffffffffu
+#define INT_MAX_ 0x7fffffff
+
+struct Args {
+    // Inputs (one step).
+    const unsigned* world_rowadr;  // nworld + 1, global row offsets
+    const unsigned* world_edgeadr; // nworld + 1, rowless-hyperedge offsets
+    const unsigned* supadr;        // rows' support offsets, then rowless hyperedges' (unified)
+    const int* support;            // row supports, then rowless supports
+    const unsigned char* row_type; // per global row
+    const int* dof_treeid;         // nv
+    // Scratch.
+    int* labels;                   // nworld * ntree: min-root (or -1) per tree
+    int* fallback;                 // nworld * 6 * ntree when shared memory is too small
+    int* rounds;                   // nworld
+    int* dense_mat;                // nworld * ntree * ntree (dense only)
+    int* dense_stack;              // nworld * ntree * ntree (dense only)
+    // Outputs (MuJoCo names).
+    int* nisland;
+    int* nidof;
+    int* tree_island;
+    int* island_ntree;
+    int* island_itreeadr;
+    int* map_itree2tree;
+    int* dof_island;
+    int* island_nv;
+    int* island_idofadr;
+    int* island_dofadr;
+    int* map_dof2idof;
+    int* map_idof2dof;
+    int* efc_island;
+    int* island_ne;
+    int* island_nf;
+    int* island_nefc;
+    int* island_iefcadr;
+    int* map_efc2iefc;
+    int* map_iefc2efc;
+    int nworld;
+    int ntree;
+    int nv;
+    int use_smem;                  // 1: per-world scratch in dynamic shared memory
+};
+
+// Rows of world w.
+__device__ __forceinline__ int world_nrow(const Args& a, int w) {
+    return (int)(a.world_rowadr[w + 1] - a.world_rowadr[w]);
+}
+
+// Hyperedges of world w: its rows, then its rowless hyperedges.
+__device__ __forceinline__ int world_nhyper(const Args& a, int w) {
+    return world_nrow(a, w) + (int)(a.world_edgeadr[w + 1] - a.world_edgeadr[w]);
+}
+
+// Unified index (into supadr) of the k-th hyperedge of world w, which has nr rows.
+__device__ __forceinline__ unsigned hyper_index(const Args& a, int w, int k, int nr) {
+    return k < nr ? a.world_rowadr[w] + (unsigned)k
+                  : a.world_rowadr[a.nworld] + a.world_edgeadr[w] + (unsigned)(k - nr);
+}
+
+// Per-world scratch: labels (ntree) and five per-island counters (5 * ntree), in dynamic shared
+// memory when it fits, otherwise in the global fallback buffer.
+__device__ __forceinline__ void world_scratch(const Args& a, int w, int* smem, int** lab, int** cnt) {
+    int* base = a.use_smem ? smem : a.fallback + (size_t)w * 6 * (size_t)a.ntree;
+    *lab = base;
+    *cnt = base + a.ntree;
+}
+
+struct I3 {
+    int x, y, z;
+};
+
+// Block-wide exclusive scan of three counters at once; every thread gets the block totals.
+// blockDim.x must be a multiple of 32. Contains barriers: call from every thread.
+__device__ I3 block_exscan3(I3 v, I3* total) {
+    __shared__ I3 s_warp[32];
+    __shared__ I3 s_total;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    I3 inc = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        int x = __shfl_up_sync(FULL_MASK, inc.x, o);
+        int y = __shfl_up_sync(FULL_MASK, inc.y, o);
+        int z = __shfl_up_sync(FULL_MASK, inc.z, o);
+        if (lane >= o) {
+            inc.x += x;
+            inc.y += y;
+            inc.z += z;
+        }
+    }
+    if (lane == 31) s_warp[wid] = inc;
+    __syncthreads();
+    if (wid == 0) {
+        I3 s = lane < nw ? s_warp[lane] : I3{0, 0, 0};
+        I3 si = s;
+        for (int o = 1; o < 32; o <<= 1) {
+            int x = __shfl_up_sync(FULL_MASK, si.x, o);
+            int y = __shfl_up_sync(FULL_MASK, si.y, o);
+            int z = __shfl_up_sync(FULL_MASK, si.z, o);
+            if (lane >= o) {
+                si.x += x;
+                si.y += y;
+                si.z += z;
+            }
+        }
+        if (lane < nw) s_warp[lane] = I3{si.x - s.x, si.y - s.y, si.z - s.z};
+        if (lane == 31) s_total = si;
+    }
+    __syncthreads();
+    I3 base = s_warp[wid];
+    I3 r = I3{base.x + inc.x - v.x, base.y + inc.y - v.y, base.z + inc.z - v.z};
+    *total = s_total;
+    __syncthreads();
+    return r;
+}
+
+__device__ __forceinline__ int block_exscan(int v, int* total) {
+    I3 t;
+    I3 r = block_exscan3(I3{v, 0, 0}, &t);
+    *total = t.x;
+    return r.x;
+}
+
+// ---- union-find over a parent array p (shared or global); -1 = untouched ----------------------
+
+// Marks tree t touched (its own root) if it was untouched.
+__device__ __forceinline__ void activate(int* p, int t) {
+    if (((volatile int*)p)[t] == -1) atomicCAS(&p[t], -1, t);
+}
+
+// Root of x with path halving. Only non-roots are rewritten, and only to an ancestor, so plain
+// stores never race with the CAS that hooks a root.
+__device__ __forceinline__ int find_halve(int* p, int x) {
+    volatile int* vp = p;
+    while (true) {
+        int px = vp[x];
+        if (px == x) return x;
+        int gx = vp[px];
+        if (gx != px) vp[x] = gx;
+        x = gx;
+    }
+}
+
+// Joins the components of a and b, hooking the larger root under the smaller one (min-root):
+// parent[x] <= x always holds, so every root is the smallest tree of its component.
+__device__ __forceinline__ void unite(int* p, int a, int b) {
+    while (true) {
+        a = find_halve(p, a);
+        b = find_halve(p, b);
+        if (a == b) return;
+        if (a > b) {
+            int t = a;
+            a = b;
+            b = t;
+        }
+        if (atomicCAS(&p[b], b, a) == b) return;
+    }
+}
+
+// Read-only root search; safe while other threads write their own entry's final root.
+__device__ __forceinline__ int find_ro(const int* p, int x) {
+    const volatile int* vp = p;
+    int px = vp[x];
+    while (px != x) {
+        x = px;
+        px = vp[x];
+    }
+    return x;
+}
+
+// Unions the support of hyperedge range [s0, s1) into p (tree ids are world-local).
+__device__ __forceinline__ void union_support(int* p, const int* support, unsigned s0, unsigned s1) {
+    if (s0 >= s1) return;
+    const int f = support[s0];
+    activate(p, f);
+    for (unsigned j = s0 + 1; j < s1; ++j) {
+        const int t = support[j];
+        activate(p, t);
+        unite(p, f, t);
+    }
+}
+
+// ---- the maps -------------------------------------------------------------------------------
+
+// Stable counting-sort scatter run by one warp: element i with key k >= 0 goes to
+// cursor[k]++ (in ascending i), key -1 goes after all islands from `rest` on.
+template <class Key, class Write>
+__device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write) {
+    const int lane = threadIdx.x & 31;
+    const unsigned lower = (1u << lane) - 1u;
+    int knext = lane < n ? key(lane) : -2 - lane;
+    for (int base = 0; base < n; base += 32) {
+        const int i = base + lane;
+        const int k = knext;
+        const int in = i + 32;
+        knext = in < n ? key(in) : -2 - lane; // prefetch the next key before the serial part
+        const unsigned mask = __match_any_sync(FULL_MASK, k);
+        const int rank = __popc(mask & lower);
+        int slot = 0;
+        if (k >= 0) slot = cursor[k] + rank;
+        else if (k == -1) slot = rest + rank;
+        const unsigned rest_mask = __ballot_sync(FULL_MASK, k == -1);
+        __syncwarp();
+        if (k >= 0 && rank == 0) cursor[k] += __popc(mask);
+        rest += __popc(rest_mask);
+        __syncwarp();
+        if (i < n) write(i, slot);
+    }
+}
+
+// Every output of world w from its min-roots `lab` (length ntree; overwritten with
+// tree_island). `cnt` holds 5 * ntree ints of scratch. Needs blockDim.x >= 96, a multiple of 32.
+__device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
+    const int ntree = a.ntree, nv = a.nv;
+    const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
+    const unsigned r0 = a.world_rowadr[w];
+    const int nrow = world_nrow(a, w);
+    const int tid = threadIdx.x, bd = blockDim.x;
+    int* cnt_t = cnt;
+    int* cnt_d = cnt + ntree;
+    int* cnt_e = cnt + 2 * ntree;
+    int* cnt_ne = cnt + 3 * ntree;
+    int* cnt_nf = cnt + 4 * ntree;
+
+    // 1. Rank the roots (ascending tree = ascending smallest tree of the island). MuJoCo makes
+    //    no islands in a world without rows.
+    int nisland = 0;
+    for (int base = 0; base < ntree; base += bd) {
+        const int t = base + tid;
+        const int root = (t < ntree && nrow > 0 && lab[t] == t) ? 1 : 0;
+        int tot;
+        const int ex = block_exscan(root, &tot);
+        if (root) a.tree_island[T + t] = nisland + ex;
+        nisland += tot;
+    }
+    __syncthreads();
+    // 2. Every other tree takes its root's island.
+    for (int t = tid; t < ntree; t += bd) {
+        const int l = lab[t];
+        const int isl = (nrow == 0 || l < 0) ? -1 : a.tree_island[T + l];
+        if (nrow == 0 || l != t) a.tree_island[T + t] = isl;
+        lab[t] = isl;
+    }
+    for (int i = tid; i < nisland; i += bd) {
+        cnt_t[i] = 0;
+        cnt_d[i] = 0;
+        cnt_e[i] = 0;
+        cnt_ne[i] = 0;
+        cnt_nf[i] = 0;
+    }
+    __syncthreads();
+    // 3. Count members per island; dof and row islands.
+    for (int t = tid; t < ntree; t += bd) {
+        const int isl = lab[t];
+        if (isl >= 0) atomicAdd(&cnt_t[isl], 1);
+    }
+    for (int d = tid; d < nv; d += bd) {
+        const int isl = lab[a.dof_treeid[d]];
+        a.dof_island[D + d] = isl;
+        if (isl >= 0) atomicAdd(&cnt_d[isl], 1);
+    }
+    for (int k = tid; k < nrow; k += bd) {
+        const unsigned r = r0 + k;
+        const int isl = lab[a.support[a.supadr[r]]];
+        a.efc_island[r] = isl;
+        atomicAdd(&cnt_e[isl], 1);
+        const int type = a.row_type[r];
+        if (type == 0) atomicAdd(&cnt_ne[isl], 1);
+        else if (type == 1 || type == 2) atomicAdd(&cnt_nf[isl], 1);
+    }
+    __syncthreads();
+    // 4. Per-island outputs, start addresses by block scans, −1 padding past nisland; the
+    //    counters become the scatter cursors.
+    I3 carry = I3{0, 0, 0};
+    for (int base = 0; base < ntree; base += bd) {
+        const int i = base + tid;
+        const I3 v = i < nisland ? I3{cnt_t[i], cnt_d[i], cnt_e[i]} : I3{0, 0, 0};
+        I3 tot;
+        const I3 ex = block_exscan3(v, &tot);
+        if (i < ntree) {
+            const size_t o = T + i;
+            if (i < nisland) {
+                const I3 adr = I3{carry.x + ex.x, carry.y + ex.y, carry.z + ex.z};
+                a.island_ntree[o] = v.x;
+                a.island_nv[o] = v.y;
+                a.island_nefc[o] = v.z;
+                a.island_ne[o] = cnt_ne[i];
+                a.island_nf[o] = cnt_nf[i];
+                a.island_itreeadr[o] = adr.x;
+                a.island_idofadr[o] = adr.y;
+                a.island_iefcadr[o] = adr.z;
+                cnt_t[i] = adr.x;
+                cnt_d[i] = adr.y;
+                cnt_e[i] = adr.z;
+            } else {
+                a.island_ntree[o] = -1;
+                a.island_nv[o] = -1;
+                a.island_nefc[o] = -1;
+                a.island_ne[o] = -1;
+                a.island_nf[o] = -1;
+                a.island_itreeadr[o] = -1;
+                a.island_idofadr[o] = -1;
+                a.island_iefcadr[o] = -1;
+                a.island_dofadr[o] = -1;
+            }
+        }
+        carry = I3{carry.x + tot.x, carry.y + tot.y, carry.z + tot.z};
+    }
+    if (tid == 0) {
+        a.nisland[w] = nisland;
+        a.nidof[w] = carry.y;
+    }
+    __syncthreads();
+    // 5. Stable scatters, one warp per map, members of no island last.
+    const int wid = tid >> 5;
+    if (wid == 0) {
+        warp_scatter(
+            ntree, [&](int t) { return lab[t]; }, cnt_t, carry.x,
+            [&](int t, int slot) { a.map_itree2tree[T + slot] = t; });
+    } else if (wid == 1) {
+        warp_scatter(
+            nv, [&](int d) { return lab[a.dof_treeid[d]]; }, cnt_d, carry.y,
+            [&](int d, int slot) {
+                a.map_idof2dof[D + slot] = d;
+                a.map_dof2idof[D + d] = slot;
+            });
+    } else if (wid == 2) {
+        warp_scatter(
+            nrow, [&](int k) { return a.efc_island[r0 + k]; }, cnt_e, carry.z,
+            [&](int k, int slot) {
+                a.map_iefc2efc[r0 + slot] = k;
+                a.map_efc2iefc[r0 + k] = slot;
+            });
+    }
+    __syncthreads();
+    // 6. Smallest dof of each island: the first of its dofs in idof order.
+    for (int i = tid; i < nisland; i += bd) {
+        a.island_dofadr[T + i] = a.map_idof2dof[D + a.island_idofadr[T + i]];
+    }
+}
+
+// Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.
+extern "C" __global__ void maps_kernel(Args a) {
+    extern __shared__ int smem[];
+    const int w = blockIdx.x;
+    if (w >= a.nworld) return;
+    int *lab, *cnt;
+    world_scratch(a, w, smem, &lab, &cnt);
+    const int* src = a.labels + (size_t)w * a.ntree;
+    for (int t = threadIdx.x; t < a.ntree; t += blockDim.x) lab[t] = src[t];
+    __syncthreads();
+    world_maps(a, w, lab, cnt);
+}

@@ -1,0 +1,71 @@
+// `labelprop`: min-label propagation with pointer jumping, one thread block per world, labels
+// in shared memory. Each round every hyperedge reduces the min label of its trees and scatters
+// it with atomicMin; then labels jump to their label's label until nothing moves. Convergence is
+// decided inside the kernel with __syncthreads_or: a world is one block, so the vote is a
+// barrier, with no host round trip and no grid-wide synchronisation.
+
+// Touched trees start as their own label (plain stores of the same value).
+__device__ void touch_all(const Args& a, int w, int* lab) {
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    for (int k = threadIdx.x; k < nh; k += blockDim.x) {
+        const unsigned h = hyper_index(a, w, k, nr);
+        for (unsigned j = a.supadr[h]; j < a.supadr[h + 1]; ++j) {
+            const int t = a.support[j];
+            lab[t] = t;
+        }
+    }
+}
+
+// Pointer jumping to a fixed point: lab[t] <- lab[lab[t]]. Each thread writes only its own
+// trees; values only decrease and stay inside the component.
+__device__ void jump_all(int* lab, int ntree) {
+    volatile int* v = lab;
+    while (true) {
+        int moved = 0;
+        for (int t = threadIdx.x; t < ntree; t += blockDim.x) {
+            const int l = v[t];
+            if (l >= 0) {
+                const int ll = v[l];
+                if (ll < l) {
+                    v[t] = ll;
+                    moved = 1;
+                }
+            }
+        }
+        if (!__syncthreads_or(moved)) break;
+    }
+}
+
+extern "C" __global__ void block_labelprop_kernel(Args a) {
+    extern __shared__ int smem[];
+    const int w = blockIdx.x;
+    if (w >= a.nworld) return;
+    int *lab, *cnt;
+    world_scratch(a, w, smem, &lab, &cnt);
+    const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
+    for (int t = tid; t < ntree; t += bd) lab[t] = -1;
+    __syncthreads();
+    touch_all(a, w, lab);
+    __syncthreads();
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    volatile int* v = lab;
+    int rounds = 0;
+    while (true) {
+        ++rounds;
+        int changed = 0;
+        for (int k = tid; k < nh; k += bd) {
+            const unsigned h = hyper_index(a, w, k, nr);
+            const unsigned s0 = a.supadr[h], s1 = a.supadr[h + 1];
+            int m = INT_MAX_;
+            for (unsigned j = s0; j < s1; ++j) m = min(m, v[a.support[j]]);
+            for (unsigned j = s0; j < s1; ++j) {
+                if (atomicMin(&lab[a.support[j]], m) > m) changed = 1;
+            }
+        }
+        __syncthreads();
+        jump_all(lab, ntree);
+        if (!__syncthreads_or(changed)) break;
+    }
+    if (tid == 0) a.rounds[w] = rounds;
+    world_maps(a, w, lab, cnt);
+}

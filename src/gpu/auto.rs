@@ -1,0 +1,56 @@
+//! `auto`: picks the full-rebuild mode from measured cost on the shape at hand.
+//!
+//! [`choose`] builds every mode that fits (dense only where its matrix fits in the device memory
+//! actually free), times graph replays of a sample batch of the shape, and keeps the fastest;
+//! the result is exact whichever wins, so the choice only affects speed.
+
+use super::Gpu;
+use super::solver::{Mode, Options, Solver};
+use crate::error::{Error, Result};
+use crate::model::Model;
+use crate::rows::{Capacity, Input};
+
+/// What `auto` measured: each candidate's median device time per step (µs), or why it was not
+/// run.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// The fastest mode.
+    pub mode: Mode,
+    /// Median µs per step for each mode that ran; the error text for each that did not.
+    pub measured: Vec<(Mode, std::result::Result<f64, String>)>,
+}
+
+/// Times every mode on `sample` (which must fit `cap`) and returns the fastest, built and ready.
+pub fn choose(
+    gpu: &Gpu,
+    cap: Capacity,
+    model: &Model,
+    sample: &Input<'_>,
+    opts: Options,
+) -> Result<(Solver, Choice)> {
+    let mut best: Option<(f64, Solver)> = None;
+    let mut measured = Vec::new();
+    for mode in Mode::ALL {
+        let timed = Solver::with_options(gpu, mode, cap, model, opts).and_then(|mut s| {
+            s.upload(sample)?;
+            let mut t = s.time_replays(2, 7)?;
+            t.sort_by(f64::total_cmp);
+            Ok((t[t.len() / 2], s))
+        });
+        match timed {
+            Ok((us, solver)) => {
+                measured.push((mode, Ok(us)));
+                if best.as_ref().is_none_or(|(b, _)| us < *b) {
+                    best = Some((us, solver));
+                }
+            }
+            Err(e) => measured.push((mode, Err(e.to_string()))),
+        }
+    }
+    let (_, solver) = best.ok_or_else(|| Error::Refused {
+        mode: "auto",
+        reason: "no GPU mode could be built for this capacity".into(),
+    })?;
+    let mode = solver.mode();
+    Ok((solver, Choice { mode, measured }))
+}

@@ -1,0 +1,64 @@
+//! The per-step sequence (memsets and launches) captured once as a CUDA graph and replayed.
+//!
+//! Kernel arguments are captured by value, so a graph is tied to the workspace's buffers and to
+//! the number of worlds it was captured for; [`StepGraph`] recaptures when that changes. Inputs
+//! are uploaded before a replay and outputs downloaded after it, outside the graph.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaGraph, CudaStream, sys};
+
+use super::cuda;
+use crate::error::Result;
+
+/// A captured step and the world count it was captured for.
+#[derive(Default)]
+pub struct StepGraph {
+    graph: Option<(usize, CudaGraph)>,
+}
+
+impl StepGraph {
+    /// Replays the graph for `nworld` worlds, capturing `enqueue` first if there is none yet
+    /// for that count.
+    pub fn replay(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        nworld: usize,
+        enqueue: impl FnOnce(&CudaStream) -> Result<()>,
+    ) -> Result<()> {
+        if !matches!(&self.graph, Some((n, _)) if *n == nworld) {
+            self.graph = None;
+            self.graph = Some((nworld, capture(stream, enqueue)?));
+        }
+        match &self.graph {
+            Some((_, g)) => g.launch().map_err(cuda("cuGraphLaunch")),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a graph has been captured.
+    pub fn is_captured(&self) -> bool {
+        self.graph.is_some()
+    }
+}
+
+/// Captures what `enqueue` puts on `stream` and instantiates it.
+pub fn capture(
+    stream: &Arc<CudaStream>,
+    enqueue: impl FnOnce(&CudaStream) -> Result<()>,
+) -> Result<CudaGraph> {
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("cuStreamBeginCapture"))?;
+    let enqueued = enqueue(stream);
+    // Always end the capture, so that the stream is usable again after a failure.
+    let ended = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    enqueued?;
+    let graph = ended.map_err(cuda("cuStreamEndCapture"))?;
+    let graph = graph.ok_or_else(|| crate::error::Error::Cuda {
+        call: "cuStreamEndCapture".into(),
+        detail: "the capture produced no graph".into(),
+    })?;
+    graph.upload().map_err(cuda("cuGraphUpload"))?;
+    Ok(graph)
+}

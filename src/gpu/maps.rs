@@ -1,0 +1,133 @@
+//! Launch shapes and the maps launch.
+//!
+//! The maps run on the device for every mode, one thread block per world (`world_maps` in
+//! `kernels/common.cu`): rank the min-roots with a block-wide scan (the canonical numbering),
+//! count members per island with shared-memory atomics, turn counts into start addresses with
+//! block scans, then three warps do the three stable counting-sort scatters (trees, dofs, rows)
+//! with `__match_any_sync` ranks. The fused modes (`block`, `labelprop`, `tiled`) call the same
+//! device function at the end of their own kernel; `dense` and `dsu` launch `maps_kernel`.
+
+use cudarc::driver::{CudaFunction, CudaStream, result};
+
+use super::cuda;
+use super::module::Kernels;
+use super::workspace::{Args, Workspace};
+use crate::error::{Error, Result};
+use crate::rows::Capacity;
+
+/// Threads per block of the per-hyperedge kernels.
+pub const EDGE_THREADS: u32 = 128;
+
+/// How a block-per-world kernel is launched: threads per block and dynamic shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockShape {
+    /// Threads per block (a multiple of 32, at least 96 for the three scatter warps).
+    pub threads: u32,
+    /// Dynamic shared memory per block in bytes (0 when the scratch is in global memory).
+    pub smem: u32,
+}
+
+/// Bytes of per-world scratch: labels and five per-island counters.
+pub fn scratch_bytes(ntree: usize) -> usize {
+    24 * ntree
+}
+
+/// Whether the per-world scratch fits in the dynamic shared memory a block may opt in to
+/// (a little is kept for the kernels' static shared memory).
+pub fn fits_smem(ntree: usize, smem_optin: usize) -> bool {
+    scratch_bytes(ntree) + 1024 <= smem_optin
+}
+
+impl BlockShape {
+    /// Threads grow with the work of one world (its trees, dofs and hyperedges).
+    pub fn for_capacity(cap: &Capacity, smem_optin: usize) -> BlockShape {
+        let work = cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge);
+        let threads = match work {
+            0..=256 => 128,
+            257..=1024 => 256,
+            1025..=4096 => 512,
+            _ => 1024,
+        };
+        let smem = if fits_smem(cap.ntree, smem_optin) {
+            scratch_bytes(cap.ntree) as u32
+        } else {
+            0
+        };
+        BlockShape { threads, smem }
+    }
+
+    /// Allows `f` the dynamic shared memory of this shape.
+    pub fn prepare(&self, f: &CudaFunction) -> Result<()> {
+        Kernels::allow_smem(f, self.smem.max(1) as usize)
+    }
+}
+
+/// Launches `f` with `args` on `stream` (also inside a graph capture).
+pub fn launch(
+    f: &CudaFunction,
+    grid: (u32, u32, u32),
+    threads: u32,
+    smem: u32,
+    args: &Args,
+    stream: &CudaStream,
+) -> Result<()> {
+    if grid.0 == 0 || grid.1 == 0 || grid.2 == 0 {
+        return Ok(());
+    }
+    if grid.1 > 65_535 || grid.2 > 65_535 {
+        return Err(Error::Refused {
+            mode: "gpu",
+            reason: format!("launch grid {grid:?} exceeds the device's limits"),
+        });
+    }
+    let mut params = [args as *const Args as *mut std::ffi::c_void];
+    // SAFETY: every kernel takes exactly one `Args` by value; its pointers are buffers of the
+    // workspace, which outlives every launch and graph made from it.
+    unsafe {
+        result::launch_kernel(
+            f.cu_function(),
+            grid,
+            (threads, 1, 1),
+            smem,
+            stream.cu_stream(),
+            &mut params,
+        )
+    }
+    .map_err(cuda("cuLaunchKernel"))
+}
+
+/// Launches a block-per-world kernel over the worlds now on the device.
+pub fn launch_per_world(
+    f: &CudaFunction,
+    shape: BlockShape,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
+    launch(
+        f,
+        (ws.nworld() as u32, 1, 1),
+        shape.threads,
+        shape.smem,
+        &ws.args(),
+        stream,
+    )
+}
+
+/// Launches a per-hyperedge kernel: grid (world, chunk of `EDGE_THREADS` hyperedges).
+pub fn launch_per_hyperedge(f: &CudaFunction, ws: &Workspace, stream: &CudaStream) -> Result<()> {
+    let cap = ws.capacity();
+    let chunks = (cap.njmax + cap.nedge).div_ceil(EDGE_THREADS as usize) as u32;
+    launch(
+        f,
+        (ws.nworld() as u32, chunks, 1),
+        EDGE_THREADS,
+        0,
+        &ws.args(),
+        stream,
+    )
+}
+
+/// Enqueues the maps from the min-roots in the workspace's labels.
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
+    launch_per_world(&k.maps, shape, ws, stream)
+}

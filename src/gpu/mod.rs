@@ -1,0 +1,199 @@
+//! The CUDA backend (cudarc, driver API + NVRTC, both loaded at run time).
+//!
+//! [`Gpu::open`] is the device gate: it checks that the driver and NVRTC libraries can be loaded
+//! *before* touching any cudarc call that would panic without them, then creates the context,
+//! a stream and the kernel module (compiled once per process, see [`module`]). Without a GPU it
+//! returns [`Error::NoDevice`] and everything else in the crate keeps working.
+//!
+//! A [`Solver`] runs one mode over batches that fit its [`crate::Capacity`]: its
+//! [`workspace::Workspace`] allocates every device buffer once, the whole per-step sequence is
+//! captured once as a CUDA graph ([`graph`]) and replayed, and every output of
+//! [`crate::Islands`] is produced on the device.
+//!
+//! ```no_run
+//! use archipelago::{gpu, oracle, Batch, Capacity, Input, Islands, Model, RowType};
+//! let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+//! let mut b = Batch::builder();
+//! b.row(RowType::ContactPyramidal, 0, &[2, 1]).end_world();
+//! let batch = b.finish();
+//! let input = Input::new(&model, &batch).unwrap();
+//! match gpu::Gpu::open() {
+//!     Ok(gpu) => {
+//!         let cap = Capacity::fit(&model, &batch);
+//!         let mut solver = gpu::Solver::new(&gpu, gpu::Mode::Block, cap, &model).unwrap();
+//!         let mut out = Islands::default();
+//!         solver.solve(&input, &mut out).unwrap();
+//!         assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+//!     }
+//!     Err(e) => println!("skipped: {e}"),
+//! }
+//! ```
+
+pub mod auto;
+pub mod block;
+pub mod dense;
+pub mod dsu;
+pub mod graph;
+pub mod labelprop;
+pub mod maps;
+pub mod module;
+pub mod solver;
+pub mod tiled;
+pub mod workspace;
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream, DriverError, result, sys};
+
+use crate::error::{Error, Result};
+
+pub use solver::{Mode, Solver};
+
+/// An open CUDA device: context, the stream every solver works on, and the compiled kernels.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    kernels: Arc<module::Kernels>,
+    info: DeviceInfo,
+}
+
+/// What the solvers need to know about the device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    /// Device name, as the driver reports it.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub capability: (i32, i32),
+    /// Multiprocessors.
+    pub sm_count: i32,
+    /// Dynamic shared memory a block may opt in to, in bytes.
+    pub smem_optin: usize,
+    /// Total device memory in bytes.
+    pub total_mem: usize,
+    /// Seconds NVRTC took for the kernel module in this process (0 when it came from the cache).
+    pub compile_s: f64,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("info", &self.info).finish()
+    }
+}
+
+/// Whether the CUDA driver and NVRTC libraries can be loaded at all. Checked before any other
+/// cudarc call: cudarc panics when it has to load a library that is missing.
+pub fn libraries_present() -> std::result::Result<(), String> {
+    if std::env::var_os("ARCHIPELAGO_NO_GPU").is_some() {
+        return Err("disabled by ARCHIPELAGO_NO_GPU".into());
+    }
+    // SAFETY: these only try to dlopen the libraries by their usual names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("the CUDA driver library (libcuda) is not installed".into());
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err("the NVRTC library (libnvrtc) is not installed".into());
+    }
+    Ok(())
+}
+
+/// Whether NVRTC alone can be loaded (enough to compile the kernels, not to run them).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library by its usual names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+impl Gpu {
+    /// Opens device 0: checks the libraries, creates the context and stream, and compiles (or
+    /// takes from the per-process cache) the kernel module for the device's compute capability.
+    pub fn open() -> Result<Gpu> {
+        libraries_present().map_err(Error::NoDevice)?;
+        // A driver that lacks a symbol cudarc expects would panic inside cudarc: report it as
+        // no usable device instead.
+        let opened = std::panic::catch_unwind(|| -> Result<(Arc<CudaContext>, DeviceInfo)> {
+            result::init()
+                .map_err(|e| Error::NoDevice(format!("cuInit failed: {}", describe(e))))?;
+            let count = result::device::get_count().map_err(|e| Error::NoDevice(describe(e)))?;
+            if count < 1 {
+                return Err(Error::NoDevice("the driver reports no CUDA device".into()));
+            }
+            let ctx = CudaContext::new(0).map_err(|e| Error::NoDevice(describe(e)))?;
+            // Every buffer is used on one stream through raw pointers: no event tracking.
+            // SAFETY: called before any allocation or launch on this context.
+            unsafe { ctx.disable_event_tracking() };
+            let attr = |a| ctx.attribute(a).map_err(cuda("cuDeviceGetAttribute"));
+            use sys::CUdevice_attribute as A;
+            let info = DeviceInfo {
+                name: ctx.name().map_err(cuda("cuDeviceGetName"))?,
+                capability: ctx
+                    .compute_capability()
+                    .map_err(cuda("cuDeviceGetAttribute"))?,
+                sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+                smem_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                    as usize,
+                total_mem: ctx.total_mem().map_err(cuda("cuDeviceTotalMem"))?,
+                compile_s: 0.0,
+            };
+            Ok((ctx, info))
+        });
+        let (ctx, mut info) = match opened {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(Error::NoDevice(
+                    "the CUDA driver library lacks a required entry point".into(),
+                ));
+            }
+        };
+        let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
+        let (kernels, compile_s) = module::Kernels::load(&ctx, info.capability)?;
+        info.compile_s = compile_s;
+        Ok(Gpu {
+            ctx,
+            stream,
+            kernels: Arc::new(kernels),
+            info,
+        })
+    }
+
+    /// The device's description.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Free and total device memory in bytes, as the driver reports them now.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(cuda("cuMemGetInfo"))
+    }
+
+    pub(crate) fn ctx(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub(crate) fn kernels(&self) -> &Arc<module::Kernels> {
+        &self.kernels
+    }
+}
+
+/// A driver error as text: its name and description.
+pub(crate) fn describe(e: DriverError) -> String {
+    let name = e
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{name}: {text}")
+}
+
+/// Maps a driver error of `call` to [`Error::Cuda`].
+pub(crate) fn cuda(call: &'static str) -> impl Fn(DriverError) -> Error {
+    move |e| Error::Cuda {
+        call: call.to_string(),
+        detail: describe(e),
+    }
+}

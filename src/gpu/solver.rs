@@ -1,0 +1,264 @@
+//! [`Solver`]: one GPU mode over batches within a capacity.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaStream, sys};
+
+use super::graph::StepGraph;
+use super::maps::{self, BlockShape};
+use super::module::Kernels;
+use super::workspace::{Needs, Workspace};
+use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled};
+use crate::cpu::Stats;
+use crate::error::{Error, Result};
+use crate::islands::Islands;
+use crate::model::Model;
+use crate::rows::{Capacity, Input};
+
+/// The GPU full-rebuild modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// MuJoCo Warp's former dense kernel (tree_tree matrix + DFS per world).
+    Dense,
+    /// Row-parallel min-root CAS union-find in global memory.
+    Dsu,
+    /// Min-label propagation with pointer jumping (block per world).
+    Labelprop,
+    /// Propagation with 32-lane tiles and warp min reductions (block per world).
+    Tiled,
+    /// Block per world, `parent[]` in shared memory, one launch per step.
+    Block,
+}
+
+impl Mode {
+    /// Every mode, in the order the tools list them.
+    pub const ALL: [Mode; 5] = [
+        Mode::Dense,
+        Mode::Dsu,
+        Mode::Labelprop,
+        Mode::Tiled,
+        Mode::Block,
+    ];
+
+    /// The name the command line uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Dense => "dense",
+            Mode::Dsu => "dsu",
+            Mode::Labelprop => "labelprop",
+            Mode::Tiled => "tiled",
+            Mode::Block => "block",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Mode> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| Error::Refused {
+                mode: "gpu",
+                reason: format!("unknown GPU mode `{s}`"),
+            })
+    }
+}
+
+/// Construction options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Most bytes `dense` may take for its matrix and stack (besides the free memory).
+    pub dense_limit: Option<usize>,
+}
+
+/// One mode, its workspace and its captured step.
+pub struct Solver {
+    mode: Mode,
+    kernels: Arc<Kernels>,
+    stream: Arc<CudaStream>,
+    ws: Workspace,
+    shape: BlockShape,
+    graph: StepGraph,
+    setup_s: f64,
+}
+
+impl Solver {
+    /// Builds `mode` for batches within `cap` on `model`: allocates the whole workspace.
+    pub fn new(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Result<Solver> {
+        Solver::with_options(gpu, mode, cap, model, Options::default())
+    }
+
+    /// [`Solver::new`] with options.
+    pub fn with_options(
+        gpu: &Gpu,
+        mode: Mode,
+        cap: Capacity,
+        model: &Model,
+        opts: Options,
+    ) -> Result<Solver> {
+        let start = Instant::now();
+        let info = gpu.info();
+        if mode == Mode::Dense {
+            let (free, _) = gpu.mem_info()?;
+            dense::check_fits(&cap, free, opts.dense_limit)?;
+        }
+        let shape = BlockShape::for_capacity(&cap, info.smem_optin);
+        let needs = Needs {
+            fallback: shape.smem == 0,
+            dense: mode == Mode::Dense,
+        };
+        let ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
+        let kernels = gpu.kernels().clone();
+        let f = match mode {
+            Mode::Dense | Mode::Dsu => &kernels.maps,
+            Mode::Labelprop => &kernels.block_labelprop,
+            Mode::Tiled => &kernels.block_tiled,
+            Mode::Block => &kernels.block_dsu,
+        };
+        shape.prepare(f)?;
+        Ok(Solver {
+            mode,
+            kernels,
+            stream: gpu.stream().clone(),
+            ws,
+            shape,
+            graph: StepGraph::default(),
+            setup_s: start.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The workspace (its byte report, its capacity).
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// The block-per-world launch shape.
+    pub fn shape(&self) -> BlockShape {
+        self.shape
+    }
+
+    /// Seconds spent constructing (workspace allocation and kernel set-up).
+    pub fn setup_seconds(&self) -> f64 {
+        self.setup_s
+    }
+
+    /// Copies `input` to the device.
+    pub fn upload(&mut self, input: &Input<'_>) -> Result<()> {
+        self.ws.upload(input, &self.stream)
+    }
+
+    fn enqueue(&self, stream: &CudaStream) -> Result<()> {
+        let (k, s, ws) = (&*self.kernels, self.shape, &self.ws);
+        match self.mode {
+            Mode::Dense => dense::enqueue(k, s, ws, stream),
+            Mode::Dsu => dsu::enqueue(k, s, ws, stream),
+            Mode::Labelprop => labelprop::enqueue(k, s, ws, stream),
+            Mode::Tiled => tiled::enqueue(k, s, ws, stream),
+            Mode::Block => block::enqueue(k, s, ws, stream),
+        }
+    }
+
+    /// Runs the step on the uploaded batch with direct launches (no graph).
+    pub fn launch_direct(&mut self) -> Result<()> {
+        self.enqueue(&self.stream)
+    }
+
+    /// Runs the step on the uploaded batch by replaying its graph (captured on first use).
+    pub fn replay(&mut self) -> Result<()> {
+        let stream = self.stream.clone();
+        let nworld = self.ws.nworld();
+        let mut graph = std::mem::take(&mut self.graph);
+        let r = graph.replay(&stream, nworld, |s| self.enqueue(s));
+        self.graph = graph;
+        r
+    }
+
+    /// Waits for the device and copies every output into `out`.
+    pub fn download(&self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.ws.download(input, out, &self.stream)?;
+        let rounds = match self.mode {
+            Mode::Labelprop | Mode::Tiled => self.ws.max_rounds(&self.stream)?,
+            _ => 0,
+        };
+        Ok(Stats {
+            rounds,
+            scratch_bytes: self.scratch_bytes(),
+        })
+    }
+
+    /// Device bytes of scratch (labels, fallback, dense matrix and stack, rounds).
+    pub fn scratch_bytes(&self) -> usize {
+        self.ws
+            .report()
+            .into_iter()
+            .filter(|(n, _)| {
+                matches!(
+                    *n,
+                    "labels" | "fallback" | "rounds" | "dense_mat" | "dense_stack"
+                )
+            })
+            .map(|(_, b)| b)
+            .sum()
+    }
+
+    /// Upload, graph replay, download: every output of `input` into `out`.
+    pub fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.upload(input)?;
+        self.replay()?;
+        self.download(input, out)
+    }
+
+    /// Upload, direct launches, download.
+    pub fn solve_direct(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.upload(input)?;
+        self.launch_direct()?;
+        self.download(input, out)
+    }
+
+    /// Waits for the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events, in
+    /// microseconds (after `warmup` untimed replays).
+    pub fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
+        for _ in 0..warmup {
+            self.replay()?;
+        }
+        let ctx = self.ws.ctx().clone();
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+        let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            start.record(&self.stream).map_err(cuda("cuEventRecord"))?;
+            self.replay()?;
+            end.record(&self.stream).map_err(cuda("cuEventRecord"))?;
+            let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+            times.push(ms as f64 * 1000.0);
+        }
+        Ok(times)
+    }
+}
+
+/// The launch shape `maps` would use (exposed for reports).
+pub fn shape_for(gpu: &Gpu, cap: &Capacity) -> BlockShape {
+    maps::BlockShape::for_capacity(cap, gpu.info().smem_optin)
+}

@@ -1,0 +1,512 @@
+//! Device memory: every buffer a solver needs, allocated once from a [`Capacity`] and never per
+//! step, plus the host staging vectors that pack a batch for upload (also sized once).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream, result, sys};
+
+use super::cuda;
+use crate::error::{Error, Result};
+use crate::islands::Islands;
+use crate::model::Model;
+use crate::rows::{Capacity, Input};
+
+/// One device allocation (plain `cuMemAlloc`), freed on drop.
+pub struct DevBuf {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+    name: &'static str,
+    ctx: Arc<CudaContext>,
+}
+
+impl DevBuf {
+    /// Allocates `bytes` (at least 4, so every buffer has an address). Out of memory becomes
+    /// [`Error::OutOfMemory`] with the bytes asked and the bytes free.
+    pub fn new(ctx: &Arc<CudaContext>, name: &'static str, bytes: usize) -> Result<DevBuf> {
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let asked = bytes.max(4);
+        // SAFETY: a plain allocation on the bound context.
+        match unsafe { result::malloc_sync(asked) } {
+            Ok(ptr) => Ok(DevBuf {
+                ptr,
+                bytes: asked,
+                name,
+                ctx: ctx.clone(),
+            }),
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                let free = ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);
+                Err(Error::OutOfMemory { asked, free })
+            }
+            Err(e) => Err(cuda("cuMemAlloc")(e)),
+        }
+    }
+
+    /// Device address.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Bytes allocated.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Buffer name (for the byte report).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Copies `src` to the start of the buffer on `stream` (asynchronous; `src` must stay
+    /// alive and unchanged until the stream is synchronized).
+    pub fn upload<T: Copy>(&self, src: &[T], stream: &CudaStream) -> Result<()> {
+        let n = std::mem::size_of_val(src);
+        if n > self.bytes {
+            return Err(Error::Cuda {
+                call: "upload".into(),
+                detail: format!("{n} bytes into `{}` of {} bytes", self.name, self.bytes),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: bounds checked above; the caller keeps `src` alive until synchronization.
+        unsafe { result::memcpy_htod_async(self.ptr, src, stream.cu_stream()) }
+            .map_err(cuda("cuMemcpyHtoDAsync"))
+    }
+
+    /// Copies the start of the buffer into `dst` on `stream` (asynchronous; synchronize
+    /// before reading `dst`).
+    pub fn download<T: Copy>(&self, dst: &mut [T], stream: &CudaStream) -> Result<()> {
+        let n = std::mem::size_of_val(dst);
+        if n > self.bytes {
+            return Err(Error::Cuda {
+                call: "download".into(),
+                detail: format!("{n} bytes from `{}` of {} bytes", self.name, self.bytes),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: bounds checked above; the caller synchronizes before reading `dst`.
+        unsafe { result::memcpy_dtoh_async(dst, self.ptr, stream.cu_stream()) }
+            .map_err(cuda("cuMemcpyDtoHAsync"))
+    }
+
+    /// Fills the first `bytes` bytes with `byte` on `stream` (capturable into a graph).
+    pub fn fill(&self, byte: u8, bytes: usize, stream: &CudaStream) -> Result<()> {
+        let n = bytes.min(self.bytes);
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: within the allocation.
+        unsafe { result::memset_d8_async(self.ptr, byte, n, stream.cu_stream()) }
+            .map_err(cuda("cuMemsetD8Async"))
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the context records them.
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by malloc_sync and freed once.
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+/// The argument block every kernel takes by value; field order and types match `struct Args`
+/// in `kernels/common.cu` exactly (device pointers, then four ints).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Args {
+    pub world_rowadr: u64,
+    pub world_edgeadr: u64,
+    pub supadr: u64,
+    pub support: u64,
+    pub row_type: u64,
+    pub dof_treeid: u64,
+    pub labels: u64,
+    pub fallback: u64,
+    pub rounds: u64,
+    pub dense_mat: u64,
+    pub dense_stack: u64,
+    pub nisland: u64,
+    pub nidof: u64,
+    pub tree_island: u64,
+    pub island_ntree: u64,
+    pub island_itreeadr: u64,
+    pub map_itree2tree: u64,
+    pub dof_island: u64,
+    pub island_nv: u64,
+    pub island_idofadr: u64,
+    pub island_dofadr: u64,
+    pub map_dof2idof: u64,
+    pub map_idof2dof: u64,
+    pub efc_island: u64,
+    pub island_ne: u64,
+    pub island_nf: u64,
+    pub island_nefc: u64,
+    pub island_iefcadr: u64,
+    pub map_efc2iefc: u64,
+    pub map_iefc2efc: u64,
+    pub nworld: i32,
+    pub ntree: i32,
+    pub nv: i32,
+    pub use_smem: i32,
+}
+
+/// What a mode needs besides the common buffers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Per-world scratch (labels + five per-island counters) lives in global memory because
+    /// it does not fit in shared memory.
+    pub fallback: bool,
+    /// The dense tree_tree matrix and stack (`nworld * ntree^2` ints each).
+    pub dense: bool,
+}
+
+/// Host-side packing of one batch: rows' and rowless hyperedges' supports in one array.
+#[derive(Debug, Default)]
+struct Staging {
+    supadr: Vec<u32>,
+    support: Vec<i32>,
+    row_type: Vec<u8>,
+}
+
+/// Every device buffer of a solver, allocated once.
+pub struct Workspace {
+    cap: Capacity,
+    ctx: Arc<CudaContext>,
+    bufs: Vec<DevBuf>,
+    staging: Staging,
+    /// Worlds and rows of the batch now on the device.
+    nworld: usize,
+    nrow: usize,
+    ntree: usize,
+    nv: usize,
+    args: Args,
+}
+
+// Buffer indices in `bufs`.
+const WORLD_ROWADR: usize = 0;
+const WORLD_EDGEADR: usize = 1;
+const SUPADR: usize = 2;
+const SUPPORT: usize = 3;
+const ROW_TYPE: usize = 4;
+const DOF_TREEID: usize = 5;
+const LABELS: usize = 6;
+const FALLBACK: usize = 7;
+const ROUNDS: usize = 8;
+const DENSE_MAT: usize = 9;
+const DENSE_STACK: usize = 10;
+const OUT0: usize = 11;
+
+/// Output buffers in the order of `Args` (after `dense_stack`): name and size class.
+const OUTPUTS: [(&str, Size); 19] = [
+    ("nisland", Size::World),
+    ("nidof", Size::World),
+    ("tree_island", Size::Tree),
+    ("island_ntree", Size::Tree),
+    ("island_itreeadr", Size::Tree),
+    ("map_itree2tree", Size::Tree),
+    ("dof_island", Size::Dof),
+    ("island_nv", Size::Tree),
+    ("island_idofadr", Size::Tree),
+    ("island_dofadr", Size::Tree),
+    ("map_dof2idof", Size::Dof),
+    ("map_idof2dof", Size::Dof),
+    ("efc_island", Size::Row),
+    ("island_ne", Size::Tree),
+    ("island_nf", Size::Tree),
+    ("island_nefc", Size::Tree),
+    ("island_iefcadr", Size::Tree),
+    ("map_efc2iefc", Size::Row),
+    ("map_iefc2efc", Size::Row),
+];
+
+#[derive(Clone, Copy)]
+enum Size {
+    World,
+    Tree,
+    Dof,
+    Row,
+}
+
+fn checked(parts: &[usize]) -> Result<usize> {
+    parts
+        .iter()
+        .try_fold(1usize, |acc, &p| acc.checked_mul(p))
+        .ok_or_else(|| Error::Refused {
+            mode: "gpu",
+            reason: "capacity overflows the address space".into(),
+        })
+}
+
+impl Workspace {
+    /// Allocates every buffer for `cap` and uploads `model`'s dof→tree map. `needs` adds the
+    /// mode-specific scratch.
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        cap: Capacity,
+        model: &Model,
+        needs: Needs,
+    ) -> Result<Workspace> {
+        if model.ntree() > cap.ntree || model.nv() > cap.nv {
+            return Err(Error::OverCapacity {
+                world: 0,
+                what: if model.ntree() > cap.ntree {
+                    "ntree"
+                } else {
+                    "nv"
+                },
+                got: model.ntree().max(model.nv()),
+                cap: cap.ntree.max(cap.nv),
+            });
+        }
+        if cap.ntree > i32::MAX as usize / 8 || cap.nv > i32::MAX as usize {
+            return Err(Error::Refused {
+                mode: "gpu",
+                reason: "ntree or nv too large for 32-bit tree ids".into(),
+            });
+        }
+        let (w, t, v) = (cap.nworld, cap.ntree, cap.nv);
+        let rows = checked(&[w, cap.njmax])?;
+        let hyper = checked(&[w, cap.njmax + cap.nedge])? + 1;
+        let entries = checked(&[w, cap.nsupport])?;
+        let dense = if needs.dense {
+            checked(&[w, t, t, 4])?
+        } else {
+            0
+        };
+        let mut sizes: Vec<(&'static str, usize)> = vec![
+            ("world_rowadr", (w + 1) * 4),
+            ("world_edgeadr", (w + 1) * 4),
+            ("supadr", hyper * 4),
+            ("support", entries * 4),
+            ("row_type", rows),
+            ("dof_treeid", v * 4),
+            ("labels", checked(&[w, t, 4])?),
+            (
+                "fallback",
+                if needs.fallback {
+                    checked(&[w, t, 6, 4])?
+                } else {
+                    0
+                },
+            ),
+            ("rounds", w * 4),
+            ("dense_mat", dense),
+            ("dense_stack", dense),
+        ];
+        for (name, size) in OUTPUTS {
+            let n = match size {
+                Size::World => w,
+                Size::Tree => checked(&[w, t])?,
+                Size::Dof => checked(&[w, v])?,
+                Size::Row => rows,
+            };
+            sizes.push((name, checked(&[n, 4])?));
+        }
+        let mut bufs = Vec::with_capacity(sizes.len());
+        for (name, bytes) in sizes {
+            bufs.push(DevBuf::new(ctx, name, bytes)?);
+        }
+        let p = |i: usize| bufs[i].ptr();
+        let args = Args {
+            world_rowadr: p(WORLD_ROWADR),
+            world_edgeadr: p(WORLD_EDGEADR),
+            supadr: p(SUPADR),
+            support: p(SUPPORT),
+            row_type: p(ROW_TYPE),
+            dof_treeid: p(DOF_TREEID),
+            labels: p(LABELS),
+            fallback: p(FALLBACK),
+            rounds: p(ROUNDS),
+            dense_mat: p(DENSE_MAT),
+            dense_stack: p(DENSE_STACK),
+            nisland: p(OUT0),
+            nidof: p(OUT0 + 1),
+            tree_island: p(OUT0 + 2),
+            island_ntree: p(OUT0 + 3),
+            island_itreeadr: p(OUT0 + 4),
+            map_itree2tree: p(OUT0 + 5),
+            dof_island: p(OUT0 + 6),
+            island_nv: p(OUT0 + 7),
+            island_idofadr: p(OUT0 + 8),
+            island_dofadr: p(OUT0 + 9),
+            map_dof2idof: p(OUT0 + 10),
+            map_idof2dof: p(OUT0 + 11),
+            efc_island: p(OUT0 + 12),
+            island_ne: p(OUT0 + 13),
+            island_nf: p(OUT0 + 14),
+            island_nefc: p(OUT0 + 15),
+            island_iefcadr: p(OUT0 + 16),
+            map_efc2iefc: p(OUT0 + 17),
+            map_iefc2efc: p(OUT0 + 18),
+            nworld: 0,
+            ntree: model.ntree() as i32,
+            nv: model.nv() as i32,
+            use_smem: (!needs.fallback) as i32,
+        };
+        let staging = Staging {
+            supadr: Vec::with_capacity(hyper),
+            support: Vec::with_capacity(entries),
+            row_type: Vec::with_capacity(rows),
+        };
+        let ws = Workspace {
+            cap,
+            ctx: ctx.clone(),
+            bufs,
+            staging,
+            nworld: 0,
+            nrow: 0,
+            ntree: model.ntree(),
+            nv: model.nv(),
+            args,
+        };
+        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        // SAFETY: synchronous copy of a host slice that fits (checked by size above).
+        unsafe { result::memcpy_htod_sync(ws.bufs[DOF_TREEID].ptr(), model.dof_treeid()) }
+            .map_err(cuda("cuMemcpyHtoD"))?;
+        Ok(ws)
+    }
+
+    /// The capacity it was sized for.
+    pub fn capacity(&self) -> Capacity {
+        self.cap
+    }
+
+    /// The kernels' argument block for the batch now on the device.
+    pub fn args(&self) -> Args {
+        self.args
+    }
+
+    /// Worlds of the batch now on the device.
+    pub fn nworld(&self) -> usize {
+        self.nworld
+    }
+
+    /// Every buffer with its bytes, in allocation order.
+    pub fn report(&self) -> Vec<(&'static str, usize)> {
+        self.bufs.iter().map(|b| (b.name(), b.bytes())).collect()
+    }
+
+    /// Total device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bufs.iter().map(DevBuf::bytes).sum()
+    }
+
+    pub(crate) fn buf(&self, i: usize) -> &DevBuf {
+        &self.bufs[i]
+    }
+
+    pub(crate) fn labels(&self) -> &DevBuf {
+        self.buf(LABELS)
+    }
+
+    pub(crate) fn dense_mat(&self) -> &DevBuf {
+        self.buf(DENSE_MAT)
+    }
+
+    /// Packs `input` (checked against the capacity) and copies it to the device on `stream`,
+    /// then waits for the copy (the staging vectors are reused by the next upload).
+    pub fn upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
+        let (model, batch) = (input.model(), input.batch());
+        self.cap.check(model, batch)?;
+        if model.ntree() != self.ntree || model.nv() != self.nv {
+            return Err(Error::Refused {
+                mode: "gpu",
+                reason: format!(
+                    "the solver was built for a model of {} trees and {} dofs, not {} and {}",
+                    self.ntree,
+                    self.nv,
+                    model.ntree(),
+                    model.nv()
+                ),
+            });
+        }
+        let s = &mut self.staging;
+        s.supadr.clear();
+        s.supadr.extend_from_slice(&batch.row_supadr);
+        let row_entries = batch.row_support.len() as u32;
+        s.supadr
+            .extend(batch.edge_supadr.iter().skip(1).map(|&o| o + row_entries));
+        s.support.clear();
+        s.support.extend_from_slice(&batch.row_support);
+        s.support.extend_from_slice(&batch.edge_support);
+        s.row_type.clear();
+        s.row_type.extend(batch.row_type.iter().map(|&t| t as u8));
+        self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
+        self.bufs[WORLD_EDGEADR].upload(&batch.world_edgeadr, stream)?;
+        self.bufs[SUPADR].upload(&s.supadr, stream)?;
+        self.bufs[SUPPORT].upload(&s.support, stream)?;
+        self.bufs[ROW_TYPE].upload(&s.row_type, stream)?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        self.nworld = batch.nworld();
+        self.nrow = batch.nrow();
+        self.args.nworld = batch.nworld() as i32;
+        Ok(())
+    }
+
+    /// Copies every output of the batch now on the device into `out`.
+    pub fn download(
+        &self,
+        input: &Input<'_>,
+        out: &mut Islands,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        let batch = input.batch();
+        out.resize(self.ntree, self.nv, batch);
+        let fields: [&mut Vec<i32>; 19] = [
+            &mut out.nisland,
+            &mut out.nidof,
+            &mut out.tree_island,
+            &mut out.island_ntree,
+            &mut out.island_itreeadr,
+            &mut out.map_itree2tree,
+            &mut out.dof_island,
+            &mut out.island_nv,
+            &mut out.island_idofadr,
+            &mut out.island_dofadr,
+            &mut out.map_dof2idof,
+            &mut out.map_idof2dof,
+            &mut out.efc_island,
+            &mut out.island_ne,
+            &mut out.island_nf,
+            &mut out.island_nefc,
+            &mut out.island_iefcadr,
+            &mut out.map_efc2iefc,
+            &mut out.map_iefc2efc,
+        ];
+        for (i, field) in fields.into_iter().enumerate() {
+            self.bufs[OUT0 + i].download(field.as_mut_slice(), stream)?;
+        }
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// The largest propagation round count over the worlds now on the device.
+    pub fn max_rounds(&self, stream: &CudaStream) -> Result<u32> {
+        let mut rounds = vec![0i32; self.nworld];
+        self.bufs[ROUNDS].download(&mut rounds, stream)?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        Ok(rounds.into_iter().max().unwrap_or(0).max(0) as u32)
+    }
+
+    /// Bytes the step must read (supports and their offsets, row types) and write (outputs)
+    /// at the least, for the batch now on the device: the numerator of the bandwidth floor.
+    pub fn floor_bytes(&self) -> usize {
+        let s = &self.staging;
+        let read =
+            s.supadr.len() * 4 + s.support.len() * 4 + s.row_type.len() + 8 * (self.nworld + 1);
+        let write = 4
+            * (2 * self.nworld
+                + 11 * self.nworld * self.ntree
+                + 3 * self.nworld * self.nv
+                + 3 * self.nrow);
+        read + write
+    }
+
+    /// The context the buffers live in.
+    pub fn ctx(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}

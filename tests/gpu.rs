@@ -1,0 +1,338 @@
+//! Every GPU mode against the CPU oracle: generated cases covering the corner cases (no trees,
+//! worlds without rows, rowless-only worlds, empty and wide hyperedges, long chains, duplicate
+//! rows, shared-memory fallback), graph replays against direct launches, reuse of one solver
+//! across batches, and the typed errors. Without a CUDA device every test prints
+//! `skipped: no CUDA device` and passes.
+
+use archipelago::gpu::{self, Gpu, Mode, Solver};
+use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
+
+fn open() -> Option<Gpu> {
+    match Gpu::open() {
+        Ok(g) => Some(g),
+        Err(Error::NoDevice(why)) => {
+            println!("skipped: no CUDA device ({why})");
+            None
+        }
+        Err(e) => panic!("opening the device failed with {e}"),
+    }
+}
+
+/// splitmix64, enough for reproducible cases.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Random,
+    Chain,
+    Star,
+    Wide,
+    Singles,
+    Mixed,
+}
+
+struct Case {
+    name: String,
+    model: Model,
+    batch: Batch,
+}
+
+fn world(
+    rng: &mut Rng,
+    b: &mut archipelago::BatchBuilder,
+    ntree: usize,
+    rows: usize,
+    shape: Shape,
+    rowless: usize,
+) {
+    let types = RowType::ALL;
+    let pick = |rng: &mut Rng| types[rng.below(types.len())];
+    if ntree > 0 {
+        let perm: Vec<i32> = {
+            let mut p: Vec<i32> = (0..ntree as i32).collect();
+            for i in (1..p.len()).rev() {
+                p.swap(i, rng.below(i + 1));
+            }
+            p
+        };
+        for k in 0..rows {
+            let shape = if let Shape::Mixed = shape {
+                [
+                    Shape::Random,
+                    Shape::Chain,
+                    Shape::Star,
+                    Shape::Wide,
+                    Shape::Singles,
+                ][rng.below(5)]
+            } else {
+                shape
+            };
+            let support: Vec<i32> = match shape {
+                Shape::Random => {
+                    let n = 1 + rng.below(3);
+                    (0..n).map(|_| rng.below(ntree) as i32).collect()
+                }
+                Shape::Chain => {
+                    let i = k % ntree.max(2).saturating_sub(1).max(1);
+                    if ntree == 1 {
+                        vec![0]
+                    } else {
+                        vec![perm[i], perm[(i + 1) % ntree]]
+                    }
+                }
+                Shape::Star => vec![perm[0], rng.below(ntree) as i32],
+                Shape::Wide => {
+                    let n = 1 + rng.below(ntree.min(300));
+                    (0..n).map(|_| rng.below(ntree) as i32).collect()
+                }
+                Shape::Singles | Shape::Mixed => vec![rng.below(ntree) as i32],
+            };
+            let t = pick(rng);
+            b.row(t, k as i32, &support);
+            if rng.below(8) == 0 {
+                b.row(t, k as i32, &support); // duplicate row
+            }
+        }
+        for e in 0..rowless {
+            let n = rng.below(ntree.min(80) + 1); // may be empty
+            let support: Vec<i32> = (0..n).map(|_| rng.below(ntree) as i32).collect();
+            b.rowless(e as i32, &support);
+        }
+    }
+    b.end_world();
+}
+
+fn case(seed: u64, nworld: usize, ntree: usize, rows: usize, shape: Shape, rowless: usize) -> Case {
+    let mut rng = Rng(seed);
+    let dofnum: Vec<i32> = (0..ntree).map(|_| 1 + rng.below(6) as i32).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let mut b = Batch::builder();
+    for w in 0..nworld {
+        // Some worlds have no rows (maybe rowless hyperedges alone), others vary in size.
+        let r = match w % 5 {
+            0 if nworld > 1 => 0,
+            1 => rows / 3,
+            _ => rows,
+        };
+        world(&mut rng, &mut b, ntree, r, shape, rowless);
+    }
+    Case {
+        name: format!("seed {seed} {nworld}x{ntree} rows {rows} {shape:?} rowless {rowless}"),
+        model,
+        batch: b.finish(),
+    }
+}
+
+fn corpus() -> Vec<Case> {
+    let mut cases = vec![
+        case(1, 1, 0, 0, Shape::Random, 0),
+        case(2, 3, 0, 0, Shape::Random, 0),
+        case(3, 1, 1, 1, Shape::Singles, 0),
+        case(4, 4, 5, 6, Shape::Random, 2),
+        case(5, 1, 4096, 4095, Shape::Chain, 0),
+        case(6, 2, 700, 699, Shape::Chain, 3),
+        case(7, 8, 64, 64, Shape::Random, 0),
+        case(8, 5, 300, 200, Shape::Wide, 4),
+        case(9, 6, 22, 100, Shape::Random, 1),
+        case(10, 3, 100, 50, Shape::Star, 2),
+        case(11, 7, 40, 40, Shape::Singles, 3),
+        case(12, 2, 10_000, 3000, Shape::Mixed, 2), // scratch beyond shared memory
+        case(13, 33, 1, 3, Shape::Random, 1),
+        case(14, 9, 1200, 1500, Shape::Mixed, 5),
+    ];
+    for seed in 100..130u64 {
+        let mut r = Rng(seed);
+        let ntree = r.below(200);
+        let shape = [
+            Shape::Random,
+            Shape::Chain,
+            Shape::Star,
+            Shape::Wide,
+            Shape::Singles,
+            Shape::Mixed,
+        ][r.below(6)];
+        cases.push(case(
+            seed,
+            1 + r.below(12),
+            ntree,
+            r.below(3 * ntree + 2),
+            shape,
+            r.below(4),
+        ));
+    }
+    cases
+}
+
+fn check(gpu: &Gpu, mode: Mode, c: &Case) {
+    let input = Input::new(&c.model, &c.batch).unwrap();
+    let want = oracle::solve(&input);
+    let cap = Capacity::fit(&c.model, &c.batch);
+    let mut solver = match Solver::new(gpu, mode, cap, &c.model) {
+        Ok(s) => s,
+        Err(Error::Refused { .. }) if mode == Mode::Dense => return,
+        Err(e) => panic!("{mode} on {}: {e}", c.name),
+    };
+    let mut got = Islands::default();
+    solver.solve(&input, &mut got).unwrap();
+    if let Some(m) = got.first_mismatch(&want) {
+        panic!("{mode} (graph) on {}: {m}", c.name);
+    }
+    let mut direct = Islands::default();
+    solver.solve_direct(&input, &mut direct).unwrap();
+    assert!(
+        direct == got,
+        "{mode}: direct launches differ from graph replay on {}",
+        c.name
+    );
+    // A replay of the same graph gives the same outputs again.
+    let mut again = Islands::default();
+    solver.solve(&input, &mut again).unwrap();
+    assert!(again == got, "{mode}: second replay differs on {}", c.name);
+}
+
+#[test]
+fn every_mode_equals_the_oracle_on_the_corpus() {
+    let Some(gpu) = open() else { return };
+    let cases = corpus();
+    for mode in Mode::ALL {
+        for c in &cases {
+            check(&gpu, mode, c);
+        }
+        println!("{mode}: {} cases equal to the oracle", cases.len());
+    }
+}
+
+#[test]
+fn one_solver_serves_many_batches_within_its_capacity() {
+    let Some(gpu) = open() else { return };
+    let a = case(40, 6, 120, 200, Shape::Mixed, 2);
+    let mut rng = Rng(41);
+    let mut b = Batch::builder();
+    for _ in 0..3 {
+        world(&mut rng, &mut b, 120, 150, Shape::Chain, 1);
+    }
+    let b = b.finish();
+    let cap = Capacity {
+        nworld: 6,
+        ntree: 120,
+        nv: a.model.nv(),
+        njmax: 600,
+        nsupport: 600 * 300,
+        nedge: 4,
+    };
+    for mode in Mode::ALL {
+        let mut solver = Solver::new(&gpu, mode, cap, &a.model).unwrap();
+        for batch in [&a.batch, &b, &a.batch] {
+            let input = Input::with_capacity(&a.model, batch, &cap).unwrap();
+            let mut got = Islands::default();
+            solver.solve(&input, &mut got).unwrap();
+            assert_eq!(got.first_mismatch(&oracle::solve(&input)), None, "{mode}");
+        }
+    }
+}
+
+#[test]
+fn over_capacity_is_refused_not_run() {
+    let Some(gpu) = open() else { return };
+    let c = case(50, 2, 30, 40, Shape::Random, 0);
+    let mut cap = Capacity::fit(&c.model, &c.batch);
+    cap.njmax -= 1;
+    let mut solver = Solver::new(&gpu, Mode::Block, cap, &c.model).unwrap();
+    let input = Input::new(&c.model, &c.batch).unwrap();
+    let err = solver.solve(&input, &mut Islands::default()).unwrap_err();
+    assert!(matches!(err, Error::OverCapacity { .. }), "{err}");
+}
+
+#[test]
+fn out_of_memory_is_a_typed_error() {
+    let Some(gpu) = open() else { return };
+    let model = Model::from_dofnum(&[1; 8]).unwrap();
+    // 2^22 worlds of 2^16 trees: ~1 TiB of labels alone, more than any device has.
+    let cap = Capacity {
+        nworld: 1 << 22,
+        ntree: 1 << 16,
+        nv: 8,
+        njmax: 1,
+        nsupport: 1,
+        nedge: 0,
+    };
+    let model_big = Model::from_dofnum(&vec![1; 1 << 16]).unwrap();
+    let _ = model;
+    match Solver::new(&gpu, Mode::Dsu, cap, &model_big) {
+        Err(Error::OutOfMemory { asked, free }) => assert!(asked > free, "{asked} <= {free}"),
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(_) => panic!("a 1 TiB workspace was allocated"),
+    }
+    // Dense refuses before allocating when its matrix would not fit.
+    let cap = Capacity {
+        nworld: 1 << 14,
+        ntree: 1 << 12,
+        nv: 1 << 12,
+        njmax: 1,
+        nsupport: 1,
+        nedge: 0,
+    };
+    let m = Model::from_dofnum(&vec![1; 1 << 12]).unwrap();
+    assert!(matches!(
+        Solver::new(&gpu, Mode::Dense, cap, &m),
+        Err(Error::Refused { mode: "dense", .. })
+    ));
+}
+
+#[test]
+fn a_compile_failure_carries_the_nvrtc_log() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    let err =
+        gpu::module::compile_cached("extern \"C\" __global__ void k() { undeclared(); }", (9, 0))
+            .unwrap_err();
+    match err {
+        Error::Compile { log, .. } => assert!(log.contains("undeclared"), "{log}"),
+        e => panic!("expected a compile error, got {e}"),
+    }
+}
+
+#[test]
+fn without_a_device_opening_reports_no_device() {
+    match Gpu::open() {
+        Ok(gpu) => println!("device present: {}", gpu.info().name),
+        Err(Error::NoDevice(why)) => println!("skipped: no CUDA device ({why})"),
+        Err(e) => panic!("expected NoDevice or a device, got {e}"),
+    }
+}
+
+#[test]
+fn the_kernels_compile_for_hopper() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    let (ptx, _) = gpu::module::compile_cached(&gpu::module::program_source(), (9, 0)).unwrap();
+    for k in [
+        "maps_kernel",
+        "block_dsu_kernel",
+        "block_tiled_kernel",
+        "dsu_union_kernel",
+        "dense_dfs_kernel",
+    ] {
+        assert!(ptx.contains(k), "{k} missing from the PTX");
+    }
+}
