@@ -15,9 +15,11 @@ struct Args {
     const int* support;            // row supports, then rowless supports
     const unsigned char* row_type; // per global row
     const int* dof_treeid;         // nv
+    const int* tree_dofadr;        // ntree
+    const int* tree_dofnum;        // ntree
     // Scratch.
     int* labels;                   // nworld * ntree: min-root (or -1) per tree
-    int* fallback;                 // nworld * 6 * ntree when shared memory is too small
+    int* fallback;                 // nworld * 7 * ntree when shared memory is too small
     int* rounds;                   // nworld
     int* dense_mat;                // nworld * ntree * ntree (dense only)
     int* dense_stack;              // nworld * ntree * ntree (dense only)
@@ -45,6 +47,7 @@ struct Args {
     int ntree;
     int nv;
     int use_smem;                  // 1: per-world scratch in dynamic shared memory
+    int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
 };
 
 // Rows of world w.
@@ -63,10 +66,10 @@ __device__ __forceinline__ unsigned hyper_index(const Args& a, int w, int k, int
                   : a.world_rowadr[a.nworld] + a.world_edgeadr[w] + (unsigned)(k - nr);
 }
 
-// Per-world scratch: labels (ntree) and five per-island counters (5 * ntree), in dynamic shared
+// Per-world scratch: labels (ntree) and six per-island arrays (6 * ntree), in dynamic shared
 // memory when it fits, otherwise in the global fallback buffer.
 __device__ __forceinline__ void world_scratch(const Args& a, int w, int* smem, int** lab, int** cnt) {
-    int* base = a.use_smem ? smem : a.fallback + (size_t)w * 6 * (size_t)a.ntree;
+    int* base = a.use_smem ? smem : a.fallback + (size_t)w * 7 * (size_t)a.ntree;
     *lab = base;
     *cnt = base + a.ntree;
 }
@@ -187,33 +190,42 @@ __device__ __forceinline__ void union_support(int* p, const int* support, unsign
 // ---- the maps -------------------------------------------------------------------------------
 
 // Stable counting-sort scatter run by one warp: element i with key k >= 0 goes to
-// cursor[k]++ (in ascending i), key -1 goes after all islands from `rest` on.
+// cursor[k]++ (in ascending i), key -1 goes after all islands from `rest` on. Keys are loaded
+// SCATTER_BATCH iterations ahead so that the serial part waits on memory once per batch.
+#define SCATTER_BATCH 8
 template <class Key, class Write>
 __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write) {
     const int lane = threadIdx.x & 31;
     const unsigned lower = (1u << lane) - 1u;
-    int knext = lane < n ? key(lane) : -2 - lane;
-    for (int base = 0; base < n; base += 32) {
-        const int i = base + lane;
-        const int k = knext;
-        const int in = i + 32;
-        knext = in < n ? key(in) : -2 - lane; // prefetch the next key before the serial part
-        const unsigned mask = __match_any_sync(FULL_MASK, k);
-        const int rank = __popc(mask & lower);
-        int slot = 0;
-        if (k >= 0) slot = cursor[k] + rank;
-        else if (k == -1) slot = rest + rank;
-        const unsigned rest_mask = __ballot_sync(FULL_MASK, k == -1);
-        __syncwarp();
-        if (k >= 0 && rank == 0) cursor[k] += __popc(mask);
-        rest += __popc(rest_mask);
-        __syncwarp();
-        if (i < n) write(i, slot);
+    for (int base = 0; base < n; base += 32 * SCATTER_BATCH) {
+        int kb[SCATTER_BATCH];
+#pragma unroll
+        for (int u = 0; u < SCATTER_BATCH; ++u) {
+            const int i = base + u * 32 + lane;
+            kb[u] = i < n ? key(i) : -2 - lane;
+        }
+#pragma unroll
+        for (int u = 0; u < SCATTER_BATCH; ++u) {
+            if (base + u * 32 >= n) break; // warp-uniform
+            const int i = base + u * 32 + lane;
+            const int k = kb[u];
+            const unsigned mask = __match_any_sync(FULL_MASK, k);
+            const int rank = __popc(mask & lower);
+            int slot = 0;
+            if (k >= 0) slot = cursor[k] + rank;
+            else if (k == -1) slot = rest + rank;
+            const unsigned rest_mask = __ballot_sync(FULL_MASK, k == -1);
+            __syncwarp();
+            if (k >= 0 && rank == 0) cursor[k] += __popc(mask);
+            rest += __popc(rest_mask);
+            __syncwarp();
+            if (i < n) write(i, slot);
+        }
     }
 }
 
 // Every output of world w from its min-roots `lab` (length ntree; overwritten with
-// tree_island). `cnt` holds 5 * ntree ints of scratch. Needs blockDim.x >= 96, a multiple of 32.
+// tree_island). `cnt` holds 6 * ntree ints of scratch. Needs blockDim.x >= 96, a multiple of 32.
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
@@ -225,6 +237,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     int* cnt_e = cnt + 2 * ntree;
     int* cnt_ne = cnt + 3 * ntree;
     int* cnt_nf = cnt + 4 * ntree;
+    int* dofadr = cnt + 5 * ntree;
 
     // 1. Rank the roots (ascending tree = ascending smallest tree of the island). MuJoCo makes
     //    no islands in a world without rows.
@@ -234,23 +247,25 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         const int root = (t < ntree && nrow > 0 && lab[t] == t) ? 1 : 0;
         int tot;
         const int ex = block_exscan(root, &tot);
-        if (root) a.tree_island[T + t] = nisland + ex;
+        if (root) cnt_t[t] = nisland + ex; // ranks stay in shared memory
         nisland += tot;
     }
     __syncthreads();
-    // 2. Every other tree takes its root's island.
+    // 2. Every tree takes its root's island.
     for (int t = tid; t < ntree; t += bd) {
         const int l = lab[t];
-        const int isl = (nrow == 0 || l < 0) ? -1 : a.tree_island[T + l];
-        if (nrow == 0 || l != t) a.tree_island[T + t] = isl;
+        const int isl = (nrow == 0 || l < 0) ? -1 : cnt_t[l];
+        a.tree_island[T + t] = isl;
         lab[t] = isl;
     }
+    __syncthreads();
     for (int i = tid; i < nisland; i += bd) {
         cnt_t[i] = 0;
         cnt_d[i] = 0;
         cnt_e[i] = 0;
         cnt_ne[i] = 0;
         cnt_nf[i] = 0;
+        dofadr[i] = INT_MAX_;
     }
     __syncthreads();
     // 3. Count members per island; dof and row islands.
@@ -259,9 +274,13 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         if (isl >= 0) atomicAdd(&cnt_t[isl], 1);
     }
     for (int d = tid; d < nv; d += bd) {
-        const int isl = lab[a.dof_treeid[d]];
+        const int owner = a.dof_treeid[d];
+        const int isl = owner < 0 ? -1 : lab[owner];
         a.dof_island[D + d] = isl;
-        if (isl >= 0) atomicAdd(&cnt_d[isl], 1);
+        if (isl >= 0) {
+            atomicAdd(&cnt_d[isl], 1);
+            atomicMin(&dofadr[isl], d); // island_dofadr: the island's smallest dof
+        }
     }
     for (int k = tid; k < nrow; k += bd) {
         const unsigned r = r0 + k;
@@ -293,6 +312,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
                 a.island_itreeadr[o] = adr.x;
                 a.island_idofadr[o] = adr.y;
                 a.island_iefcadr[o] = adr.z;
+                a.island_dofadr[o] = dofadr[i];
                 cnt_t[i] = adr.x;
                 cnt_d[i] = adr.y;
                 cnt_e[i] = adr.z;
@@ -315,15 +335,20 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nidof[w] = carry.y;
     }
     __syncthreads();
-    // 5. Stable scatters, one warp per map, members of no island last.
+    // 5. Stable scatters, one warp per map, members of no island last. The per-island
+    //    counters of step 3 are free again: cnt_ne keeps the tree order for step 6.
     const int wid = tid >> 5;
+    int* itree = cnt_ne;
     if (wid == 0) {
         warp_scatter(
             ntree, [&](int t) { return lab[t]; }, cnt_t, carry.x,
-            [&](int t, int slot) { a.map_itree2tree[T + slot] = t; });
-    } else if (wid == 1) {
+            [&](int t, int slot) {
+                a.map_itree2tree[T + slot] = t;
+                itree[slot] = t;
+            });
+    } else if (wid == 1 && !a.dof_blocks) {
         warp_scatter(
-            nv, [&](int d) { return lab[a.dof_treeid[d]]; }, cnt_d, carry.y,
+            nv, [&](int d) { const int o = a.dof_treeid[d]; return o < 0 ? -1 : lab[o]; }, cnt_d, carry.y,
             [&](int d, int slot) {
                 a.map_idof2dof[D + slot] = d;
                 a.map_dof2idof[D + d] = slot;
@@ -337,14 +362,33 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             });
     }
     __syncthreads();
-    // 6. Smallest dof of each island: the first of its dofs in idof order.
-    for (int i = tid; i < nisland; i += bd) {
-        a.island_dofadr[T + i] = a.map_idof2dof[D + a.island_idofadr[T + i]];
+    // 6. When every tree owns a consecutive block of dofs in tree order, the idof order is the
+    //    trees' dof blocks laid out in itree order: one block scan of dof counts over itree gives
+    //    each tree's first idof, and every dof is placed in parallel.
+    if (a.dof_blocks) {
+        int* first = cnt_nf; // per tree: its first idof
+        int done = 0;
+        for (int base = 0; base < ntree; base += bd) {
+            const int p = base + tid;
+            const int t = p < ntree ? itree[p] : 0;
+            const int n = p < ntree ? a.tree_dofnum[t] : 0;
+            int tot;
+            const int ex = block_exscan(n, &tot);
+            if (p < ntree) first[t] = done + ex;
+            done += tot;
+        }
+        __syncthreads();
+        for (int d = tid; d < nv; d += bd) {
+            const int t = a.dof_treeid[d];
+            const int slot = first[t] + d - a.tree_dofadr[t];
+            a.map_idof2dof[D + slot] = d;
+            a.map_dof2idof[D + d] = slot;
+        }
     }
 }
 
 // Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.
-extern "C" __global__ void maps_kernel(Args a) {
+extern "C" __global__ void __launch_bounds__(1024) maps_kernel(Args a) {
     extern __shared__ int smem[];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;

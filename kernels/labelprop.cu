@@ -1,6 +1,6 @@
 // `labelprop`: min-label propagation with pointer jumping, one thread block per world, labels
 // in shared memory. Each round every hyperedge reduces the min label of its trees and scatters
-// it with atomicMin; then labels jump to their label's label until nothing moves. Convergence is
+// it with atomicMin to each tree and to each tree's label; then labels jump to their label's label until nothing moves. Convergence is
 // decided inside the kernel with __syncthreads_or: a world is one block, so the vote is a
 // barrier, with no host round trip and no grid-wide synchronisation.
 
@@ -36,7 +36,7 @@ __device__ void jump_all(int* lab, int ntree) {
     }
 }
 
-extern "C" __global__ void block_labelprop_kernel(Args a) {
+extern "C" __global__ void __launch_bounds__(1024) block_labelprop_kernel(Args a) {
     extern __shared__ int smem[];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
@@ -59,7 +59,12 @@ extern "C" __global__ void block_labelprop_kernel(Args a) {
             int m = INT_MAX_;
             for (unsigned j = s0; j < s1; ++j) m = min(m, v[a.support[j]]);
             for (unsigned j = s0; j < s1; ++j) {
-                if (atomicMin(&lab[a.support[j]], m) > m) changed = 1;
+                const int t = a.support[j];
+                const int l = v[t];
+                if (atomicMin(&lab[t], m) > m) changed = 1;
+                // Hook the tree's current label too (its representative), so a whole basin
+                // moves at once and a path needs O(log n) rounds, not O(diameter).
+                if (atomicMin(&lab[l], m) > m) changed = 1;
             }
         }
         __syncthreads();

@@ -15,7 +15,7 @@ __device__ __forceinline__ unsigned hyper_of_entry(const unsigned* supadr, unsig
     return lo;
 }
 
-extern "C" __global__ void block_tiled_kernel(Args a) {
+extern "C" __global__ void __launch_bounds__(1024) block_tiled_kernel(Args a) {
     extern __shared__ int smem[];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
@@ -55,7 +55,9 @@ extern "C" __global__ void block_tiled_kernel(Args a) {
             const unsigned group = __match_any_sync(FULL_MASK, key);
             const int m = __reduce_min_sync(group, val);
             if (j < nent) {
+                const int l = v[t];
                 if (atomicMin(&lab[t], m) > m) changed = 1;
+                if (atomicMin(&lab[l], m) > m) changed = 1; // hook the representative too
                 if ((group & ((1u << lane) - 1u)) == 0u && atomicMin(&lab[anchor], m) > m) changed = 1;
             }
         }

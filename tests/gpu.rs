@@ -179,6 +179,64 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
+/// The same trees with their dof blocks laid out in reverse tree order (valid for MuJoCo's
+/// arrays, but not "consecutive in tree order"), to exercise the serial dof scatter.
+fn reversed_dofs(model: &Model) -> Model {
+    let n = model.ntree();
+    let num = model.tree_dofnum().to_vec();
+    let mut adr = vec![0; n];
+    let mut next = 0;
+    for t in (0..n).rev() {
+        adr[t] = next;
+        next += num[t];
+    }
+    let mut owner = vec![0; next as usize];
+    for t in 0..n {
+        for d in adr[t]..adr[t] + num[t] {
+            owner[d as usize] = t as i32;
+        }
+    }
+    Model::from_parts(adr, num, owner).unwrap()
+}
+
+#[test]
+fn dof_blocks_is_detected() {
+    let m = Model::from_dofnum(&[3, 1, 6]).unwrap();
+    assert!(gpu::workspace::dof_blocks(&m));
+    assert!(!gpu::workspace::dof_blocks(&reversed_dofs(&m)));
+    assert!(gpu::workspace::dof_blocks(
+        &Model::from_dofnum(&[]).unwrap()
+    ));
+}
+
+#[test]
+fn dof_layouts_out_of_tree_order_use_the_serial_dof_maps() {
+    let Some(gpu) = open() else { return };
+    for seed in [60, 61, 62] {
+        let mut c = case(seed, 4, 90, 120, Shape::Mixed, 2);
+        c.model = reversed_dofs(&c.model);
+        c.name.push_str(" reversed dofs");
+        for mode in Mode::ALL {
+            check(&gpu, mode, &c);
+        }
+    }
+}
+
+#[test]
+fn auto_picks_a_measured_mode_that_is_exact() {
+    let Some(gpu) = open() else { return };
+    let c = case(70, 16, 64, 64, Shape::Random, 1);
+    let input = Input::new(&c.model, &c.batch).unwrap();
+    let cap = Capacity::fit(&c.model, &c.batch);
+    let (mut solver, choice) =
+        gpu::auto::choose(&gpu, cap, &c.model, &input, Default::default()).unwrap();
+    assert_eq!(solver.mode(), choice.mode);
+    assert_eq!(choice.measured.len(), Mode::ALL.len());
+    let mut got = Islands::default();
+    solver.solve(&input, &mut got).unwrap();
+    assert_eq!(got.first_mismatch(&oracle::solve(&input)), None);
+}
+
 fn check(gpu: &Gpu, mode: Mode, c: &Case) {
     let input = Input::new(&c.model, &c.batch).unwrap();
     let want = oracle::solve(&input);

@@ -1,13 +1,484 @@
-//! `archipelago bench`.
+//! `archipelago bench`: every mode over a matrix of shapes, on the GPU when there is one
+//! (median device time per step from CUDA events around graph replays), otherwise on the CPU
+//! (median wall time per step). Every result is checked against the CPU `dsu` before it is
+//! reported.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
+use std::time::Instant;
+
+use archipelago::gpu::solver::Options;
+use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 
 /// Arguments of `archipelago bench`.
-#[derive(clap::Args, Debug, Default)]
-pub struct BenchArgs {}
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Shapes to run (comma-separated names; `list` prints them). Default: all.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Timed replays (or CPU steps) per mode and shape.
+    #[arg(long, default_value_t = 30)]
+    reps: usize,
+    /// Most GiB the `dense` baseline may take for its matrix and stack.
+    #[arg(long, default_value_t = 64.0)]
+    dense_limit_gib: f64,
+    /// Run the CPU modes even when a GPU is present.
+    #[arg(long)]
+    cpu: bool,
+    /// Also write the table (Markdown) to this file.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+}
+
+impl Default for BenchArgs {
+    fn default() -> Self {
+        BenchArgs {
+            shapes: Vec::new(),
+            reps: 30,
+            dense_limit_gib: 64.0,
+            cpu: false,
+            out: None,
+        }
+    }
+}
+
+/// Bandwidth used for the floor: the device-to-device copy rate measured on the H200.
+const FLOOR_BYTES_PER_S: f64 = 4.3e12;
+
+/// splitmix64: reproducible shapes.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One benchmark shape.
+struct Shape {
+    name: &'static str,
+    model: Model,
+    batch: Batch,
+}
+
+/// Trees with a free joint (6 dofs) every fourth tree, hinges otherwise.
+fn robot_model(ntree: usize) -> Model {
+    let dofnum: Vec<i32> = (0..ntree).map(|t| if t % 4 == 0 { 6 } else { 1 }).collect();
+    Model::from_dofnum(&dofnum).expect("valid dof counts")
+}
+
+/// Contact-like rows: each contact couples a tree with a near neighbour (or the floor) and
+/// emits `rows_per_contact` rows; a few equality and limit rows are mixed in.
+fn contacts(
+    rng: &mut Rng,
+    b: &mut archipelago::BatchBuilder,
+    ntree: usize,
+    rows: usize,
+    window: usize,
+    rows_per_contact: usize,
+) {
+    let mut k = 0;
+    while k < rows {
+        let a = rng.below(ntree);
+        let roll = rng.below(20);
+        if roll == 0 {
+            b.row(
+                RowType::Equality,
+                k as i32,
+                &[a as i32, ((a + 1) % ntree) as i32],
+            );
+            k += 1;
+        } else if roll == 1 {
+            b.row(RowType::LimitJoint, k as i32, &[a as i32]);
+            k += 1;
+        } else {
+            let support = if roll < 5 {
+                vec![a as i32] // against the floor
+            } else {
+                let d = 1 + rng.below(window.max(1));
+                vec![a as i32, ((a + d) % ntree) as i32]
+            };
+            for _ in 0..rows_per_contact.min(rows - k) {
+                b.row(RowType::ContactPyramidal, k as i32, &support);
+                k += 1;
+            }
+        }
+    }
+    b.end_world();
+}
+
+fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, seed: u64) -> Shape {
+    let mut rng = Rng(seed);
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        contacts(&mut rng, &mut b, ntree, rows, 8, 4);
+    }
+    Shape {
+        name,
+        model: robot_model(ntree),
+        batch: b.finish(),
+    }
+}
+
+/// One world whose trees form a single path, in a random order (the worst case for
+/// propagation: diameter ntree - 1).
+fn chain_shape(name: &'static str, ntree: usize, seed: u64) -> Shape {
+    let mut rng = Rng(seed);
+    let mut perm: Vec<i32> = (0..ntree as i32).collect();
+    for i in (1..ntree).rev() {
+        perm.swap(i, rng.below(i + 1));
+    }
+    let mut b = Batch::builder();
+    for i in 0..ntree.saturating_sub(1) {
+        b.row(RowType::Equality, i as i32, &[perm[i], perm[i + 1]]);
+    }
+    b.end_world();
+    Shape {
+        name,
+        model: Model::from_dofnum(&vec![1; ntree]).expect("valid"),
+        batch: b.finish(),
+    }
+}
+
+/// Particle-like: `ntree` 3-dof particles in a cube, contacts between grid neighbours and with
+/// the floor, 4 pyramidal rows each.
+fn particle_shape(
+    name: &'static str,
+    nworld: usize,
+    ntree: usize,
+    rows: usize,
+    seed: u64,
+) -> Shape {
+    let mut rng = Rng(seed);
+    let side = (ntree as f64).cbrt().ceil() as usize;
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        let mut k = 0;
+        while k < rows {
+            let a = rng.below(ntree);
+            let step = [1, side, side * side][rng.below(3)];
+            let support = if rng.below(10) == 0 || a + step >= ntree {
+                vec![a as i32]
+            } else {
+                vec![a as i32, (a + step) as i32]
+            };
+            for _ in 0..4.min(rows - k) {
+                b.row(RowType::ContactPyramidal, k as i32, &support);
+                k += 1;
+            }
+        }
+        b.end_world();
+    }
+    Shape {
+        name,
+        model: Model::from_dofnum(&vec![3; ntree]).expect("valid"),
+        batch: b.finish(),
+    }
+}
+
+fn shapes() -> Vec<(&'static str, fn() -> Shape)> {
+    vec![
+        ("8192x64", || random_shape("8192x64", 8192, 64, 64, 1)),
+        ("aloha-2048x22", || {
+            random_shape("aloha-2048x22", 2048, 22, 100, 2)
+        }),
+        ("1024x256", || random_shape("1024x256", 1024, 256, 256, 3)),
+        ("64x1024", || random_shape("64x1024", 64, 1024, 1024, 4)),
+        ("1x4096", || random_shape("1x4096", 1, 4096, 4096, 5)),
+        ("1x4096-chain", || chain_shape("1x4096-chain", 4096, 6)),
+        ("particle-1024x1000", || {
+            particle_shape("particle-1024x1000", 1024, 1000, 3960, 7)
+        }),
+        ("1024x4096", || {
+            random_shape("1024x4096", 1024, 4096, 4096, 8)
+        }),
+    ]
+}
+
+/// Static facts of a shape: per-world rows and support entries, arity, index dtype.
+fn describe(s: &Shape) -> String {
+    let b = &s.batch;
+    let nw = b.nworld().max(1);
+    let entries = b.row_support.len() + b.edge_support.len();
+    let hyper = b.nrow() + b.nedge();
+    let max_arity = (0..b.nrow())
+        .map(|r| b.row_support_of(r).len())
+        .chain((0..b.nedge()).map(|e| b.edge_support_of(e).len()))
+        .max()
+        .unwrap_or(0);
+    format!(
+        "nworld {} · ntree {} · nv {} · rows/world {:.0} · entries/world {:.0} · arity mean {:.2} max {} · index i32",
+        b.nworld(),
+        s.model.ntree(),
+        s.model.nv(),
+        b.nrow() as f64 / nw as f64,
+        entries as f64 / nw as f64,
+        entries as f64 / hyper.max(1) as f64,
+        max_arity
+    )
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1}", bytes as f64 / (1 << 20) as f64)
+}
 
 /// Runs the subcommand.
-pub fn run(_args: &BenchArgs) -> archipelago::Result<ExitCode> {
-    eprintln!("archipelago bench: not implemented yet");
-    Ok(ExitCode::FAILURE)
+pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
+    let all = shapes();
+    if args.shapes.iter().any(|s| s == "list") {
+        for (name, _) in &all {
+            println!("{name}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let selected: Vec<_> = all
+        .into_iter()
+        .filter(|(n, _)| args.shapes.is_empty() || args.shapes.iter().any(|s| s == n))
+        .collect();
+    let gpu = if args.cpu {
+        Err(Error::NoDevice("--cpu given".into()))
+    } else {
+        Gpu::open()
+    };
+    let mut report = String::new();
+    let mut failed = false;
+    match &gpu {
+        Ok(g) => {
+            let i = g.info();
+            let _ = writeln!(
+                report,
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); NVRTC compile {:.2} s; floor bandwidth {} TB/s; {} timed graph replays per cell, median\n",
+                i.name,
+                i.capability.0,
+                i.capability.1,
+                i.sm_count,
+                i.total_mem as f64 / (1u64 << 30) as f64,
+                i.compile_s,
+                FLOOR_BYTES_PER_S / 1e12,
+                args.reps
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(
+                report,
+                "CPU fallback ({e}); {} timed steps per cell, median wall time\n",
+                args.reps
+            );
+        }
+    }
+    print!("{report}");
+    for (_, make) in selected {
+        let shape = make();
+        let input = Input::new(&shape.model, &shape.batch)?;
+        let mut reference = Islands::default();
+        cpu::by_name("dsu")
+            .ok_or_else(|| Error::Refused {
+                mode: "bench",
+                reason: "no cpu dsu".into(),
+            })?
+            .solve(&input, &mut reference)?;
+        let mut section = format!("### {}\n{}\n\n", shape.name, describe(&shape));
+        let ok = match &gpu {
+            Ok(g) => gpu_table(g, &shape, &input, &reference, args, &mut section)?,
+            Err(_) => cpu_table(&input, &reference, args, &mut section)?,
+        };
+        failed |= !ok;
+        section.push('\n');
+        print!("{section}");
+        report.push_str(&section);
+    }
+    if let Some(path) = &args.out {
+        std::fs::write(path, &report).map_err(|e| Error::Trace {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+struct Row {
+    mode: Mode,
+    result: Result<Measured, String>,
+}
+
+struct Measured {
+    construct_ms: f64,
+    workspace: usize,
+    peak: usize,
+    median_us: f64,
+    rounds: u32,
+    floor_us: f64,
+    ok: bool,
+}
+
+fn measure(
+    g: &Gpu,
+    mode: Mode,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+) -> archipelago::Result<Measured> {
+    let cap = Capacity::fit(input.model(), input.batch());
+    let (free_before, _) = g.mem_info()?;
+    let opts = Options {
+        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
+    };
+    let start = Instant::now();
+    let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
+    solver.upload(input)?;
+    solver.replay()?; // captures the graph
+    solver.synchronize()?;
+    let construct_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut out = Islands::default();
+    let stats = solver.download(input, &mut out)?;
+    let ok = out.first_mismatch(reference).is_none();
+    let (free_after, _) = g.mem_info()?;
+    // One untimed replay tells how many timed ones fit in a few seconds.
+    let probe = median(solver.time_replays(0, 1)?);
+    let reps = if probe > 0.0 {
+        args.reps.min((3e6 / probe).ceil() as usize).max(1)
+    } else {
+        args.reps
+    };
+    let times = solver.time_replays(2.min(reps), reps)?;
+    Ok(Measured {
+        construct_ms,
+        workspace: solver.workspace().bytes(),
+        peak: free_before.saturating_sub(free_after),
+        median_us: median(times),
+        rounds: stats.rounds,
+        floor_us: solver.workspace().floor_bytes() as f64 / FLOOR_BYTES_PER_S * 1e6,
+        ok,
+    })
+}
+
+fn gpu_table(
+    g: &Gpu,
+    _shape: &Shape,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+    out: &mut String,
+) -> archipelago::Result<bool> {
+    let rows: Vec<Row> = Mode::ALL
+        .into_iter()
+        .map(|mode| Row {
+            mode,
+            result: measure(g, mode, input, reference, args).map_err(|e| e.to_string()),
+        })
+        .collect();
+    let dense = rows
+        .iter()
+        .find(|r| r.mode == Mode::Dense)
+        .and_then(|r| r.result.as_ref().ok())
+        .map(|m| m.median_us);
+    out.push_str("| mode | construct ms | workspace MiB | peak MiB | median µs/step | rounds | vs dense | floor µs | equals CPU |\n|---|---|---|---|---|---|---|---|---|\n");
+    let mut all_ok = true;
+    let mut best: Option<(f64, Mode)> = None;
+    for r in &rows {
+        match &r.result {
+            Ok(m) => {
+                all_ok &= m.ok;
+                if m.ok && best.is_none_or(|(b, _)| m.median_us < b) {
+                    best = Some((m.median_us, r.mode));
+                }
+                let ratio = match dense {
+                    Some(d) => format!("{:.1}x", d / m.median_us),
+                    None => "does not fit".into(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {:.1} | {} | {} | {:.1} | {} | {} | {:.2} | {} |",
+                    r.mode,
+                    m.construct_ms,
+                    mib(m.workspace),
+                    mib(m.peak),
+                    m.median_us,
+                    m.rounds,
+                    ratio,
+                    m.floor_us,
+                    if m.ok { "yes" } else { "NO" }
+                );
+            }
+            Err(e) => {
+                let short = if e.contains("refused") {
+                    "does not fit (refused)"
+                } else {
+                    e.as_str()
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | — | — | — | {} | — | — | — | — |",
+                    r.mode, short
+                );
+                if !e.contains("refused") {
+                    all_ok = false;
+                }
+            }
+        }
+    }
+    if let Some((us, mode)) = best {
+        let _ = writeln!(
+            out,
+            "\nauto (fastest measured, exact): {mode} at {us:.1} µs/step"
+        );
+    }
+    Ok(all_ok)
+}
+
+fn cpu_table(
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+    out: &mut String,
+) -> archipelago::Result<bool> {
+    out.push_str("| mode | median µs/step | rounds | scratch MiB | equals CPU dsu |\n|---|---|---|---|---|\n");
+    let mut all_ok = true;
+    for name in cpu::NAMES {
+        let Some(mut mode) = cpu::by_name(name) else {
+            continue;
+        };
+        let mut islands = Islands::default();
+        let mut stats = mode.solve(input, &mut islands)?;
+        let ok = islands.first_mismatch(reference).is_none();
+        all_ok &= ok;
+        let mut times = Vec::new();
+        let budget = Instant::now();
+        for _ in 0..args.reps {
+            let t = Instant::now();
+            stats = mode.solve(input, &mut islands)?;
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+            if budget.elapsed().as_secs_f64() > 3.0 {
+                break;
+            }
+        }
+        let _ = writeln!(
+            out,
+            "| {name} | {:.1} | {} | {} | {} |",
+            median(times),
+            stats.rounds,
+            mib(stats.scratch_bytes),
+            if ok { "yes" } else { "NO" }
+        );
+    }
+    Ok(all_ok)
 }

@@ -1,6 +1,6 @@
 //! `block`: one thread block per world with `parent[]` in shared memory: min-root CAS
 //! union-find without global atomics, compression, then the maps, all in one kernel launch.
-//! When a world's scratch (24 bytes per tree) exceeds the shared memory a block may use, the
+//! When a world's scratch (28 bytes per tree) exceeds the shared memory a block may use, the
 //! same kernel keeps it in a global per-world buffer instead.
 
 use cudarc::driver::CudaStream;

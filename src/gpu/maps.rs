@@ -27,9 +27,9 @@ pub struct BlockShape {
     pub smem: u32,
 }
 
-/// Bytes of per-world scratch: labels and five per-island counters.
+/// Bytes of per-world scratch: labels and six per-island arrays.
 pub fn scratch_bytes(ntree: usize) -> usize {
-    24 * ntree
+    28 * ntree
 }
 
 /// Whether the per-world scratch fits in the dynamic shared memory a block may opt in to

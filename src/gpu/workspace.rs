@@ -114,7 +114,7 @@ impl Drop for DevBuf {
 }
 
 /// The argument block every kernel takes by value; field order and types match `struct Args`
-/// in `kernels/common.cu` exactly (device pointers, then four ints).
+/// in `kernels/common.cu` exactly (device pointers, then five ints).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Args {
@@ -124,6 +124,8 @@ pub struct Args {
     pub support: u64,
     pub row_type: u64,
     pub dof_treeid: u64,
+    pub tree_dofadr: u64,
+    pub tree_dofnum: u64,
     pub labels: u64,
     pub fallback: u64,
     pub rounds: u64,
@@ -152,16 +154,31 @@ pub struct Args {
     pub ntree: i32,
     pub nv: i32,
     pub use_smem: i32,
+    pub dof_blocks: i32,
 }
 
 /// What a mode needs besides the common buffers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Needs {
-    /// Per-world scratch (labels + five per-island counters) lives in global memory because
+    /// Per-world scratch (labels + six per-island arrays) lives in global memory because
     /// it does not fit in shared memory.
     pub fallback: bool,
     /// The dense tree_tree matrix and stack (`nworld * ntree^2` ints each).
     pub dense: bool,
+}
+
+/// Whether every tree owns the dofs right after the previous tree's (tree 0 from dof 0, all
+/// dofs covered): then the dof maps follow from the tree order in parallel on the device.
+pub fn dof_blocks(model: &Model) -> bool {
+    let (adr, num) = (model.tree_dofadr(), model.tree_dofnum());
+    let mut next = 0i64;
+    for t in 0..model.ntree() {
+        if adr[t] as i64 != next {
+            return false;
+        }
+        next += num[t] as i64;
+    }
+    next == model.nv() as i64
 }
 
 /// Host-side packing of one batch: rows' and rowless hyperedges' supports in one array.
@@ -193,12 +210,14 @@ const SUPADR: usize = 2;
 const SUPPORT: usize = 3;
 const ROW_TYPE: usize = 4;
 const DOF_TREEID: usize = 5;
-const LABELS: usize = 6;
-const FALLBACK: usize = 7;
-const ROUNDS: usize = 8;
-const DENSE_MAT: usize = 9;
-const DENSE_STACK: usize = 10;
-const OUT0: usize = 11;
+const TREE_DOFADR: usize = 6;
+const TREE_DOFNUM: usize = 7;
+const LABELS: usize = 8;
+const FALLBACK: usize = 9;
+const ROUNDS: usize = 10;
+const DENSE_MAT: usize = 11;
+const DENSE_STACK: usize = 12;
+const OUT0: usize = 13;
 
 /// Output buffers in the order of `Args` (after `dense_stack`): name and size class.
 const OUTPUTS: [(&str, Size); 19] = [
@@ -284,11 +303,13 @@ impl Workspace {
             ("support", entries * 4),
             ("row_type", rows),
             ("dof_treeid", v * 4),
+            ("tree_dofadr", t * 4),
+            ("tree_dofnum", t * 4),
             ("labels", checked(&[w, t, 4])?),
             (
                 "fallback",
                 if needs.fallback {
-                    checked(&[w, t, 6, 4])?
+                    checked(&[w, t, 7, 4])?
                 } else {
                     0
                 },
@@ -318,6 +339,8 @@ impl Workspace {
             support: p(SUPPORT),
             row_type: p(ROW_TYPE),
             dof_treeid: p(DOF_TREEID),
+            tree_dofadr: p(TREE_DOFADR),
+            tree_dofnum: p(TREE_DOFNUM),
             labels: p(LABELS),
             fallback: p(FALLBACK),
             rounds: p(ROUNDS),
@@ -346,6 +369,7 @@ impl Workspace {
             ntree: model.ntree() as i32,
             nv: model.nv() as i32,
             use_smem: (!needs.fallback) as i32,
+            dof_blocks: dof_blocks(model) as i32,
         };
         let staging = Staging {
             supadr: Vec::with_capacity(hyper),
@@ -364,9 +388,17 @@ impl Workspace {
             args,
         };
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
-        // SAFETY: synchronous copy of a host slice that fits (checked by size above).
-        unsafe { result::memcpy_htod_sync(ws.bufs[DOF_TREEID].ptr(), model.dof_treeid()) }
-            .map_err(cuda("cuMemcpyHtoD"))?;
+        // SAFETY (each copy below): synchronous copy of a host slice into a buffer sized for it.
+        for (i, src) in [
+            (DOF_TREEID, model.dof_treeid()),
+            (TREE_DOFADR, model.tree_dofadr()),
+            (TREE_DOFNUM, model.tree_dofnum()),
+        ] {
+            if !src.is_empty() {
+                unsafe { result::memcpy_htod_sync(ws.bufs[i].ptr(), src) }
+                    .map_err(cuda("cuMemcpyHtoD"))?;
+            }
+        }
         Ok(ws)
     }
 
