@@ -272,6 +272,11 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     for (int t = tid; t < ntree; t += bd) {
         const int isl = lab[t];
         if (isl >= 0) atomicAdd(&cnt_t[isl], 1);
+        if (a.dof_blocks && (t & 31) == 0) {
+            // Step 6 reads these per-model arrays: start bringing them into L1 now.
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(a.tree_dofnum + t));
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(a.tree_dofadr + t));
+        }
     }
     for (int d = tid; d < nv; d += bd) {
         const int owner = a.dof_treeid[d];
@@ -355,7 +360,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             });
     } else if (wid == 2) {
         warp_scatter(
-            nrow, [&](int k) { return a.efc_island[r0 + k]; }, cnt_e, carry.z,
+            nrow, [&](int k) { return lab[a.support[a.supadr[r0 + k]]]; }, cnt_e, carry.z,
             [&](int k, int slot) {
                 a.map_iefc2efc[r0 + slot] = k;
                 a.map_efc2iefc[r0 + k] = slot;
@@ -386,6 +391,9 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         }
     }
 }
+
+// Does nothing: the bench times its graph to know the launch floor.
+extern "C" __global__ void noop_kernel(Args a) {}
 
 // Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.
 extern "C" __global__ void __launch_bounds__(1024) maps_kernel(Args a) {

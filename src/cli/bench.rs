@@ -260,9 +260,10 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     match &gpu {
         Ok(g) => {
             let i = g.info();
+            let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); NVRTC compile {:.2} s; floor bandwidth {} TB/s; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); NVRTC compile {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
@@ -270,6 +271,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
                 i.total_mem as f64 / (1u64 << 30) as f64,
                 i.compile_s,
                 FLOOR_BYTES_PER_S / 1e12,
+                empty,
                 args.reps
             );
         }

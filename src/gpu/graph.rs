@@ -62,3 +62,30 @@ pub fn capture(
     graph.upload().map_err(cuda("cuGraphUpload"))?;
     Ok(graph)
 }
+
+/// Median device time (µs, CUDA events) of replaying a graph of one empty kernel: the launch
+/// floor under every mode's figure.
+pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
+    let stream = gpu.stream().clone();
+    let args = super::workspace::Args::default();
+    let k = gpu.kernels().clone();
+    let graph = capture(&stream, |s| {
+        super::maps::launch(&k.noop, (1, 1, 1), 32, 0, &args, s)
+    })?;
+    let ctx = gpu.ctx();
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let mut times = Vec::with_capacity(reps);
+    for i in 0..reps + 3 {
+        start.record(&stream).map_err(cuda("cuEventRecord"))?;
+        graph.launch().map_err(cuda("cuGraphLaunch"))?;
+        end.record(&stream).map_err(cuda("cuEventRecord"))?;
+        let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+        if i >= 3 {
+            times.push(ms as f64 * 1000.0);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times.get(times.len() / 2).copied().unwrap_or(f64::NAN))
+}

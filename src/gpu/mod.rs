@@ -39,6 +39,7 @@ pub mod maps;
 pub mod module;
 pub mod solver;
 pub mod tiled;
+pub mod warp;
 pub mod workspace;
 
 use std::sync::Arc;

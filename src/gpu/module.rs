@@ -13,13 +13,14 @@ use super::cuda;
 use crate::error::{Error, Result};
 
 /// The CUDA C sources, in the order they are concatenated into one program.
-pub const SOURCES: [(&str, &str); 6] = [
+pub const SOURCES: [(&str, &str); 7] = [
     ("common.cu", include_str!("../../kernels/common.cu")),
     ("dense.cu", include_str!("../../kernels/dense.cu")),
     ("dsu.cu", include_str!("../../kernels/dsu.cu")),
     ("block.cu", include_str!("../../kernels/block.cu")),
     ("labelprop.cu", include_str!("../../kernels/labelprop.cu")),
     ("tiled.cu", include_str!("../../kernels/tiled.cu")),
+    ("warp.cu", include_str!("../../kernels/warp.cu")),
 ];
 
 /// The whole program: every source, each preceded by a `#line` so NVRTC's log names the file.
@@ -102,6 +103,10 @@ pub struct Kernels {
     pub block_labelprop: CudaFunction,
     /// `tiled`: fused warp-tiled propagation + maps.
     pub block_tiled: CudaFunction,
+    /// `warp`: fused warp-per-world DSU + maps.
+    pub warp_dsu: CudaFunction,
+    /// An empty kernel (the launch floor).
+    pub noop: CudaFunction,
 }
 
 impl Kernels {
@@ -126,6 +131,8 @@ impl Kernels {
             block_dsu: f("block_dsu_kernel")?,
             block_labelprop: f("block_labelprop_kernel")?,
             block_tiled: f("block_tiled_kernel")?,
+            noop: f("noop_kernel")?,
+            warp_dsu: f("warp_dsu_kernel")?,
             _module: module,
         };
         Ok((kernels, secs))

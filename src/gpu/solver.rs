@@ -10,7 +10,7 @@ use super::graph::StepGraph;
 use super::maps::{self, BlockShape};
 use super::module::Kernels;
 use super::workspace::{Needs, Workspace};
-use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled};
+use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
 use crate::cpu::Stats;
 use crate::error::{Error, Result};
 use crate::islands::Islands;
@@ -30,16 +30,19 @@ pub enum Mode {
     Tiled,
     /// Block per world, `parent[]` in shared memory, one launch per step.
     Block,
+    /// Warp per world, `parent[]` in shared memory, one launch per step (for small worlds).
+    Warp,
 }
 
 impl Mode {
     /// Every mode, in the order the tools list them.
-    pub const ALL: [Mode; 5] = [
+    pub const ALL: [Mode; 6] = [
         Mode::Dense,
         Mode::Dsu,
         Mode::Labelprop,
         Mode::Tiled,
         Mode::Block,
+        Mode::Warp,
     ];
 
     /// The name the command line uses.
@@ -50,6 +53,7 @@ impl Mode {
             Mode::Labelprop => "labelprop",
             Mode::Tiled => "tiled",
             Mode::Block => "block",
+            Mode::Warp => "warp",
         }
     }
 }
@@ -111,7 +115,10 @@ impl Solver {
             let (free, _) = gpu.mem_info()?;
             dense::check_fits(&cap, free, opts.dense_limit)?;
         }
-        let shape = BlockShape::for_capacity(&cap, info.smem_optin);
+        let shape = match mode {
+            Mode::Warp => warp::shape(&cap, info.smem_optin),
+            _ => BlockShape::for_capacity(&cap, info.smem_optin),
+        };
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: mode == Mode::Dense,
@@ -123,6 +130,7 @@ impl Solver {
             Mode::Labelprop => &kernels.block_labelprop,
             Mode::Tiled => &kernels.block_tiled,
             Mode::Block => &kernels.block_dsu,
+            Mode::Warp => &kernels.warp_dsu,
         };
         shape.prepare(f)?;
         Ok(Solver {
@@ -169,6 +177,7 @@ impl Solver {
             Mode::Labelprop => labelprop::enqueue(k, s, ws, stream),
             Mode::Tiled => tiled::enqueue(k, s, ws, stream),
             Mode::Block => block::enqueue(k, s, ws, stream),
+            Mode::Warp => warp::enqueue(k, s, ws, stream),
         }
     }
 
