@@ -79,10 +79,10 @@ struct I3 {
 };
 
 // Block-wide exclusive scan of three counters at once; every thread gets the block totals.
-// blockDim.x must be a multiple of 32. Contains barriers: call from every thread.
-__device__ I3 block_exscan3(I3 v, I3* total) {
-    __shared__ I3 s_warp[32];
-    __shared__ I3 s_total;
+// blockDim.x must be a multiple of 32. One barrier: the warp totals are double-buffered by the
+// caller's phase bit `ph` (two calls apart, a barrier always separates reuse of one buffer).
+__device__ I3 block_exscan3(I3 v, I3* total, int& ph) {
+    __shared__ I3 s_warp[2][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
     I3 inc = v;
     for (int o = 1; o < 32; o <<= 1) {
@@ -95,35 +95,34 @@ __device__ I3 block_exscan3(I3 v, I3* total) {
             inc.z += z;
         }
     }
-    if (lane == 31) s_warp[wid] = inc;
+    if (lane == 31) s_warp[ph][wid] = inc;
     __syncthreads();
-    if (wid == 0) {
-        I3 s = lane < nw ? s_warp[lane] : I3{0, 0, 0};
-        I3 si = s;
-        for (int o = 1; o < 32; o <<= 1) {
-            int x = __shfl_up_sync(FULL_MASK, si.x, o);
-            int y = __shfl_up_sync(FULL_MASK, si.y, o);
-            int z = __shfl_up_sync(FULL_MASK, si.z, o);
-            if (lane >= o) {
-                si.x += x;
-                si.y += y;
-                si.z += z;
-            }
+    // Every warp scans the warp totals itself (no second barrier).
+    I3 s = lane < nw ? s_warp[ph][lane] : I3{0, 0, 0};
+    for (int o = 1; o < 32; o <<= 1) {
+        int x = __shfl_up_sync(FULL_MASK, s.x, o);
+        int y = __shfl_up_sync(FULL_MASK, s.y, o);
+        int z = __shfl_up_sync(FULL_MASK, s.z, o);
+        if (lane >= o) {
+            s.x += x;
+            s.y += y;
+            s.z += z;
         }
-        if (lane < nw) s_warp[lane] = I3{si.x - s.x, si.y - s.y, si.z - s.z};
-        if (lane == 31) s_total = si;
     }
-    __syncthreads();
-    I3 base = s_warp[wid];
-    I3 r = I3{base.x + inc.x - v.x, base.y + inc.y - v.y, base.z + inc.z - v.z};
-    *total = s_total;
-    __syncthreads();
-    return r;
+    ph ^= 1;
+    const int src = wid > 0 ? wid - 1 : 0;
+    I3 base = I3{__shfl_sync(FULL_MASK, s.x, src), __shfl_sync(FULL_MASK, s.y, src),
+                 __shfl_sync(FULL_MASK, s.z, src)};
+    if (wid == 0) base = I3{0, 0, 0};
+    total->x = __shfl_sync(FULL_MASK, s.x, nw - 1);
+    total->y = __shfl_sync(FULL_MASK, s.y, nw - 1);
+    total->z = __shfl_sync(FULL_MASK, s.z, nw - 1);
+    return I3{base.x + inc.x - v.x, base.y + inc.y - v.y, base.z + inc.z - v.z};
 }
 
-__device__ __forceinline__ int block_exscan(int v, int* total) {
+__device__ __forceinline__ int block_exscan(int v, int* total, int& ph) {
     I3 t;
-    I3 r = block_exscan3(I3{v, 0, 0}, &t);
+    I3 r = block_exscan3(I3{v, 0, 0}, &t, ph);
     *total = t.x;
     return r.x;
 }
@@ -224,14 +223,36 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
     }
 }
 
-// Every output of world w from its min-roots `lab` (length ntree; overwritten with
-// tree_island). `cnt` holds 6 * ntree ints of scratch. Needs blockDim.x >= 96, a multiple of 32.
+// After ranking, `lab` holds for a root -2 - (its island), for any other touched tree its root,
+// and -1 for an untouched tree: the island of tree t is two shared loads away, so the labels
+// need no rewrite pass (and no barrier for it). MuJoCo makes no islands without rows.
+__device__ __forceinline__ int island_of(const int* lab, int t, int nrow) {
+    if (nrow == 0 || t < 0) return -1;
+    const int l = lab[t];
+    if (l == -1) return -1;
+    if (l <= -2) return -2 - l;
+    return -2 - lab[l];
+}
+
+// Warp-aggregated counting: lanes with the same key add once, through their lowest lane (a
+// big island would otherwise serialize every member on one shared-memory address).
+__device__ __forceinline__ unsigned key_group(int key, bool* leader) {
+    const unsigned mask = __match_any_sync(FULL_MASK, key);
+    *leader = (mask & ((1u << (threadIdx.x & 31)) - 1u)) == 0u;
+    return mask;
+}
+
+// Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
+// smallest tree of the component; rewritten as described at island_of). `cnt` holds 6 * ntree
+// ints of scratch. Needs blockDim.x >= 96, a multiple of 32. Loops run whole warps (for the
+// warp-wide intrinsics inside).
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = a.world_rowadr[w];
     const int nrow = world_nrow(a, w);
     const int tid = threadIdx.x, bd = blockDim.x;
+    int ph = 0;
     int* cnt_t = cnt;
     int* cnt_d = cnt + ntree;
     int* cnt_e = cnt + 2 * ntree;
@@ -239,72 +260,74 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     int* cnt_nf = cnt + 4 * ntree;
     int* dofadr = cnt + 5 * ntree;
 
-    // 1. Rank the roots (ascending tree = ascending smallest tree of the island). MuJoCo makes
-    //    no islands in a world without rows.
+    // 1. Rank the roots with a block scan (ascending tree = ascending smallest tree of the
+    //    island) and clear the counters.
     int nisland = 0;
     for (int base = 0; base < ntree; base += bd) {
         const int t = base + tid;
         const int root = (t < ntree && nrow > 0 && lab[t] == t) ? 1 : 0;
+        if (t < ntree) {
+            cnt_t[t] = 0;
+            cnt_d[t] = 0;
+            cnt_e[t] = 0;
+            cnt_ne[t] = 0;
+            cnt_nf[t] = 0;
+            dofadr[t] = INT_MAX_;
+        }
         int tot;
-        const int ex = block_exscan(root, &tot);
-        if (root) cnt_t[t] = nisland + ex; // ranks stay in shared memory
+        const int ex = block_exscan(root, &tot, ph);
+        if (root) lab[t] = -2 - (nisland + ex);
         nisland += tot;
     }
     __syncthreads();
-    // 2. Every tree takes its root's island.
-    for (int t = tid; t < ntree; t += bd) {
-        const int l = lab[t];
-        const int isl = (nrow == 0 || l < 0) ? -1 : cnt_t[l];
-        a.tree_island[T + t] = isl;
-        lab[t] = isl;
+    // 2. Islands of trees, dofs and rows, and the members of each island.
+    for (int base = 0; base < ntree; base += bd) {
+        const int t = base + tid;
+        const int isl = t < ntree ? island_of(lab, t, nrow) : -2;
+        if (t < ntree) a.tree_island[T + t] = isl;
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) atomicAdd(&cnt_t[isl], __popc(g));
     }
-    __syncthreads();
-    for (int i = tid; i < nisland; i += bd) {
-        cnt_t[i] = 0;
-        cnt_d[i] = 0;
-        cnt_e[i] = 0;
-        cnt_ne[i] = 0;
-        cnt_nf[i] = 0;
-        dofadr[i] = INT_MAX_;
-    }
-    __syncthreads();
-    // 3. Count members per island; dof and row islands.
-    for (int t = tid; t < ntree; t += bd) {
-        const int isl = lab[t];
-        if (isl >= 0) atomicAdd(&cnt_t[isl], 1);
-        if (a.dof_blocks && (t & 31) == 0) {
-            // Step 6 reads these per-model arrays: start bringing them into L1 now.
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(a.tree_dofnum + t));
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(a.tree_dofadr + t));
+    for (int base = 0; base < nv; base += bd) {
+        const int d = base + tid;
+        const int isl = d < nv ? island_of(lab, a.dof_treeid[d], nrow) : -2;
+        if (d < nv) a.dof_island[D + d] = isl;
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) {
+            atomicAdd(&cnt_d[isl], __popc(g));
+            atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
-    for (int d = tid; d < nv; d += bd) {
-        const int owner = a.dof_treeid[d];
-        const int isl = owner < 0 ? -1 : lab[owner];
-        a.dof_island[D + d] = isl;
-        if (isl >= 0) {
-            atomicAdd(&cnt_d[isl], 1);
-            atomicMin(&dofadr[isl], d); // island_dofadr: the island's smallest dof
+    for (int base = 0; base < nrow; base += bd) {
+        const int k = base + tid;
+        int isl = -2, type = -1;
+        if (k < nrow) {
+            const unsigned r = r0 + k;
+            isl = island_of(lab, a.support[a.supadr[r]], nrow);
+            a.efc_island[r] = isl;
+            type = a.row_type[r];
+        }
+        const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
+        const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) {
+            atomicAdd(&cnt_e[isl], __popc(g));
+            if (g & eq) atomicAdd(&cnt_ne[isl], __popc(g & eq));
+            if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
         }
     }
-    for (int k = tid; k < nrow; k += bd) {
-        const unsigned r = r0 + k;
-        const int isl = lab[a.support[a.supadr[r]]];
-        a.efc_island[r] = isl;
-        atomicAdd(&cnt_e[isl], 1);
-        const int type = a.row_type[r];
-        if (type == 0) atomicAdd(&cnt_ne[isl], 1);
-        else if (type == 1 || type == 2) atomicAdd(&cnt_nf[isl], 1);
-    }
     __syncthreads();
-    // 4. Per-island outputs, start addresses by block scans, −1 padding past nisland; the
+    // 3. Per-island outputs, start addresses by block scans, -1 padding past nisland; the
     //    counters become the scatter cursors.
     I3 carry = I3{0, 0, 0};
     for (int base = 0; base < ntree; base += bd) {
         const int i = base + tid;
         const I3 v = i < nisland ? I3{cnt_t[i], cnt_d[i], cnt_e[i]} : I3{0, 0, 0};
         I3 tot;
-        const I3 ex = block_exscan3(v, &tot);
+        const I3 ex = block_exscan3(v, &tot, ph);
         if (i < ntree) {
             const size_t o = T + i;
             if (i < nisland) {
@@ -340,37 +363,39 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nidof[w] = carry.y;
     }
     __syncthreads();
-    // 5. Stable scatters, one warp per map, members of no island last. The per-island
-    //    counters of step 3 are free again: cnt_ne keeps the tree order for step 6.
+    // 4. Stable scatters, one warp per map, members of no island last. cnt_ne is free again and
+    //    keeps the tree order for step 5.
     const int wid = tid >> 5;
     int* itree = cnt_ne;
     if (wid == 0) {
         warp_scatter(
-            ntree, [&](int t) { return lab[t]; }, cnt_t, carry.x,
+            ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
             [&](int t, int slot) {
                 a.map_itree2tree[T + slot] = t;
                 itree[slot] = t;
             });
     } else if (wid == 1 && !a.dof_blocks) {
         warp_scatter(
-            nv, [&](int d) { const int o = a.dof_treeid[d]; return o < 0 ? -1 : lab[o]; }, cnt_d, carry.y,
+            nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d, carry.y,
             [&](int d, int slot) {
                 a.map_idof2dof[D + slot] = d;
                 a.map_dof2idof[D + d] = slot;
             });
     } else if (wid == 2) {
         warp_scatter(
-            nrow, [&](int k) { return lab[a.support[a.supadr[r0 + k]]]; }, cnt_e, carry.z,
+            nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); }, cnt_e,
+            carry.z,
             [&](int k, int slot) {
                 a.map_iefc2efc[r0 + slot] = k;
                 a.map_efc2iefc[r0 + k] = slot;
             });
     }
-    __syncthreads();
-    // 6. When every tree owns a consecutive block of dofs in tree order, the idof order is the
-    //    trees' dof blocks laid out in itree order: one block scan of dof counts over itree gives
-    //    each tree's first idof, and every dof is placed in parallel.
+    // 5. When every tree owns a consecutive block of dofs in tree order (and there are many
+    //    dofs), the idof order is the trees' dof blocks laid out in itree order: one block scan
+    //    of dof counts over itree gives each tree's first idof, and every dof is placed in
+    //    parallel.
     if (a.dof_blocks) {
+        __syncthreads();
         int* first = cnt_nf; // per tree: its first idof
         int done = 0;
         for (int base = 0; base < ntree; base += bd) {
@@ -378,7 +403,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             const int t = p < ntree ? itree[p] : 0;
             const int n = p < ntree ? a.tree_dofnum[t] : 0;
             int tot;
-            const int ex = block_exscan(n, &tot);
+            const int ex = block_exscan(n, &tot, ph);
             if (p < ntree) first[t] = done + ex;
             done += tot;
         }

@@ -43,48 +43,56 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     for (int base = 0; base < ntree; base += 32) {
         const int t = base + lane;
         const bool root = t < ntree && nrow > 0 && lab[t] == t;
+        if (t < ntree) {
+            cnt_t[t] = 0;
+            cnt_d[t] = 0;
+            cnt_e[t] = 0;
+            cnt_ne[t] = 0;
+            cnt_nf[t] = 0;
+            dofadr[t] = INT_MAX_;
+        }
         const unsigned b = __ballot_sync(FULL_MASK, root);
-        if (root) cnt_t[t] = nisland + __popc(b & lower);
+        if (root) lab[t] = -2 - (nisland + __popc(b & lower));
         nisland += __popc(b);
     }
     __syncwarp();
-    for (int t = lane; t < ntree; t += 32) {
-        const int l = lab[t];
-        const int isl = (nrow == 0 || l < 0) ? -1 : cnt_t[l];
-        a.tree_island[T + t] = isl;
-        lab[t] = isl;
+    for (int base = 0; base < ntree; base += 32) {
+        const int t = base + lane;
+        const int isl = t < ntree ? island_of(lab, t, nrow) : -2;
+        if (t < ntree) a.tree_island[T + t] = isl;
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) atomicAdd(&cnt_t[isl], __popc(g));
     }
-    __syncwarp();
-    for (int i = lane; i < nisland; i += 32) {
-        cnt_t[i] = 0;
-        cnt_d[i] = 0;
-        cnt_e[i] = 0;
-        cnt_ne[i] = 0;
-        cnt_nf[i] = 0;
-        dofadr[i] = INT_MAX_;
-    }
-    __syncwarp();
-    for (int t = lane; t < ntree; t += 32) {
-        const int isl = lab[t];
-        if (isl >= 0) atomicAdd(&cnt_t[isl], 1);
-    }
-    for (int d = lane; d < nv; d += 32) {
-        const int owner = a.dof_treeid[d];
-        const int isl = owner < 0 ? -1 : lab[owner];
-        a.dof_island[D + d] = isl;
-        if (isl >= 0) {
-            atomicAdd(&cnt_d[isl], 1);
+    for (int base = 0; base < nv; base += 32) {
+        const int d = base + lane;
+        const int isl = d < nv ? island_of(lab, a.dof_treeid[d], nrow) : -2;
+        if (d < nv) a.dof_island[D + d] = isl;
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) {
+            atomicAdd(&cnt_d[isl], __popc(g));
             atomicMin(&dofadr[isl], d);
         }
     }
-    for (int k = lane; k < nrow; k += 32) {
-        const unsigned r = r0 + k;
-        const int isl = lab[a.support[a.supadr[r]]];
-        a.efc_island[r] = isl;
-        atomicAdd(&cnt_e[isl], 1);
-        const int type = a.row_type[r];
-        if (type == 0) atomicAdd(&cnt_ne[isl], 1);
-        else if (type == 1 || type == 2) atomicAdd(&cnt_nf[isl], 1);
+    for (int base = 0; base < nrow; base += 32) {
+        const int k = base + lane;
+        int isl = -2, type = -1;
+        if (k < nrow) {
+            const unsigned r = r0 + k;
+            isl = island_of(lab, a.support[a.supadr[r]], nrow);
+            a.efc_island[r] = isl;
+            type = a.row_type[r];
+        }
+        const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
+        const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
+        bool lead;
+        const unsigned g = key_group(isl, &lead);
+        if (isl >= 0 && lead) {
+            atomicAdd(&cnt_e[isl], __popc(g));
+            if (g & eq) atomicAdd(&cnt_ne[isl], __popc(g & eq));
+            if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
+        }
     }
     __syncwarp();
     I3 carry = I3{0, 0, 0};
@@ -130,20 +138,20 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     __syncwarp();
     int* itree = cnt_ne;
     warp_scatter(
-        ntree, [&](int t) { return lab[t]; }, cnt_t, carry.x,
+        ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
         [&](int t, int slot) {
             a.map_itree2tree[T + slot] = t;
             itree[slot] = t;
         });
     warp_scatter(
-        nrow, [&](int k) { return lab[a.support[a.supadr[r0 + k]]]; }, cnt_e, carry.z,
+        nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); }, cnt_e, carry.z,
         [&](int k, int slot) {
             a.map_iefc2efc[r0 + slot] = k;
             a.map_efc2iefc[r0 + k] = slot;
         });
     if (!a.dof_blocks) {
         warp_scatter(
-            nv, [&](int d) { const int o = a.dof_treeid[d]; return o < 0 ? -1 : lab[o]; }, cnt_d, carry.y,
+            nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d, carry.y,
             [&](int d, int slot) {
                 a.map_idof2dof[D + slot] = d;
                 a.map_dof2idof[D + d] = slot;

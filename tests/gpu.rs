@@ -320,18 +320,16 @@ fn over_capacity_is_refused_not_run() {
 #[test]
 fn out_of_memory_is_a_typed_error() {
     let Some(gpu) = open() else { return };
-    let model = Model::from_dofnum(&[1; 8]).unwrap();
     // 2^22 worlds of 2^16 trees: ~1 TiB of labels alone, more than any device has.
     let cap = Capacity {
         nworld: 1 << 22,
         ntree: 1 << 16,
-        nv: 8,
+        nv: 1 << 16,
         njmax: 1,
         nsupport: 1,
         nedge: 0,
     };
     let model_big = Model::from_dofnum(&vec![1; 1 << 16]).unwrap();
-    let _ = model;
     match Solver::new(&gpu, Mode::Dsu, cap, &model_big) {
         Err(Error::OutOfMemory { asked, free }) => assert!(asked > free, "{asked} <= {free}"),
         Err(e) => panic!("expected OutOfMemory, got {e}"),

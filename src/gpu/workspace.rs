@@ -167,6 +167,11 @@ pub struct Needs {
     pub dense: bool,
 }
 
+/// From this many dofs on, the device builds the dof maps from the tree order in parallel
+/// (when [`dof_blocks`] holds); below it one warp's stable scatter, running alongside the tree
+/// and row scatters, is faster.
+pub const PARALLEL_DOF_MAPS_MIN_NV: usize = 1024;
+
 /// Whether every tree owns the dofs right after the previous tree's (tree 0 from dof 0, all
 /// dofs covered): then the dof maps follow from the tree order in parallel on the device.
 pub fn dof_blocks(model: &Model) -> bool {
@@ -269,17 +274,18 @@ impl Workspace {
         model: &Model,
         needs: Needs,
     ) -> Result<Workspace> {
-        if model.ntree() > cap.ntree || model.nv() > cap.nv {
-            return Err(Error::OverCapacity {
-                world: 0,
-                what: if model.ntree() > cap.ntree {
-                    "ntree"
-                } else {
-                    "nv"
-                },
-                got: model.ntree().max(model.nv()),
-                cap: cap.ntree.max(cap.nv),
-            });
+        for (what, got, cap) in [
+            ("ntree", model.ntree(), cap.ntree),
+            ("nv", model.nv(), cap.nv),
+        ] {
+            if got > cap {
+                return Err(Error::OverCapacity {
+                    world: 0,
+                    what,
+                    got,
+                    cap,
+                });
+            }
         }
         if cap.ntree > i32::MAX as usize / 8 || cap.nv > i32::MAX as usize {
             return Err(Error::Refused {
@@ -369,7 +375,7 @@ impl Workspace {
             ntree: model.ntree() as i32,
             nv: model.nv() as i32,
             use_smem: (!needs.fallback) as i32,
-            dof_blocks: dof_blocks(model) as i32,
+            dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
         };
         let staging = Staging {
             supadr: Vec::with_capacity(hyper),
