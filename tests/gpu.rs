@@ -276,6 +276,31 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
     }
 }
 
+/// Cases of the shared conformance corpus (`archipelago::gen`) run on the device.
+const GEN_CASES: usize = 600;
+
+#[test]
+fn every_mode_equals_the_oracle_on_the_generated_corpus() {
+    let Some(gpu) = open() else { return };
+    let cases: Vec<Case> = archipelago::r#gen::corpus(2026)
+        .take(GEN_CASES)
+        .map(|c| Case {
+            name: format!("gen corpus seed {} {:?}", c.seed, c.spec),
+            model: c.model,
+            batch: c.batch,
+        })
+        .collect();
+    for mode in Mode::ALL {
+        for c in &cases {
+            check(&gpu, mode, c);
+        }
+        println!(
+            "{mode}: {} generated corpus cases equal to the oracle",
+            cases.len()
+        );
+    }
+}
+
 #[test]
 fn one_solver_serves_many_batches_within_its_capacity() {
     let Some(gpu) = open() else { return };

@@ -189,6 +189,7 @@ pub fn dof_blocks(model: &Model) -> bool {
 /// Host-side packing of one batch: rows' and rowless hyperedges' supports in one array.
 #[derive(Debug, Default)]
 struct Staging {
+    edgeadr: Vec<u32>,
     supadr: Vec<u32>,
     support: Vec<i32>,
     row_type: Vec<u8>,
@@ -378,6 +379,7 @@ impl Workspace {
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
         };
         let staging = Staging {
+            edgeadr: Vec::with_capacity(w + 1),
             supadr: Vec::with_capacity(hyper),
             support: Vec::with_capacity(entries),
             row_type: Vec::with_capacity(rows),
@@ -462,19 +464,27 @@ impl Workspace {
                 ),
             });
         }
+        // Rows as they are; rowless hyperedges as `Batch::hyperedges_of` yields them (after each
+        // world's rows), so the GPU applies the same coupling rule as every CPU mode.
         let s = &mut self.staging;
         s.supadr.clear();
         s.supadr.extend_from_slice(&batch.row_supadr);
-        let row_entries = batch.row_support.len() as u32;
-        s.supadr
-            .extend(batch.edge_supadr.iter().skip(1).map(|&o| o + row_entries));
         s.support.clear();
         s.support.extend_from_slice(&batch.row_support);
-        s.support.extend_from_slice(&batch.edge_support);
+        s.edgeadr.clear();
+        s.edgeadr.push(0);
+        for w in 0..batch.nworld() {
+            let nrow = batch.rows_of(w).len();
+            for support in batch.hyperedges_of(w).skip(nrow) {
+                s.support.extend_from_slice(support);
+                s.supadr.push(s.support.len() as u32);
+            }
+            s.edgeadr.push((s.supadr.len() - 1 - batch.nrow()) as u32);
+        }
         s.row_type.clear();
         s.row_type.extend(batch.row_type.iter().map(|&t| t as u8));
         self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
-        self.bufs[WORLD_EDGEADR].upload(&batch.world_edgeadr, stream)?;
+        self.bufs[WORLD_EDGEADR].upload(&s.edgeadr, stream)?;
         self.bufs[SUPADR].upload(&s.supadr, stream)?;
         self.bufs[SUPPORT].upload(&s.support, stream)?;
         self.bufs[ROW_TYPE].upload(&s.row_type, stream)?;
