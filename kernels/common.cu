@@ -244,7 +244,7 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
 // smallest tree of the component; rewritten as described at island_of). `cnt` holds 6 * ntree
-// ints of scratch. Needs blockDim.x >= 96, a multiple of 32. Loops run whole warps (for the
+// ints of scratch. Needs blockDim.x >= 64, a multiple of 32. Loops run whole warps (for the
 // warp-wide intrinsics inside).
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
@@ -363,32 +363,37 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nidof[w] = carry.y;
     }
     __syncthreads();
-    // 4. Stable scatters, one warp per map, members of no island last. cnt_ne is free again and
-    //    keeps the tree order for step 5.
-    const int wid = tid >> 5;
+    // 4. Stable scatters, one warp per map (a warp takes two when the block has only two),
+    //    members of no island last. cnt_ne is free again and keeps the tree order for step 5.
+    const int wid = tid >> 5, nwarp = bd >> 5;
     int* itree = cnt_ne;
-    if (wid == 0) {
-        warp_scatter(
-            ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
-            [&](int t, int slot) {
-                a.map_itree2tree[T + slot] = t;
-                itree[slot] = t;
-            });
-    } else if (wid == 1 && !a.dof_blocks) {
-        warp_scatter(
-            nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d, carry.y,
-            [&](int d, int slot) {
-                a.map_idof2dof[D + slot] = d;
-                a.map_dof2idof[D + d] = slot;
-            });
-    } else if (wid == 2) {
-        warp_scatter(
-            nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); }, cnt_e,
-            carry.z,
-            [&](int k, int slot) {
-                a.map_iefc2efc[r0 + slot] = k;
-                a.map_efc2iefc[r0 + k] = slot;
-            });
+    for (int m = wid; m < 3; m += nwarp) {
+        if (m == 0) {
+            warp_scatter(
+                nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); },
+                cnt_e, carry.z,
+                [&](int k, int slot) {
+                    a.map_iefc2efc[r0 + slot] = k;
+                    a.map_efc2iefc[r0 + k] = slot;
+                });
+        } else if (m == 1) {
+            if (!a.dof_blocks) {
+                warp_scatter(
+                    nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d,
+                    carry.y,
+                    [&](int d, int slot) {
+                        a.map_idof2dof[D + slot] = d;
+                        a.map_dof2idof[D + d] = slot;
+                    });
+            }
+        } else {
+            warp_scatter(
+                ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
+                [&](int t, int slot) {
+                    a.map_itree2tree[T + slot] = t;
+                    itree[slot] = t;
+                });
+        }
     }
     // 5. When every tree owns a consecutive block of dofs in tree order (and there are many
     //    dofs), the idof order is the trees' dof blocks laid out in itree order: one block scan

@@ -9,9 +9,9 @@
 
 use cudarc::driver::{CudaFunction, CudaStream, result};
 
-use super::cuda;
 use super::module::Kernels;
 use super::workspace::{Args, Workspace};
+use super::{DeviceInfo, cuda};
 use crate::error::{Error, Result};
 use crate::rows::Capacity;
 
@@ -21,7 +21,7 @@ pub const EDGE_THREADS: u32 = 128;
 /// How a block-per-world kernel is launched: threads per block and dynamic shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockShape {
-    /// Threads per block (a multiple of 32, at least 96 for the three scatter warps).
+    /// Threads per block (a multiple of 32, at least 64: the three scatters need two warps).
     pub threads: u32,
     /// Dynamic shared memory per block in bytes (0 when the scratch is in global memory).
     pub smem: u32,
@@ -39,21 +39,33 @@ pub fn fits_smem(ntree: usize, smem_optin: usize) -> bool {
 }
 
 impl BlockShape {
-    /// Threads grow with the work of one world (its trees, dofs and hyperedges).
-    pub fn for_capacity(cap: &Capacity, smem_optin: usize) -> BlockShape {
-        let work = cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge);
-        let threads = match work {
-            0..=256 => 128,
-            257..=1024 => 256,
-            1025..=4096 => 512,
-            _ => 1024,
-        };
-        let smem = if fits_smem(cap.ntree, smem_optin) {
+    /// Threads per block for the block-per-world kernel `f`: the largest power of two (64 to
+    /// 1024, no more than the work of one world needs) at which every world of `cap` is
+    /// resident at once (one wave, from the occupancy the driver reports for `f`'s registers
+    /// and shared memory); 64 when even that leaves several waves (more worlds in flight per
+    /// multiprocessor is then what counts).
+    pub fn choose(f: &CudaFunction, cap: &Capacity, info: &DeviceInfo) -> Result<BlockShape> {
+        let smem = if fits_smem(cap.ntree, info.smem_optin) {
             scratch_bytes(cap.ntree) as u32
         } else {
             0
         };
-        BlockShape { threads, smem }
+        Kernels::allow_smem(f, smem.max(1) as usize)?;
+        let work = cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge).max(1);
+        let most = work.next_power_of_two().clamp(64, 1024) as u32;
+        let mut threads = 64;
+        let mut t = most;
+        while t >= 64 {
+            let per_sm = f
+                .occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
+                .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+            if per_sm as usize * info.sm_count.max(1) as usize >= cap.nworld {
+                threads = t;
+                break;
+            }
+            t /= 2;
+        }
+        Ok(BlockShape { threads, smem })
     }
 
     /// Allows `f` the dynamic shared memory of this shape.

@@ -7,7 +7,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaStream, sys};
 
 use super::graph::StepGraph;
-use super::maps::{self, BlockShape};
+use super::maps::BlockShape;
 use super::module::Kernels;
 use super::workspace::{Needs, Workspace};
 use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
@@ -115,15 +115,6 @@ impl Solver {
             let (free, _) = gpu.mem_info()?;
             dense::check_fits(&cap, free, opts.dense_limit)?;
         }
-        let shape = match mode {
-            Mode::Warp => warp::shape(&cap, info.smem_optin),
-            _ => BlockShape::for_capacity(&cap, info.smem_optin),
-        };
-        let needs = Needs {
-            fallback: shape.smem == 0,
-            dense: mode == Mode::Dense,
-        };
-        let ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         let kernels = gpu.kernels().clone();
         let f = match mode {
             Mode::Dense | Mode::Dsu => &kernels.maps,
@@ -132,7 +123,16 @@ impl Solver {
             Mode::Block => &kernels.block_dsu,
             Mode::Warp => &kernels.warp_dsu,
         };
+        let shape = match mode {
+            Mode::Warp => warp::shape(&cap, info.smem_optin),
+            _ => BlockShape::choose(f, &cap, info)?,
+        };
         shape.prepare(f)?;
+        let needs = Needs {
+            fallback: shape.smem == 0 && cap.ntree > 0,
+            dense: mode == Mode::Dense,
+        };
+        let ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         Ok(Solver {
             mode,
             kernels,
@@ -265,9 +265,4 @@ impl Solver {
         }
         Ok(times)
     }
-}
-
-/// The launch shape `maps` would use (exposed for reports).
-pub fn shape_for(gpu: &Gpu, cap: &Capacity) -> BlockShape {
-    maps::BlockShape::for_capacity(cap, gpu.info().smem_optin)
 }
