@@ -16,10 +16,8 @@ extern "C" __global__ void __launch_bounds__(1024) block_dsu_kernel(Args a) {
         union_support(lab, a.support, a.supadr[h], a.supadr[h + 1]);
     }
     __syncthreads();
-    for (int t = tid; t < ntree; t += bd) {
-        if (((volatile int*)lab)[t] >= 0) lab[t] = find_ro(lab, t);
-    }
-    __syncthreads();
+    // Every tree straight to its root in O(log depth) block-wide passes.
+    jump_all(lab, ntree);
     if (tid == 0) a.rounds[w] = 0;
     world_maps(a, w, lab, cnt);
 }

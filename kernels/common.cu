@@ -186,6 +186,26 @@ __device__ __forceinline__ void union_support(int* p, const int* support, unsign
     }
 }
 
+// Pointer jumping to a fixed point: lab[t] <- lab[lab[t]], block-wide, until nothing moves.
+// Each thread writes only its own trees; values only decrease and stay inside the component.
+__device__ void jump_all(int* lab, int ntree) {
+    volatile int* v = lab;
+    while (true) {
+        int moved = 0;
+        for (int t = threadIdx.x; t < ntree; t += blockDim.x) {
+            const int l = v[t];
+            if (l >= 0) {
+                const int ll = v[l];
+                if (ll < l) {
+                    v[t] = ll;
+                    moved = 1;
+                }
+            }
+        }
+        if (!__syncthreads_or(moved)) break;
+    }
+}
+
 // ---- the maps -------------------------------------------------------------------------------
 
 // Stable counting-sort scatter run by one warp: element i with key k >= 0 goes to
@@ -208,7 +228,9 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
             if (base + u * 32 >= n) break; // warp-uniform
             const int i = base + u * 32 + lane;
             const int k = kb[u];
-            const unsigned mask = __match_any_sync(FULL_MASK, k);
+            // One key across the warp (a big island) needs no match.
+            const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
+            const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
             const int rank = __popc(mask & lower);
             int slot = 0;
             if (k >= 0) slot = cursor[k] + rank;
@@ -234,12 +256,14 @@ __device__ __forceinline__ int island_of(const int* lab, int t, int nrow) {
     return -2 - lab[l];
 }
 
-// Warp-aggregated counting: lanes with the same key add once, through their lowest lane (a
-// big island would otherwise serialize every member on one shared-memory address).
+// Counting groups: when the whole warp has one key (a big island, where every member would
+// otherwise serialize on one shared-memory address) lane 0 adds for all 32; otherwise every
+// lane adds for itself. Returns the lanes this lane counts for (empty when it counts none).
 __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
-    const unsigned mask = __match_any_sync(FULL_MASK, key);
-    *leader = (mask & ((1u << (threadIdx.x & 31)) - 1u)) == 0u;
-    return mask;
+    const bool uniform = __all_sync(FULL_MASK, key == __shfl_sync(FULL_MASK, key, 0));
+    const int lane = threadIdx.x & 31;
+    *leader = uniform ? lane == 0 : true;
+    return uniform ? FULL_MASK : (1u << lane);
 }
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the

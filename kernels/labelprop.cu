@@ -16,26 +16,6 @@ __device__ void touch_all(const Args& a, int w, int* lab) {
     }
 }
 
-// Pointer jumping to a fixed point: lab[t] <- lab[lab[t]]. Each thread writes only its own
-// trees; values only decrease and stay inside the component.
-__device__ void jump_all(int* lab, int ntree) {
-    volatile int* v = lab;
-    while (true) {
-        int moved = 0;
-        for (int t = threadIdx.x; t < ntree; t += blockDim.x) {
-            const int l = v[t];
-            if (l >= 0) {
-                const int ll = v[l];
-                if (ll < l) {
-                    v[t] = ll;
-                    moved = 1;
-                }
-            }
-        }
-        if (!__syncthreads_or(moved)) break;
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(1024) block_labelprop_kernel(Args a) {
     extern __shared__ int smem[];
     const int w = blockIdx.x;
