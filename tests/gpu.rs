@@ -417,3 +417,80 @@ fn the_kernels_compile_for_hopper() {
         assert!(ptx.contains(k), "{k} missing from the PTX");
     }
 }
+
+/// The committed traces: under `$ARCHIPELAGO_ROOT/traces` when set (the GPU machine runs the
+/// test executable away from this checkout), else under this crate.
+fn trace_dir() -> std::path::PathBuf {
+    std::env::var_os("ARCHIPELAGO_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("traces")
+}
+
+#[test]
+fn every_trace_in_every_mode_matches_native_and_the_oracle() {
+    let Some(gpu) = open() else { return };
+    use archipelago::trace::{self, Trace};
+    let mut paths: Vec<_> = std::fs::read_dir(trace_dir())
+        .expect("traces/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no committed traces found");
+    let mut batch = Batch::default();
+    let mut native = Islands::default();
+    let mut got = Islands::default();
+    for path in &paths {
+        let tr = Trace::open(path).unwrap();
+        // One capacity for every step of the trace.
+        let mut cap: Option<Capacity> = None;
+        for step in 0..tr.nstep() {
+            tr.batch(step, &mut batch);
+            let c = Capacity::fit(tr.model(), &batch);
+            cap = Some(match cap {
+                None => c,
+                Some(m) => Capacity {
+                    nworld: m.nworld.max(c.nworld),
+                    ntree: m.ntree.max(c.ntree),
+                    nv: m.nv.max(c.nv),
+                    njmax: m.njmax.max(c.njmax),
+                    nsupport: m.nsupport.max(c.nsupport),
+                    nedge: m.nedge.max(c.nedge),
+                },
+            });
+        }
+        let Some(cap) = cap else { continue };
+        for mode in Mode::ALL {
+            let mut solver = match Solver::new(&gpu, mode, cap, tr.model()) {
+                Ok(s) => s,
+                Err(Error::Refused { .. }) if mode == Mode::Dense => continue,
+                Err(e) => panic!("{mode} on {}: {e}", path.display()),
+            };
+            for step in 0..tr.nstep() {
+                tr.batch(step, &mut batch);
+                tr.native(step, &mut native);
+                let input = Input::new(tr.model(), &batch).unwrap();
+                solver.solve(&input, &mut got).unwrap();
+                if let Some(m) = trace::compare(&got, &native) {
+                    panic!(
+                        "{mode} on {} step {step}: {m} (against native)",
+                        path.display()
+                    );
+                }
+                if let Some(m) = got.first_mismatch(&oracle::solve(&input)) {
+                    panic!(
+                        "{mode} on {} step {step}: {m} (against the oracle)",
+                        path.display()
+                    );
+                }
+            }
+        }
+        println!(
+            "{}: {} steps x {} worlds, every mode equals native",
+            path.display(),
+            tr.nstep(),
+            tr.nworld()
+        );
+    }
+}

@@ -63,7 +63,7 @@ impl Rng {
 
 /// One benchmark shape.
 struct Shape {
-    name: &'static str,
+    name: String,
     model: Model,
     batch: Batch,
 }
@@ -121,7 +121,7 @@ fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, se
         contacts(&mut rng, &mut b, ntree, rows, 8, 4);
     }
     Shape {
-        name,
+        name: name.to_string(),
         model: robot_model(ntree),
         batch: b.finish(),
     }
@@ -141,7 +141,7 @@ fn chain_shape(name: &'static str, ntree: usize, seed: u64) -> Shape {
     }
     b.end_world();
     Shape {
-        name,
+        name: name.to_string(),
         model: Model::from_dofnum(&vec![1; ntree]).expect("valid"),
         batch: b.finish(),
     }
@@ -177,14 +177,17 @@ fn particle_shape(
         b.end_world();
     }
     Shape {
-        name,
+        name: name.to_string(),
         model: Model::from_dofnum(&vec![3; ntree]).expect("valid"),
         batch: b.finish(),
     }
 }
 
-fn shapes() -> Vec<(&'static str, fn() -> Shape)> {
-    vec![
+type Make = Box<dyn Fn() -> archipelago::Result<Option<Shape>>>;
+type Synthetic = (&'static str, fn() -> Shape);
+
+fn shapes() -> Vec<(String, Make)> {
+    let synthetic: Vec<Synthetic> = vec![
         ("8192x64", || random_shape("8192x64", 8192, 64, 64, 1)),
         ("aloha-2048x22", || {
             random_shape("aloha-2048x22", 2048, 22, 100, 2)
@@ -199,7 +202,65 @@ fn shapes() -> Vec<(&'static str, fn() -> Shape)> {
         ("1024x4096", || {
             random_shape("1024x4096", 1024, 4096, 4096, 8)
         }),
-    ]
+    ];
+    let mut all: Vec<(String, Make)> = synthetic
+        .into_iter()
+        .map(|(n, f)| (n.to_string(), Box::new(move || Ok(Some(f()))) as Make))
+        .collect();
+    // Real MuJoCo 4.0.0 traces, their busiest step tiled to the world counts of issue 4's
+    // MuJoCo Warp figures.
+    for (scene, nworld) in [
+        ("aloha_clutter", 2048),
+        ("replicate_particle", 1024),
+        ("replicate_particle", 256),
+        ("benchmark_humanoid200", 256),
+        ("humanoid_100_humanoids", 256),
+        ("flex_trampoline", 64),
+    ] {
+        let name = format!("trace:{scene}x{nworld}");
+        let label = name.clone();
+        all.push((name, Box::new(move || trace_shape(&label, scene, nworld))));
+    }
+    all
+}
+
+/// Where the committed traces are: `$ARCHIPELAGO_ROOT/traces`, else `./traces`.
+fn trace_dir() -> std::path::PathBuf {
+    std::env::var_os("ARCHIPELAGO_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from("."))
+        .join("traces")
+}
+
+/// The busiest step of trace `scene` with its worlds repeated to `nworld` worlds (None when
+/// the trace is not there).
+fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Option<Shape>> {
+    let path = trace_dir().join(format!("{scene}.npz"));
+    if !path.exists() {
+        return Ok(None);
+    }
+    let tr = archipelago::trace::Trace::open(&path)?;
+    let step = (0..tr.nstep()).max_by_key(|&s| tr.nrow(s)).unwrap_or(0);
+    let mut src = Batch::default();
+    tr.batch(step, &mut src);
+    let mut b = Batch::builder();
+    for w in 0..nworld {
+        let sw = w % src.nworld().max(1);
+        if src.nworld() > 0 {
+            for r in src.rows_of(sw) {
+                b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
+            }
+            for e in src.edges_of(sw) {
+                b.rowless(src.edge_id[e], src.edge_support_of(e));
+            }
+        }
+        b.end_world();
+    }
+    Ok(Some(Shape {
+        name: format!("{name} (step {step} of {})", tr.nstep()),
+        model: tr.model().clone(),
+        batch: b.finish(),
+    }))
 }
 
 /// Static facts of a shape: per-world rows and support entries, arity, index dtype.
@@ -284,8 +345,14 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         }
     }
     print!("{report}");
-    for (_, make) in selected {
-        let shape = make();
+    for (name, make) in selected {
+        let Some(shape) = make()? else {
+            println!(
+                "### {name}: trace not found under {}, skipped\n",
+                trace_dir().display()
+            );
+            continue;
+        };
         let input = Input::new(&shape.model, &shape.batch)?;
         let mut reference = Islands::default();
         cpu::by_name("dsu")
@@ -460,7 +527,13 @@ fn cpu_table(
             continue;
         };
         let mut islands = Islands::default();
-        let mut stats = mode.solve(input, &mut islands)?;
+        let mut stats = match mode.solve(input, &mut islands) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = writeln!(out, "| {name} | {e} | — | — | — |");
+                continue;
+            }
+        };
         let ok = islands.first_mismatch(reference).is_none();
         all_ok &= ok;
         let mut times = Vec::new();
