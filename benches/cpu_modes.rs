@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use archipelago::r#gen::{self, Spec};
+use archipelago::synth::{self, Spec};
 use archipelago::{Error, Input, Islands, cpu};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -21,7 +21,7 @@ const SHAPES: [(usize, usize, usize); 5] = [
 
 fn modes(c: &mut Criterion) {
     for (ntree, nworld, rows) in SHAPES {
-        let (model, batch) = r#gen::batch(&Spec::realistic(nworld, ntree, rows), 42);
+        let (model, batch) = synth::batch(&Spec::realistic(nworld, ntree, rows), 42);
         let input = Input::new(&model, &batch).expect("generated batches are valid");
         let mut group = c.benchmark_group(format!("cpu/{ntree}trees_{nworld}worlds"));
         for name in cpu::NAMES {

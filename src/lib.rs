@@ -21,7 +21,6 @@
 
 pub mod cpu;
 pub mod error;
-pub mod r#gen;
 pub mod gpu;
 pub mod islands;
 pub mod labels;
@@ -30,6 +29,7 @@ pub mod model;
 pub mod oracle;
 pub mod order;
 pub mod rows;
+pub mod synth;
 pub mod trace;
 
 pub use error::{Error, Result};

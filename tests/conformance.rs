@@ -2,7 +2,7 @@
 //! the generators are reproducible and cover what the corpus claims to cover.
 
 use archipelago::cpu::{self, CpuMode, dense::Dense};
-use archipelago::r#gen::{self, Case, Spec, Topology};
+use archipelago::synth::{self, Case, Spec, Topology};
 use archipelago::{Batch, Error, Input, Islands, Model, RowType, oracle};
 
 /// Number of generated cases every mode is checked on.
@@ -17,7 +17,7 @@ fn modes() -> Vec<Box<dyn CpuMode>> {
 
 fn describe(case: &Case) -> String {
     format!(
-        "spec {:?}, seed {:#x} (rebuild with r#gen::batch)",
+        "spec {:?}, seed {:#x} (rebuild with synth::batch)",
         case.spec, case.seed
     )
 }
@@ -29,7 +29,7 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
     let mut modes = modes();
     let mut outs: Vec<Islands> = modes.iter().map(|_| Islands::default()).collect();
     let mut checked = 0;
-    for case in r#gen::corpus(0x5eed).take(CASES) {
+    for case in synth::corpus(0x5eed).take(CASES) {
         let input = Input::new(&case.model, &case.batch)
             .unwrap_or_else(|e| panic!("generated an invalid batch ({e}): {}", describe(&case)));
         let want = oracle::solve(&input);
@@ -65,7 +65,7 @@ fn every_mode_equals_the_oracle_on_each_topology_at_scale() {
                 topology,
                 ..Spec::default()
             };
-            let (model, batch) = r#gen::batch(&spec, k as u64);
+            let (model, batch) = synth::batch(&spec, k as u64);
             let input = Input::new(&model, &batch).unwrap();
             let want = oracle::solve(&input);
             for mode in &mut modes {
@@ -84,16 +84,16 @@ fn every_mode_equals_the_oracle_on_each_topology_at_scale() {
 #[test]
 fn generators_are_reproducible_and_seed_dependent() {
     let spec = Spec::realistic(16, 40, 60);
-    assert_eq!(r#gen::batch(&spec, 3), r#gen::batch(&spec, 3));
-    assert_ne!(r#gen::batch(&spec, 3).1, r#gen::batch(&spec, 4).1);
-    let a: Vec<_> = r#gen::corpus(9).take(50).map(|c| c.batch).collect();
-    let b: Vec<_> = r#gen::corpus(9).take(50).map(|c| c.batch).collect();
+    assert_eq!(synth::batch(&spec, 3), synth::batch(&spec, 3));
+    assert_ne!(synth::batch(&spec, 3).1, synth::batch(&spec, 4).1);
+    let a: Vec<_> = synth::corpus(9).take(50).map(|c| c.batch).collect();
+    let b: Vec<_> = synth::corpus(9).take(50).map(|c| c.batch).collect();
     assert_eq!(a, b);
 }
 
 #[test]
 fn scene_worlds_keep_mujoco_efc_order() {
-    let (_, batch) = r#gen::batch(&Spec::realistic(50, 64, 100), 11);
+    let (_, batch) = synth::batch(&Spec::realistic(50, 64, 100), 11);
     let mut kinds = std::collections::BTreeSet::new();
     for w in 0..batch.nworld() {
         let types = &batch.row_type[batch.rows_of(w)];
@@ -176,7 +176,7 @@ fn count(case: &Case, c: &mut Coverage) {
 #[test]
 fn corpus_covers_the_claimed_shapes() {
     let mut c = Coverage::default();
-    for case in r#gen::corpus(0x5eed).take(CASES) {
+    for case in synth::corpus(0x5eed).take(CASES) {
         count(&case, &mut c);
     }
     let at_least = |what: &str, got: usize, want: usize| {
@@ -210,7 +210,7 @@ fn dense_reports_the_kernel_footprint_and_refuses_above_its_cap() {
         ntree: 40,
         ..Spec::default()
     };
-    let (model, batch) = r#gen::batch(&spec, 1);
+    let (model, batch) = synth::batch(&spec, 1);
     let input = Input::new(&model, &batch).unwrap();
     let mut out = Islands::default();
     let need = 8 * 3 * 40 * 40;
@@ -254,7 +254,7 @@ fn labelprop_counts_rounds_that_grow_with_the_diameter() {
             noise: false,
             ..Spec::default()
         };
-        let (model, batch) = r#gen::batch(&spec, 5);
+        let (model, batch) = synth::batch(&spec, 5);
         let input = Input::new(&model, &batch).unwrap();
         cpu::by_name("labelprop")
             .unwrap()

@@ -421,7 +421,7 @@ fn rebuild(
 #[test]
 fn generated_corpus_is_identical_across_permuted_inputs() {
     let mut rng = Rng(77);
-    for case in archipelago::r#gen::corpus(3).take(150) {
+    for case in archipelago::synth::corpus(3).take(150) {
         let groups = constraints_of(&case.batch);
         let (batch, keys, tags) = rebuild(&case.batch, &groups, None);
         let mut runner = Runner {

@@ -282,7 +282,7 @@ const GEN_CASES: usize = 600;
 #[test]
 fn every_mode_equals_the_oracle_on_the_generated_corpus() {
     let Some(gpu) = open() else { return };
-    let cases: Vec<Case> = archipelago::r#gen::corpus(2026)
+    let cases: Vec<Case> = archipelago::synth::corpus(2026)
         .take(GEN_CASES)
         .map(|c| Case {
             name: format!("gen corpus seed {} {:?}", c.seed, c.spec),

@@ -5,7 +5,7 @@
 //! maps follow the rows consistently. Each transformed batch is also checked against every mode.
 
 use archipelago::cpu::{self, CpuMode};
-use archipelago::r#gen::{self, Rng, Spec, Topology};
+use archipelago::synth::{self, Rng, Spec, Topology};
 use archipelago::{Batch, Input, Islands, Model, RowType, oracle};
 use proptest::prelude::*;
 
@@ -82,7 +82,7 @@ fn base(seed: u64, ntree: usize, rows: usize, topology: usize) -> (Model, Batch)
         topology: *Topology::PURE.get(topology).unwrap_or(&Topology::Mixed),
         ..Spec::default()
     };
-    r#gen::batch(&spec, seed)
+    synth::batch(&spec, seed)
 }
 
 /// Distinct trees of a support in first-seen order.

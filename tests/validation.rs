@@ -1,7 +1,7 @@
 //! Every validation error, each from a minimal bad input; and no input, however malformed, makes
 //! validation or any mode panic.
 
-use archipelago::r#gen::{self, Rng, Spec};
+use archipelago::synth::{self, Rng, Spec};
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu, oracle};
 use proptest::prelude::*;
 
@@ -307,7 +307,7 @@ proptest! {
     fn one_corrupted_entry_never_panics(seed: u64, field in 0usize..9, at: usize, value in -2i64..40) {
         // A valid batch with one entry overwritten reaches deeper checks than pure garbage.
         let spec = Spec { nworld: 3, ntree: 12, rows: 6, ..Spec::default() };
-        let (model, mut b) = r#gen::batch(&spec, seed);
+        let (model, mut b) = synth::batch(&spec, seed);
         let (u, i) = (value.max(0) as u32, value as i32);
         let mut rng = Rng::new(at as u64);
         macro_rules! poke {
@@ -329,7 +329,7 @@ proptest! {
             7 => { b.row_id.pop(); }
             _ => { b.world_rowadr.pop(); }
         }
-        let cap = Capacity::fit(&model, &r#gen::batch(&spec, seed).1);
+        let cap = Capacity::fit(&model, &synth::batch(&spec, seed).1);
         run_everything(&model, &b, &cap);
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use archipelago::cpu::{self, Stats};
-use archipelago::r#gen::{self, Spec};
+use archipelago::synth::{self, Spec};
 use archipelago::{Error, Input, Islands, Result, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -124,7 +124,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     for &ntree in &args.trees {
         bar.set_message(format!("ntree {ntree}: generating"));
         let spec = Spec::realistic(args.worlds, ntree, args.rows);
-        let (model, batch) = r#gen::batch(&spec, args.seed);
+        let (model, batch) = synth::batch(&spec, args.seed);
         let input = Input::new(&model, &batch)?;
         bar.inc(1);
         bar.set_message(format!("ntree {ntree}: oracle"));

@@ -7,14 +7,14 @@
 //! endless stream of varied cases for conformance testing.
 //!
 //! (`gen` is a reserved word in Rust 2024, so code in that edition spells the path
-//! `archipelago::r#gen`.)
+//! `archipelago::synth`.)
 //!
 //! ```
-//! use archipelago::r#gen::{self, Spec, Topology};
+//! use archipelago::synth::{self, Spec, Topology};
 //! let spec = Spec { nworld: 4, ntree: 30, rows: 20, topology: Topology::Chain, ..Spec::default() };
-//! let (model, batch) = r#gen::batch(&spec, 7);
+//! let (model, batch) = synth::batch(&spec, 7);
 //! assert_eq!((model.ntree(), batch.nworld()), (30, 4));
-//! assert_eq!(r#gen::batch(&spec, 7), (model, batch)); // reproducible
+//! assert_eq!(synth::batch(&spec, 7), (model, batch)); // reproducible
 //! ```
 
 use crate::model::Model;
@@ -221,7 +221,7 @@ pub fn batch(spec: &Spec, seed: u64) -> (Model, Batch) {
 /// hundred, one to a dozen worlds, every topology, with and without noise. Take as many as needed.
 ///
 /// ```
-/// let cases: Vec<_> = archipelago::r#gen::corpus(1).take(3).collect();
+/// let cases: Vec<_> = archipelago::synth::corpus(1).take(3).collect();
 /// assert_eq!(cases.len(), 3);
 /// ```
 pub fn corpus(seed: u64) -> impl Iterator<Item = Case> {
