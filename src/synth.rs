@@ -6,9 +6,6 @@
 //! ([`Model`], [`Batch`]) pair, always the same pair for the same arguments. [`corpus`] yields an
 //! endless stream of varied cases for conformance testing.
 //!
-//! (`gen` is a reserved word in Rust 2024, so code in that edition spells the path
-//! `archipelago::synth`.)
-//!
 //! ```
 //! use archipelago::synth::{self, Spec, Topology};
 //! let spec = Spec { nworld: 4, ntree: 30, rows: 20, topology: Topology::Chain, ..Spec::default() };
