@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use archipelago::cpu::{self, Stats};
 use archipelago::synth::{self, Spec};
-use archipelago::{Error, Input, Islands, Result, oracle};
+use archipelago::{Capacity, Error, Input, Islands, Model, Result, gpu, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
 
 const WORLDS: usize = 4096;
@@ -64,9 +64,10 @@ pub struct Runner {
     pub solve: SolveFn,
 }
 
-/// Every runner available on this machine, in table order.
+/// Every runner available on this machine, in table order: the CPU modes, then (when a CUDA
+/// device is present) every GPU mode as `gpu-<mode>`.
 pub fn runners() -> Vec<Runner> {
-    cpu::NAMES
+    let mut list: Vec<Runner> = cpu::NAMES
         .iter()
         .filter_map(|&name| {
             let mut mode = cpu::by_name(name)?;
@@ -75,7 +76,45 @@ pub fn runners() -> Vec<Runner> {
                 solve: Box::new(move |input, out| mode.solve(input, out)),
             })
         })
-        .collect()
+        .collect();
+    match gpu::Gpu::open() {
+        Ok(device) => {
+            let device = std::rc::Rc::new(device);
+            list.extend(
+                gpu::Mode::ALL
+                    .into_iter()
+                    .map(|mode| gpu_runner(&device, mode)),
+            );
+        }
+        Err(e) => eprintln!("GPU modes skipped: {e}"),
+    }
+    list
+}
+
+/// A GPU mode as a runner. Its solver (workspace, captured graph) is built for the first batch
+/// and rebuilt only when a batch no longer fits; the time includes upload and download.
+fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
+    let device = device.clone();
+    let mut built: Option<(Model, Capacity, gpu::Solver)> = None;
+    Runner {
+        name: format!("gpu-{}", mode.name()),
+        solve: Box::new(move |input, out| {
+            let (model, batch) = (input.model(), input.batch());
+            let reusable = built
+                .as_ref()
+                .is_some_and(|(m, cap, _)| m == model && cap.check(model, batch).is_ok());
+            if !reusable {
+                built = None; // free the old workspace before allocating the new one
+                let cap = Capacity::fit(model, batch);
+                let solver = gpu::Solver::new(&device, mode, cap, model)?;
+                built = Some((model.clone(), cap, solver));
+            }
+            match built.as_mut() {
+                Some((_, _, solver)) => solver.solve(input, out),
+                None => unreachable!("a solver was just built"),
+            }
+        }),
+    }
 }
 
 /// One line of the table.
