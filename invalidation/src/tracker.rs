@@ -1,0 +1,488 @@
+//! Epochs per source and world, and the per-step decision.
+
+use crate::event::{Edit, Event, Events, SourceId};
+use crate::signature::GuardFinding;
+
+/// The kinds of change the tracker counts, one epoch each per world (and one for all worlds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// `eq_active` toggles of statically classified equalities.
+    EqActive,
+    /// Tree sleep and wake (absorbed by the per-node awake mask unless a node is split).
+    Sleep,
+    /// Edits to static constraints.
+    Edit,
+    /// Capacity changes.
+    Capacity,
+    /// A change of the row classification policy.
+    Classification,
+}
+
+impl Source {
+    /// Every source, in epoch-slot order.
+    pub const ALL: [Source; 5] = [
+        Source::EqActive,
+        Source::Sleep,
+        Source::Edit,
+        Source::Capacity,
+        Source::Classification,
+    ];
+
+    /// Whether a change from this source makes a cached quotient stale by itself. Sleep does not:
+    /// a static component sleeps as a unit and the awake mask removes it without a rebuild.
+    pub fn invalidates(self) -> bool {
+        self != Source::Sleep
+    }
+}
+
+const NSOURCE: usize = Source::ALL.len();
+
+/// Why a world's quotient is (re)built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// No quotient existed yet.
+    Initial,
+    /// A static equality was switched on or off.
+    EqActive {
+        /// Equality id.
+        eq: i32,
+        /// New value.
+        active: bool,
+    },
+    /// A sleep or wake left a contracted component partly asleep.
+    PartialSleep {
+        /// A tree whose state differs from the rest of its component.
+        tree: i32,
+    },
+    /// A static constraint was edited.
+    Edit(Edit),
+    /// The capacities changed.
+    Capacity,
+    /// The row classification policy changed.
+    Classification,
+    /// Nobody reported it, but the static rows present differ from the contracted ones.
+    Guard(GuardFinding),
+}
+
+/// What a step does with the cached quotients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Every world reuses its quotient.
+    Reuse,
+    /// The listed worlds are rebuilt, the others reuse theirs.
+    Rebuild,
+    /// Every quotient is rebuilt.
+    RebuildAll,
+}
+
+/// A step's decision with its causes, preallocated for `nworld` worlds so deciding allocates
+/// nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    verdict: Option<Verdict>,
+    all_cause: Option<Cause>,
+    worlds: Vec<u32>,
+    causes: Vec<Cause>,
+    listed: Vec<bool>,
+}
+
+impl Decision {
+    /// An empty decision (reuse) for up to `nworld` worlds.
+    pub fn with_capacity(nworld: usize) -> Decision {
+        Decision {
+            verdict: None,
+            all_cause: None,
+            worlds: Vec::with_capacity(nworld),
+            causes: Vec::with_capacity(nworld),
+            listed: vec![false; nworld],
+        }
+    }
+
+    /// Back to "reuse everything".
+    pub fn clear(&mut self) {
+        for &w in &self.worlds {
+            self.listed[w as usize] = false;
+        }
+        self.worlds.clear();
+        self.causes.clear();
+        self.verdict = None;
+        self.all_cause = None;
+    }
+
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict.unwrap_or(Verdict::Reuse)
+    }
+
+    /// Rebuild every world, for `cause`.
+    pub fn rebuild_all(&mut self, cause: Cause) {
+        self.verdict = Some(Verdict::RebuildAll);
+        self.all_cause.get_or_insert(cause);
+    }
+
+    /// Rebuild `world` for `cause` (the first cause listed for a world is kept). Worlds outside
+    /// the capacity are ignored.
+    pub fn push(&mut self, world: u32, cause: Cause) {
+        let Some(seen) = self.listed.get_mut(world as usize) else {
+            return;
+        };
+        if *seen {
+            return;
+        }
+        *seen = true;
+        self.worlds.push(world);
+        self.causes.push(cause);
+        if self.verdict != Some(Verdict::RebuildAll) {
+            self.verdict = Some(Verdict::Rebuild);
+        }
+    }
+
+    /// The cause of a [`Verdict::RebuildAll`].
+    pub fn all_cause(&self) -> Option<Cause> {
+        self.all_cause
+    }
+
+    /// The worlds rebuilt individually, with their causes, in the order they were decided.
+    pub fn worlds(&self) -> impl Iterator<Item = (u32, Cause)> + '_ {
+        self.worlds.iter().copied().zip(self.causes.iter().copied())
+    }
+
+    /// Whether `world` is listed for an individual rebuild.
+    pub fn is_listed(&self, world: u32) -> bool {
+        self.listed.get(world as usize).copied().unwrap_or(false)
+    }
+
+    /// The cause listed for `world`, or the cause of a rebuild of all.
+    pub fn cause_of(&self, world: u32) -> Option<Cause> {
+        self.worlds()
+            .find(|&(w, _)| w == world)
+            .map(|(_, c)| c)
+            .or(self.all_cause)
+    }
+}
+
+/// An event names a world or tree the tracker was not sized for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TrackerError {
+    /// World index out of range.
+    #[error("event for world {world}, but the tracker has {nworld} worlds")]
+    World {
+        /// The world named.
+        world: u32,
+        /// Worlds tracked.
+        nworld: usize,
+    },
+    /// Tree index out of range.
+    #[error("event for tree {tree}, but worlds have {ntree} trees")]
+    Tree {
+        /// The tree named.
+        tree: i32,
+        /// Trees per world.
+        ntree: usize,
+    },
+}
+
+/// Epochs per source and world, the reported awake state of every tree, and the decision logic.
+///
+/// A world's quotient is stale when an invalidating source's epoch moved since the quotient was
+/// built ([`Tracker::mark_built`]); a move of a source's all-worlds epoch makes every world stale.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    nworld: usize,
+    ntree: usize,
+    epoch: Vec<[u64; NSOURCE]>,
+    built: Vec<[u64; NSOURCE]>,
+    global: [u64; NSOURCE],
+    built_global: [u64; NSOURCE],
+    first_cause: Vec<Option<Cause>>,
+    global_cause: Option<Cause>,
+    dirty: Vec<u32>,
+    in_dirty: Vec<bool>,
+    awake: Vec<bool>,
+    sleep_touched: Vec<(u32, i32)>,
+    in_sleep: Vec<bool>,
+    absorbed: u64,
+}
+
+impl Tracker {
+    /// A tracker for `nworld` worlds of `ntree` trees, every tree awake, every world unbuilt.
+    pub fn new(nworld: usize, ntree: usize) -> Tracker {
+        Tracker {
+            nworld,
+            ntree,
+            epoch: vec![[0; NSOURCE]; nworld],
+            built: vec![[0; NSOURCE]; nworld],
+            global: [0; NSOURCE],
+            built_global: [0; NSOURCE],
+            first_cause: vec![None; nworld],
+            global_cause: None,
+            dirty: Vec::with_capacity(nworld),
+            in_dirty: vec![false; nworld],
+            awake: vec![true; nworld * ntree],
+            sleep_touched: Vec::with_capacity(nworld * ntree),
+            in_sleep: vec![false; nworld * ntree],
+            absorbed: 0,
+        }
+    }
+
+    /// Worlds tracked.
+    pub fn nworld(&self) -> usize {
+        self.nworld
+    }
+
+    /// Records a step's events. `is_static` says whether a source's rows are classified static
+    /// (changes to dynamic sources cost nothing). Every event is checked before any is applied.
+    pub fn record(
+        &mut self,
+        events: &Events,
+        is_static: impl Fn(SourceId) -> bool,
+    ) -> Result<(), TrackerError> {
+        for e in events.as_slice() {
+            self.check(e)?;
+        }
+        for &(w, t) in &self.sleep_touched {
+            self.in_sleep[w as usize * self.ntree + t as usize] = false;
+        }
+        self.sleep_touched.clear();
+        for &e in events.as_slice() {
+            match e {
+                Event::EqActive { world, eq, active } => {
+                    if is_static(SourceId::Eq(eq)) {
+                        self.bump(world, Source::EqActive, Cause::EqActive { eq, active });
+                    } else {
+                        self.absorbed += 1;
+                    }
+                }
+                Event::Sleep { world, tree } | Event::Wake { world, tree } => {
+                    let slot = world as usize * self.ntree + tree as usize;
+                    self.awake[slot] = matches!(e, Event::Wake { .. });
+                    self.epoch[world as usize][Source::Sleep as usize] += 1;
+                    if !self.in_sleep[slot] {
+                        self.in_sleep[slot] = true;
+                        self.sleep_touched.push((world, tree));
+                    }
+                }
+                Event::Edit { world, edit } => {
+                    if !is_static(edit.source()) {
+                        self.absorbed += 1;
+                    } else if let Some(world) = world {
+                        self.bump(world, Source::Edit, Cause::Edit(edit));
+                    } else {
+                        self.bump_all(Source::Edit, Cause::Edit(edit));
+                    }
+                }
+                Event::Capacity => self.bump_all(Source::Capacity, Cause::Capacity),
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every world stale because the classification policy changed.
+    pub fn reclassified(&mut self) {
+        self.bump_all(Source::Classification, Cause::Classification);
+    }
+
+    /// Writes the decision for the events recorded since the last builds into `decision`.
+    pub fn decide(&mut self, decision: &mut Decision) {
+        decision.clear();
+        if self.global != self.built_global {
+            decision.rebuild_all(self.global_cause.unwrap_or(Cause::Capacity));
+            return;
+        }
+        let mut keep = 0;
+        for i in 0..self.dirty.len() {
+            let w = self.dirty[i];
+            if self.is_stale(w as usize) {
+                let cause = self.first_cause[w as usize].unwrap_or(Cause::Initial);
+                decision.push(w, cause);
+                self.dirty[keep] = w;
+                keep += 1;
+            } else {
+                self.in_dirty[w as usize] = false;
+            }
+        }
+        self.dirty.truncate(keep);
+    }
+
+    /// Records that `world`'s quotient now reflects every event so far.
+    pub fn mark_built(&mut self, world: usize) {
+        if let (Some(b), Some(e)) = (self.built.get_mut(world), self.epoch.get(world)) {
+            *b = *e;
+            self.first_cause[world] = None;
+        }
+    }
+
+    /// Records that every world's quotient now reflects every event so far.
+    pub fn mark_all_built(&mut self) {
+        self.built_global = self.global;
+        self.global_cause = None;
+        self.built.copy_from_slice(&self.epoch);
+        self.first_cause.fill(None);
+        for &w in &self.dirty {
+            self.in_dirty[w as usize] = false;
+        }
+        self.dirty.clear();
+    }
+
+    /// Epoch of `source` for `world`: the number of its events so far, the world's and the
+    /// all-worlds ones together.
+    pub fn epoch(&self, source: Source, world: usize) -> u64 {
+        self.epoch[world][source as usize] + self.global[source as usize]
+    }
+
+    /// Whether `world` has an invalidating event its quotient does not reflect.
+    pub fn is_stale(&self, world: usize) -> bool {
+        self.global != self.built_global
+            || Source::ALL.iter().any(|&s| {
+                s.invalidates() && self.epoch[world][s as usize] != self.built[world][s as usize]
+            })
+    }
+
+    /// The reported state of `tree` in `world` (every tree starts awake).
+    pub fn awake(&self, world: usize, tree: usize) -> bool {
+        self.awake[world * self.ntree + tree]
+    }
+
+    /// The (world, tree) pairs with a sleep or wake event in the last recorded step, each once.
+    pub fn sleep_events(&self) -> &[(u32, i32)] {
+        &self.sleep_touched
+    }
+
+    /// Events that needed no rebuild because their source is classified dynamic.
+    pub fn absorbed(&self) -> u64 {
+        self.absorbed
+    }
+
+    fn check(&self, e: &Event) -> Result<(), TrackerError> {
+        let world = match *e {
+            Event::EqActive { world, .. } | Event::Edit { world: Some(world), .. } => world,
+            Event::Sleep { world, tree } | Event::Wake { world, tree } => {
+                if tree < 0 || tree as usize >= self.ntree {
+                    return Err(TrackerError::Tree {
+                        tree,
+                        ntree: self.ntree,
+                    });
+                }
+                world
+            }
+            Event::Edit { world: None, .. } | Event::Capacity => return Ok(()),
+        };
+        if world as usize >= self.nworld {
+            return Err(TrackerError::World {
+                world,
+                nworld: self.nworld,
+            });
+        }
+        Ok(())
+    }
+
+    fn bump(&mut self, world: u32, source: Source, cause: Cause) {
+        let w = world as usize;
+        self.epoch[w][source as usize] += 1;
+        self.first_cause[w].get_or_insert(cause);
+        if !self.in_dirty[w] {
+            self.in_dirty[w] = true;
+            self.dirty.push(world);
+        }
+    }
+
+    fn bump_all(&mut self, source: Source, cause: Cause) {
+        self.global[source as usize] += 1;
+        self.global_cause.get_or_insert(cause);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_static(_: SourceId) -> bool {
+        true
+    }
+
+    #[test]
+    fn reuse_without_events_and_after_builds() {
+        let mut t = Tracker::new(3, 4);
+        let mut d = Decision::with_capacity(3);
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+        let mut ev = Events::new();
+        ev.eq_active(2, 5, true).eq_active(2, 6, false);
+        t.record(&ev, all_static).unwrap();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Rebuild);
+        assert_eq!(
+            d.worlds().collect::<Vec<_>>(),
+            [(2, Cause::EqActive { eq: 5, active: true })]
+        );
+        // Not rebuilt yet: still stale next step.
+        t.record(&Events::new(), all_static).unwrap();
+        t.decide(&mut d);
+        assert!(d.is_listed(2));
+        t.mark_built(2);
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+        assert_eq!(t.epoch(Source::EqActive, 2), 2);
+    }
+
+    #[test]
+    fn dynamic_sources_and_sleep_are_absorbed() {
+        let mut t = Tracker::new(2, 4);
+        let mut d = Decision::with_capacity(2);
+        let mut ev = Events::new();
+        ev.eq_active(0, 1, false)
+            .edit(Some(1), Edit::EqRetargeted { eq: 1 })
+            .sleep(1, 3)
+            .sleep(1, 3)
+            .wake(0, 2);
+        t.record(&ev, |s| s != SourceId::Eq(1)).unwrap();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+        assert_eq!(t.absorbed(), 2);
+        assert!(!t.awake(1, 3) && t.awake(0, 2));
+        assert_eq!(t.sleep_events(), &[(1, 3), (0, 2)]);
+        t.record(&Events::new(), all_static).unwrap();
+        assert!(t.sleep_events().is_empty());
+    }
+
+    #[test]
+    fn model_edits_and_capacity_rebuild_all() {
+        let mut t = Tracker::new(2, 2);
+        let mut d = Decision::with_capacity(2);
+        let mut ev = Events::new();
+        ev.edit(None, Edit::FlexStiffness { flex: 0 }).capacity();
+        t.record(&ev, all_static).unwrap();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::RebuildAll);
+        assert_eq!(
+            d.all_cause(),
+            Some(Cause::Edit(Edit::FlexStiffness { flex: 0 }))
+        );
+        t.mark_all_built();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+        t.reclassified();
+        t.decide(&mut d);
+        assert_eq!(d.all_cause(), Some(Cause::Classification));
+    }
+
+    #[test]
+    fn bad_events_are_refused_whole() {
+        let mut t = Tracker::new(2, 2);
+        let mut ev = Events::new();
+        ev.eq_active(0, 1, true).sleep(0, 2);
+        assert_eq!(
+            t.record(&ev, all_static),
+            Err(TrackerError::Tree { tree: 2, ntree: 2 })
+        );
+        ev.clear();
+        ev.eq_active(5, 1, true);
+        assert!(matches!(
+            t.record(&ev, all_static),
+            Err(TrackerError::World { world: 5, .. })
+        ));
+        let mut d = Decision::with_capacity(2);
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+    }
+}
