@@ -84,6 +84,10 @@ pub enum Error {
     #[error("row {row}: canonical key field outside the layout's bounds ({detail})")]
     KeyBounds { row: usize, detail: String },
 
+    /// A reported invalidation event names a world or tree outside the capacity.
+    #[error("invalid event: {0}")]
+    Event(#[from] invalidation::TrackerError),
+
     /// A trace file could not be read or is malformed.
     #[error("trace {path}: {detail}")]
     Trace { path: String, detail: String },

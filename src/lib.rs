@@ -28,6 +28,7 @@ pub mod maps;
 pub mod model;
 pub mod oracle;
 pub mod order;
+pub mod quotient;
 pub mod rows;
 pub mod synth;
 pub mod trace;

@@ -14,6 +14,13 @@ pub struct MapScratch {
 }
 
 impl MapScratch {
+    /// Scratch for worlds of up to `ntree` trees, so that even the first fill allocates nothing.
+    pub fn with_capacity(ntree: usize) -> MapScratch {
+        MapScratch {
+            cursor: Vec::with_capacity(ntree),
+        }
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.cursor.capacity() * 4

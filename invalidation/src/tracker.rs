@@ -147,6 +147,11 @@ impl Decision {
         self.worlds.iter().copied().zip(self.causes.iter().copied())
     }
 
+    /// The worlds rebuilt individually, in the order they were decided.
+    pub fn listed(&self) -> &[u32] {
+        &self.worlds
+    }
+
     /// Whether `world` is listed for an individual rebuild.
     pub fn is_listed(&self, world: u32) -> bool {
         self.listed.get(world as usize).copied().unwrap_or(false)

@@ -1,0 +1,176 @@
+//! Which rows are static (contracted once into the quotient) and which are dynamic (solved every
+//! step), and the source each static row comes from.
+//!
+//! Contacts and joint/tendon limits are always dynamic. Equalities, friction-loss rows and
+//! rowless flex couplings are static by default; each class can be made dynamic, and so can
+//! chosen equalities — those whose `eq_active` toggles at run time, so a toggle costs no rebuild.
+
+use invalidation::SourceId;
+
+use crate::rows::{Input, RowType};
+
+/// The kind code hashed for a rowless hyperedge (MuJoCo's row codes are 0..=7).
+pub const ROWLESS_KIND: u8 = 8;
+
+/// How equality rows are classified.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum EqPolicy {
+    /// Every equality is static (a toggle of `eq_active` rebuilds that world).
+    #[default]
+    Static,
+    /// Every equality is dynamic (solved each step like a contact).
+    Dynamic,
+    /// The listed equality ids are dynamic, the others static.
+    DynamicIds(Vec<i32>),
+}
+
+/// The classification policy.
+///
+/// ```
+/// use archipelago::quotient::{EqPolicy, Policy};
+/// let policy = Policy { eq: EqPolicy::DynamicIds(vec![3, 1]), ..Policy::default() };
+/// let c = policy.classifier();
+/// assert!(c.is_static(invalidation::SourceId::Eq(2)));
+/// assert!(!c.is_static(invalidation::SourceId::Eq(3)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Policy {
+    /// Equality rows.
+    pub eq: EqPolicy,
+    /// Dof and tendon friction-loss rows are static.
+    pub friction_static: bool,
+    /// Rowless flex couplings are static.
+    pub flex_static: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            eq: EqPolicy::Static,
+            friction_static: true,
+            flex_static: true,
+        }
+    }
+}
+
+impl Policy {
+    /// Nothing static: the quotient degenerates to a full rebuild over singleton nodes.
+    pub fn all_dynamic() -> Policy {
+        Policy {
+            eq: EqPolicy::Dynamic,
+            friction_static: false,
+            flex_static: false,
+        }
+    }
+
+    /// The fast per-row classifier for this policy.
+    pub fn classifier(&self) -> Classifier {
+        let (eq_static, mut dynamic_eqs) = match &self.eq {
+            EqPolicy::Static => (true, Vec::new()),
+            EqPolicy::Dynamic => (false, Vec::new()),
+            EqPolicy::DynamicIds(ids) => (true, ids.clone()),
+        };
+        dynamic_eqs.sort_unstable();
+        dynamic_eqs.dedup();
+        Classifier {
+            eq_static,
+            dynamic_eqs,
+            friction_static: self.friction_static,
+            flex_static: self.flex_static,
+        }
+    }
+}
+
+/// Classifies rows and sources under a [`Policy`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classifier {
+    eq_static: bool,
+    dynamic_eqs: Vec<i32>,
+    friction_static: bool,
+    flex_static: bool,
+}
+
+impl Classifier {
+    /// The source of a row, if the row is static.
+    #[inline]
+    pub fn row_source(&self, kind: RowType, id: i32) -> Option<SourceId> {
+        let source = match kind {
+            RowType::Equality => SourceId::Eq(id),
+            RowType::FrictionDof => SourceId::Dof(id),
+            RowType::FrictionTendon => SourceId::Tendon(id),
+            _ => return None,
+        };
+        self.is_static(source).then_some(source)
+    }
+
+    /// Whether a row is static.
+    #[inline]
+    pub fn row_is_static(&self, kind: RowType, id: i32) -> bool {
+        self.row_source(kind, id).is_some()
+    }
+
+    /// Whether rowless hyperedges (flex couplings) are static.
+    #[inline]
+    pub fn rowless_is_static(&self) -> bool {
+        self.flex_static
+    }
+
+    /// Whether rows from `source` are static.
+    #[inline]
+    pub fn is_static(&self, source: SourceId) -> bool {
+        match source {
+            SourceId::Eq(eq) => self.eq_static && self.dynamic_eqs.binary_search(&eq).is_err(),
+            SourceId::Dof(_) | SourceId::Tendon(_) => self.friction_static,
+            SourceId::Flex(_) => self.flex_static,
+        }
+    }
+}
+
+/// How much of a batch is static: rows and support entries (rowless hyperedges count as
+/// entries, not rows).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Share {
+    /// Static rows.
+    pub static_rows: usize,
+    /// All rows.
+    pub rows: usize,
+    /// Support entries of static rows and static rowless hyperedges.
+    pub static_entries: usize,
+    /// All support entries.
+    pub entries: usize,
+}
+
+impl Share {
+    /// Static fraction of the rows (0 when there are none).
+    pub fn row_fraction(&self) -> f64 {
+        self.static_rows as f64 / self.rows.max(1) as f64
+    }
+
+    /// Static fraction of the support entries (0 when there are none).
+    pub fn entry_fraction(&self) -> f64 {
+        self.static_entries as f64 / self.entries.max(1) as f64
+    }
+}
+
+/// Measures the static share of `input` under `classifier`.
+pub fn share(input: &Input<'_>, classifier: &Classifier) -> Share {
+    let batch = input.batch();
+    let mut s = Share::default();
+    for r in 0..batch.nrow() {
+        let n = batch.row_support_of(r).len();
+        s.rows += 1;
+        s.entries += n;
+        if classifier.row_is_static(batch.row_type[r], batch.row_id[r]) {
+            s.static_rows += 1;
+            s.static_entries += n;
+        }
+    }
+    for e in 0..batch.nedge() {
+        let n = batch.edge_support_of(e).len();
+        s.entries += n;
+        if classifier.rowless_is_static() {
+            s.static_entries += n;
+        }
+    }
+    s
+}

@@ -1,0 +1,344 @@
+//! The quotient cache: a host DSU contracts each world's static incidence into a tree → node map
+//! and per-node tree lists; worlds with identical static incidence share one quotient ("slot").
+//!
+//! Nodes are numbered in ascending order of their smallest tree, so a min-root union over node
+//! ids yields min-root tree ids after pull-back — the labels [`crate::labels`] expects. A tree in
+//! no static hyperedge is a node of its own. Everything is preallocated from the capacity: one
+//! slot per world at most, since a world releases its slot before it builds a new one.
+
+use invalidation::Signature;
+
+use super::classify::Classifier;
+use super::dsu;
+use super::guard::{self, Scan};
+use super::walk;
+use crate::rows::Batch;
+
+const NONE: u32 = u32::MAX;
+
+/// One world's (or several identical worlds') contracted static incidence, read-only.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    /// Trees per world.
+    pub ntree: usize,
+    /// Nodes.
+    pub nnode: usize,
+    /// Node of each tree. `[ntree]`
+    pub tree_node: &'a [i32],
+    /// Smallest tree of each node, ascending. `[nnode]`
+    pub node_mintree: &'a [i32],
+    /// Static rows contracted into each node. `[nnode]`
+    pub node_rows: &'a [u32],
+    /// Wrapping sum of their hashes. `[nnode]`
+    pub node_sum: &'a [u64],
+    /// Start of each node's trees in `node_trees`. `[nnode + 1]`
+    pub node_treeadr: &'a [i32],
+    /// Trees of each node, ascending. `[ntree]`
+    pub node_trees: &'a [i32],
+}
+
+impl View<'_> {
+    /// The expected signature of node `n`.
+    #[inline]
+    pub fn expected(&self, n: usize) -> Signature {
+        Signature {
+            rows: self.node_rows[n],
+            sum: self.node_sum[n],
+        }
+    }
+
+    /// Trees of node `n`.
+    pub fn trees_of(&self, n: usize) -> &[i32] {
+        &self.node_trees[self.node_treeadr[n] as usize..self.node_treeadr[n + 1] as usize]
+    }
+}
+
+/// How a world got its quotient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Built {
+    /// Contracted into a fresh slot.
+    Contracted,
+    /// Attached to an existing slot with identical static incidence.
+    Shared,
+}
+
+/// Every world's quotient, in slots shared between worlds with identical static incidence.
+#[derive(Debug, Clone)]
+pub struct Quotients {
+    ntree: usize,
+    tree_node: Vec<i32>,
+    node_mintree: Vec<i32>,
+    node_rows: Vec<u32>,
+    node_sum: Vec<u64>,
+    node_treeadr: Vec<i32>,
+    node_trees: Vec<i32>,
+    nnode: Vec<u32>,
+    key: Vec<Signature>,
+    refs: Vec<u32>,
+    free: Vec<u32>,
+    table: Vec<u32>,
+    world_slot: Vec<u32>,
+    parent: Vec<i32>,
+}
+
+impl Quotients {
+    /// Room for `nworld` worlds of `ntree` trees; no world has a quotient yet.
+    pub fn new(nworld: usize, ntree: usize) -> Quotients {
+        let nslot = nworld;
+        let per = nslot * ntree;
+        Quotients {
+            ntree,
+            tree_node: vec![0; per],
+            node_mintree: vec![0; per],
+            node_rows: vec![0; per],
+            node_sum: vec![0; per],
+            node_treeadr: vec![0; nslot * (ntree + 1)],
+            node_trees: vec![0; per],
+            nnode: vec![0; nslot],
+            key: vec![Signature::default(); nslot],
+            refs: vec![0; nslot],
+            free: (0..nslot as u32).rev().collect(),
+            table: vec![NONE; (2 * nslot).next_power_of_two().max(2)],
+            world_slot: vec![NONE; nworld],
+            parent: vec![-1; ntree],
+        }
+    }
+
+    /// Worlds this cache has room for.
+    pub fn nworld(&self) -> usize {
+        self.world_slot.len()
+    }
+
+    /// The slot of `world`, if it has a quotient.
+    pub fn slot_of(&self, world: usize) -> Option<u32> {
+        self.world_slot
+            .get(world)
+            .copied()
+            .filter(|&s| s != NONE)
+    }
+
+    /// Slots in use (distinct quotients).
+    pub fn live_slots(&self) -> usize {
+        self.refs.len() - self.free.len()
+    }
+
+    /// The quotient of slot `s`.
+    pub fn view(&self, s: u32) -> View<'_> {
+        let (s, n) = (s as usize, self.ntree);
+        let nnode = self.nnode[s] as usize;
+        let t = s * n..(s + 1) * n;
+        View {
+            ntree: n,
+            nnode,
+            tree_node: &self.tree_node[t.clone()],
+            node_mintree: &self.node_mintree[s * n..s * n + nnode],
+            node_rows: &self.node_rows[s * n..s * n + nnode],
+            node_sum: &self.node_sum[s * n..s * n + nnode],
+            node_treeadr: &self.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
+            node_trees: &self.node_trees[t],
+        }
+    }
+
+    /// Drops every world's quotient.
+    pub fn clear(&mut self) {
+        for w in 0..self.world_slot.len() {
+            self.release(w);
+        }
+    }
+
+    /// Drops `world`'s quotient (its slot is freed when no other world shares it).
+    pub fn release(&mut self, world: usize) {
+        let Some(s) = self.slot_of(world) else {
+            return;
+        };
+        self.world_slot[world] = NONE;
+        self.refs[s as usize] -= 1;
+        if self.refs[s as usize] == 0 {
+            self.table_remove(s);
+            self.free.push(s);
+        }
+    }
+
+    /// Gives `world` the quotient of its static hyperedges in `batch` (releasing the old one):
+    /// an existing slot if one holds exactly the same static incidence, else a fresh contraction.
+    pub fn build(
+        &mut self,
+        batch: &Batch,
+        world: usize,
+        classifier: &Classifier,
+        scan: &mut Scan,
+    ) -> Built {
+        self.release(world);
+        let mut key = Signature::default();
+        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, _| {
+            key.add(walk::hash(kind, id, support));
+            Ok(())
+        });
+        if let Some(s) = self.find_shared(batch, world, classifier, key, scan) {
+            self.refs[s as usize] += 1;
+            self.world_slot[world] = s;
+            return Built::Shared;
+        }
+        // A world releases before it builds, so a slot is always free.
+        let s = self.free.pop().unwrap_or_default();
+        self.contract(batch, world, classifier, s);
+        self.key[s as usize] = key;
+        self.refs[s as usize] = 1;
+        self.world_slot[world] = s;
+        self.table_insert(s);
+        Built::Contracted
+    }
+
+    /// A live slot with `key` whose incidence the world's static rows match exactly (every
+    /// node's rows present, none spanning nodes).
+    fn find_shared(
+        &self,
+        batch: &Batch,
+        world: usize,
+        classifier: &Classifier,
+        key: Signature,
+        scan: &mut Scan,
+    ) -> Option<u32> {
+        let mask = self.table.len() - 1;
+        let mut i = bucket(key) & mask;
+        loop {
+            let s = self.table[i];
+            if s == NONE {
+                return None;
+            }
+            if self.key[s as usize] == key {
+                let view = self.view(s);
+                if guard::scan(&view, batch, world, classifier, scan).is_ok()
+                    && scan.all_present(&view)
+                {
+                    return Some(s);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn contract(&mut self, batch: &Batch, world: usize, classifier: &Classifier, s: u32) {
+        let n = self.ntree;
+        let parent = &mut self.parent[..];
+        parent.fill(-1);
+        let _ = walk::each_static::<()>(batch, world, classifier, |_, _, support, _| {
+            let first = support[0];
+            for &t in support {
+                dsu::union(parent, first, t);
+            }
+            Ok(())
+        });
+        let s = s as usize;
+        let tree_node = &mut self.tree_node[s * n..(s + 1) * n];
+        let mintree = &mut self.node_mintree[s * n..(s + 1) * n];
+        let mut nnode = 0usize;
+        for t in 0..n {
+            let root = if parent[t] == -1 {
+                t
+            } else {
+                dsu::find(parent, t as i32) as usize
+            };
+            if root == t {
+                tree_node[t] = nnode as i32;
+                mintree[nnode] = t as i32;
+                nnode += 1;
+            } else {
+                tree_node[t] = tree_node[root];
+            }
+        }
+        self.nnode[s] = nnode as u32;
+
+        // Per-node tree lists: counting sort by node, trees stay ascending.
+        let adr = &mut self.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1];
+        adr.fill(0);
+        for &node in tree_node.iter() {
+            adr[node as usize + 1] += 1;
+        }
+        for i in 0..nnode {
+            adr[i + 1] += adr[i];
+        }
+        let trees = &mut self.node_trees[s * n..(s + 1) * n];
+        // `parent` is free again: reuse it as the fill cursor.
+        parent[..nnode].copy_from_slice(&adr[..nnode]);
+        for (t, &node) in tree_node.iter().enumerate() {
+            let c = &mut parent[node as usize];
+            trees[*c as usize] = t as i32;
+            *c += 1;
+        }
+
+        let rows = &mut self.node_rows[s * n..s * n + nnode];
+        let sums = &mut self.node_sum[s * n..s * n + nnode];
+        rows.fill(0);
+        sums.fill(0);
+        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, _| {
+            let node = tree_node[support[0] as usize] as usize;
+            rows[node] += 1;
+            sums[node] = sums[node].wrapping_add(walk::hash(kind, id, support));
+            Ok(())
+        });
+    }
+
+    fn table_insert(&mut self, s: u32) {
+        let mask = self.table.len() - 1;
+        let mut i = bucket(self.key[s as usize]) & mask;
+        while self.table[i] != NONE {
+            i = (i + 1) & mask;
+        }
+        self.table[i] = s;
+    }
+
+    /// Linear-probing removal with backward shift, so lookups never need tombstones.
+    fn table_remove(&mut self, s: u32) {
+        let mask = self.table.len() - 1;
+        let mut i = bucket(self.key[s as usize]) & mask;
+        while self.table[i] != s {
+            if self.table[i] == NONE {
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+        self.table[i] = NONE;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let o = self.table[j];
+            if o == NONE {
+                return;
+            }
+            let home = bucket(self.key[o as usize]) & mask;
+            // Move `o` into the hole unless its home lies cyclically in (i, j].
+            let stays = if i <= j {
+                i < home && home <= j
+            } else {
+                i < home || home <= j
+            };
+            if !stays {
+                self.table[i] = o;
+                self.table[j] = NONE;
+                i = j;
+            }
+        }
+    }
+
+    /// Bytes held (all preallocated).
+    pub fn bytes(&self) -> usize {
+        self.tree_node.capacity() * 4
+            + self.node_mintree.capacity() * 4
+            + self.node_rows.capacity() * 4
+            + self.node_sum.capacity() * 8
+            + self.node_treeadr.capacity() * 4
+            + self.node_trees.capacity() * 4
+            + self.nnode.capacity() * 4
+            + self.key.capacity() * std::mem::size_of::<Signature>()
+            + self.refs.capacity() * 4
+            + self.free.capacity() * 4
+            + self.table.capacity() * 4
+            + self.world_slot.capacity() * 4
+            + self.parent.capacity() * 4
+    }
+}
+
+fn bucket(key: Signature) -> usize {
+    invalidation::signature::mix(key.sum ^ key.rows as u64) as usize
+}

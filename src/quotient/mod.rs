@@ -1,0 +1,278 @@
+//! `quotient`: the static quotient mode (DESIGN.md §§1, 5).
+//!
+//! Static rows (equalities, friction loss, flex couplings — see [`classify`]) are contracted once
+//! per world by a host DSU into a quotient ([`contract`]); worlds with identical static incidence
+//! share one. Each step only the dynamic rows are unioned over the quotient's nodes and the labels
+//! pulled back to trees ([`step`]), then the shared canonical numbering and maps produce every
+//! output — identical to a full rebuild.
+//!
+//! Nothing stale is ever used: reported events ([`invalidation::Events`]) decide which worlds are
+//! rebuilt before the step, and the guard ([`guard`]) checks each world's static rows against its
+//! quotient during the step, rebuilding the world on any difference. Sleeping components are
+//! masked per node without a rebuild.
+//!
+//! ```
+//! use archipelago::quotient::{Policy, Quotient};
+//! use archipelago::{oracle, Batch, Capacity, Input, Islands, Model, RowType};
+//! use invalidation::Events;
+//! let model = Model::from_dofnum(&[1, 1, 1, 1]).unwrap();
+//! let mut b = Batch::builder();
+//! b.row(RowType::Equality, 0, &[0, 1]).row(RowType::ContactPyramidal, 0, &[1, 3]).end_world();
+//! let batch = b.finish();
+//! let input = Input::new(&model, &batch).unwrap();
+//! let mut q = Quotient::new(&Capacity::fit(&model, &batch), Policy::default());
+//! let mut out = Islands::default();
+//! q.step(&input, &Events::new(), &mut out).unwrap();
+//! assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+//! assert_eq!(out.world(0).tree_island, &[0, 0, -1, 0]);
+//! ```
+
+pub mod classify;
+pub mod contract;
+mod dsu;
+pub mod guard;
+pub mod step;
+mod walk;
+
+pub use classify::{Classifier, EqPolicy, Policy, Share};
+pub use contract::{Built, Quotients, View};
+pub use invalidation::{Cause, Decision, Events, Tracker, Verdict};
+
+use crate::cpu::{CpuMode, Stats};
+use crate::error::{Error, Result};
+use crate::islands::Islands;
+use crate::labels;
+use crate::maps::{self, MapScratch};
+use crate::rows::{Capacity, Input};
+use step::StepScratch;
+
+/// Running totals of what the quotient did, for diagnostics and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Steps taken.
+    pub steps: u64,
+    /// World-steps solved over a quotient.
+    pub world_steps: u64,
+    /// Quotients contracted.
+    pub contracted: u64,
+    /// Worlds attached to an existing identical quotient.
+    pub shared: u64,
+    /// Rebuilds decided from reported events (a rebuild of all counts once per world).
+    pub reported: u64,
+    /// Rebuilds forced by the guard (unreported changes, partial sleep seen in the rows).
+    pub guarded: u64,
+    /// Rebuilds because a reported sleep or wake split a contracted component.
+    pub partial_sleep: u64,
+    /// Worlds solved by the direct fallback.
+    pub direct: u64,
+}
+
+/// The quotient engine for one model and capacity: the cache, the tracker, the scratch.
+#[derive(Debug, Clone)]
+pub struct Quotient {
+    capacity: Capacity,
+    policy: Policy,
+    classifier: Classifier,
+    cache: Quotients,
+    tracker: Tracker,
+    decision: Decision,
+    scratch: StepScratch,
+    maps: MapScratch,
+    counters: Counters,
+}
+
+impl Quotient {
+    /// A quotient engine with room for `capacity`, classifying rows by `policy`. Everything a
+    /// step needs is allocated here.
+    pub fn new(capacity: &Capacity, policy: Policy) -> Quotient {
+        let (nworld, ntree) = (capacity.nworld, capacity.ntree);
+        let maps = MapScratch::with_capacity(ntree);
+        Quotient {
+            capacity: *capacity,
+            classifier: policy.classifier(),
+            policy,
+            cache: Quotients::new(nworld, ntree),
+            tracker: Tracker::new(nworld, ntree),
+            decision: Decision::with_capacity(nworld),
+            scratch: StepScratch::new(ntree),
+            maps,
+            counters: Counters::default(),
+        }
+    }
+
+    /// The classification policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Changes the classification policy; every world is rebuilt at the next step.
+    pub fn set_policy(&mut self, policy: Policy) {
+        if policy != self.policy {
+            self.classifier = policy.classifier();
+            self.policy = policy;
+            self.tracker.reclassified();
+        }
+    }
+
+    /// The classifier in use.
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// The decision of the last step, with the cause of every rebuild.
+    pub fn decision(&self) -> &Decision {
+        &self.decision
+    }
+
+    /// The tracker (epochs, reported awake state).
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
+
+    /// The quotient cache.
+    pub fn cache(&self) -> &Quotients {
+        &self.cache
+    }
+
+    /// Running totals.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Bytes held by the cache and the scratch (all allocated up front).
+    pub fn bytes(&self) -> usize {
+        self.cache.bytes() + self.scratch.bytes() + self.maps.bytes()
+    }
+
+    /// Records events without stepping (for example while another mode is solving), so the
+    /// quotients they invalidate are rebuilt before they are used again.
+    pub fn record(&mut self, events: &Events) -> Result<()> {
+        let classifier = &self.classifier;
+        self.tracker
+            .record(events, |s| classifier.is_static(s))
+            .map_err(Error::from)
+    }
+
+    /// One step: records `events`, rebuilds what they (or the guard) invalidate, and writes every
+    /// output of every world of `input` into `out`.
+    pub fn step(&mut self, input: &Input<'_>, events: &Events, out: &mut Islands) -> Result<()> {
+        self.capacity.check(input.model(), input.batch())?;
+        self.record(events)?;
+        self.solve_recorded(input, out);
+        Ok(())
+    }
+
+    /// The step after recording: the input is valid and fits the capacity.
+    fn solve_recorded(&mut self, input: &Input<'_>, out: &mut Islands) {
+        let (model, batch) = (input.model(), input.batch());
+        let ntree = model.ntree();
+        out.resize(ntree, model.nv(), batch);
+        self.counters.steps += 1;
+        self.tracker.decide(&mut self.decision);
+        if self.decision.verdict() == Verdict::RebuildAll {
+            self.cache.clear();
+            self.counters.reported += batch.nworld() as u64;
+            self.tracker.mark_all_built();
+        }
+        for i in 0..self.decision.listed().len() {
+            let w = self.decision.listed()[i];
+            self.cache.release(w as usize);
+            self.tracker.mark_built(w as usize);
+            self.counters.reported += 1;
+        }
+        self.check_partial_sleep();
+        let all_cause = self.decision.all_cause().unwrap_or(Cause::Initial);
+        for w in 0..batch.nworld() {
+            if self.cache.slot_of(w).is_none() {
+                self.decision.push(w as u32, all_cause);
+                self.build(input, w);
+            }
+            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
+            let solved = self.solve_world(input, w, labels);
+            if let Err(finding) = solved {
+                self.decision.push(w as u32, Cause::Guard(finding));
+                self.counters.guarded += 1;
+                self.build(input, w);
+                if self.solve_world(input, w, labels).is_err() {
+                    self.counters.direct += 1;
+                    step::solve_direct(batch, w, &mut self.scratch, labels);
+                }
+            }
+            self.counters.world_steps += 1;
+            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            maps::fill_world(input, w, nisland, out, &mut self.maps);
+        }
+    }
+
+    fn solve_world(
+        &mut self,
+        input: &Input<'_>,
+        w: usize,
+        labels: &mut [i32],
+    ) -> std::result::Result<(), invalidation::GuardFinding> {
+        let s = self.cache.slot_of(w).unwrap_or_default();
+        let view = self.cache.view(s);
+        step::solve_world(
+            &view,
+            input.batch(),
+            w,
+            &self.classifier,
+            &mut self.scratch,
+            labels,
+        )
+    }
+
+    fn build(&mut self, input: &Input<'_>, w: usize) {
+        let built = self.cache.build(
+            input.batch(),
+            w,
+            &self.classifier,
+            &mut self.scratch.scan,
+        );
+        match built {
+            Built::Contracted => self.counters.contracted += 1,
+            Built::Shared => self.counters.shared += 1,
+        }
+    }
+
+    /// A reported sleep or wake that leaves a contracted component with trees in both states
+    /// cannot be expressed by the node mask: rebuild that world.
+    fn check_partial_sleep(&mut self) {
+        for &(w, t) in self.tracker.sleep_events() {
+            let Some(s) = self.cache.slot_of(w as usize) else {
+                continue;
+            };
+            let view = self.cache.view(s);
+            let node = view.tree_node[t as usize] as usize;
+            let awake = self.tracker.awake(w as usize, t as usize);
+            if view
+                .trees_of(node)
+                .iter()
+                .any(|&u| self.tracker.awake(w as usize, u as usize) != awake)
+            {
+                self.decision.push(w, Cause::PartialSleep { tree: t });
+                self.counters.partial_sleep += 1;
+                self.cache.release(w as usize);
+            }
+        }
+    }
+}
+
+impl CpuMode for Quotient {
+    fn name(&self) -> &'static str {
+        "quotient"
+    }
+
+    /// A step without reported events: the guard alone keeps the quotients exact.
+    fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.capacity.check(input.model(), input.batch())?;
+        self.tracker
+            .record(&Events::new(), |_| true)
+            .map_err(Error::from)?;
+        self.solve_recorded(input, out);
+        Ok(Stats {
+            rounds: 0,
+            scratch_bytes: self.bytes(),
+        })
+    }
+}

@@ -1,0 +1,110 @@
+//! One world's step over its quotient: guard the static rows, mask sleeping nodes, union the
+//! dynamic supports over nodes, pull labels back to trees.
+//!
+//! Each phase maps 1:1 onto a device kernel: (1) per static row, check its trees share a node
+//! and add its hash to the node's signature; (2) per node, compare with the contracted signature
+//! and initialise `parent` from the awake mask; (3) per dynamic row, map its trees to nodes via
+//! `tree_node` and min-root union them; (4) per node, resolve roots (ascending, since a parent is
+//! never larger than its child); (5) per tree, `label = node_mintree[root(tree_node[t])]`.
+//! The labels are min-root tree ids, so the shared canonical numbering and maps follow unchanged.
+
+use invalidation::signature::GuardFinding;
+
+use super::classify::Classifier;
+use super::contract::View;
+use super::dsu;
+use super::guard::{self, ACTIVE, ASLEEP, Scan};
+use super::walk;
+use crate::rows::Batch;
+
+/// Per-world scratch for a step (reused across worlds and steps).
+#[derive(Debug, Clone, Default)]
+pub struct StepScratch {
+    /// Guard accumulators and the awake mask.
+    pub scan: Scan,
+    parent: Vec<i32>,
+}
+
+impl StepScratch {
+    /// Scratch for worlds of `ntree` trees.
+    pub fn new(ntree: usize) -> StepScratch {
+        StepScratch {
+            scan: Scan::new(ntree),
+            parent: vec![-1; ntree],
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.scan.bytes() + self.parent.capacity() * 4
+    }
+}
+
+/// Writes world `w`'s min-root labels (−1 = untouched) into `labels` using its quotient, or
+/// reports why the quotient does not fit this step's static rows.
+pub fn solve_world(
+    view: &View<'_>,
+    batch: &Batch,
+    w: usize,
+    classifier: &Classifier,
+    scratch: &mut StepScratch,
+    labels: &mut [i32],
+) -> Result<(), GuardFinding> {
+    guard::scan(view, batch, w, classifier, &mut scratch.scan)?;
+    let nnode = view.nnode;
+    let state = &scratch.scan.state[..nnode];
+    let parent = &mut scratch.parent[..nnode];
+    for (n, p) in parent.iter_mut().enumerate() {
+        *p = if state[n] == ACTIVE { n as i32 } else { -1 };
+    }
+    let (tree_node, adr) = (view.tree_node, view.node_treeadr);
+    walk::each_dynamic(batch, w, classifier, |support| {
+        let first = tree_node[support[0] as usize];
+        for &t in support {
+            let node = tree_node[t as usize];
+            let n = node as usize;
+            // A sleeping component's trees are not bound together this step.
+            if state[n] == ASLEEP && adr[n + 1] - adr[n] > 1 {
+                return Err(GuardFinding::AsleepTouched { tree: t });
+            }
+            dsu::union(parent, first, node);
+        }
+        Ok(())
+    })?;
+    for n in 0..nnode {
+        let p = parent[n];
+        if p >= 0 {
+            parent[n] = parent[p as usize];
+        }
+    }
+    for (t, label) in labels.iter_mut().enumerate() {
+        let root = parent[tree_node[t] as usize];
+        *label = if root < 0 {
+            -1
+        } else {
+            view.node_mintree[root as usize]
+        };
+    }
+    Ok(())
+}
+
+/// World `w`'s min-root labels by a plain tree-level union over every hyperedge: the fallback
+/// when a freshly built quotient still does not fit (which a correct build never causes).
+pub fn solve_direct(batch: &Batch, w: usize, scratch: &mut StepScratch, labels: &mut [i32]) {
+    let parent = &mut scratch.parent[..labels.len()];
+    parent.fill(-1);
+    for support in batch.hyperedges_of(w) {
+        if let Some(&first) = support.first() {
+            for &t in support {
+                dsu::union(parent, first, t);
+            }
+        }
+    }
+    for t in 0..labels.len() {
+        labels[t] = if parent[t] < 0 {
+            -1
+        } else {
+            dsu::find(parent, t as i32)
+        };
+    }
+}
