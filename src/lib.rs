@@ -20,6 +20,7 @@
 //! ```
 
 pub mod cpu;
+pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod islands;
@@ -33,6 +34,7 @@ pub mod rows;
 pub mod synth;
 pub mod trace;
 
+pub use engine::{Engine, Mode, Options};
 pub use error::{Error, Result};
 pub use islands::{Islands, Mismatch};
 pub use model::Model;

@@ -63,6 +63,8 @@ pub struct Counters {
     pub guarded: u64,
     /// Rebuilds because a reported sleep or wake split a contracted component.
     pub partial_sleep: u64,
+    /// World-steps that masked at least one sleeping node instead of rebuilding.
+    pub masked: u64,
     /// Worlds solved by the direct fallback.
     pub direct: u64,
 }
@@ -189,6 +191,9 @@ impl Quotient {
             }
             let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
             let solved = self.solve_world(input, w, labels);
+            if let Ok(asleep) = solved {
+                self.counters.masked += (asleep > 0) as u64;
+            }
             if let Err(finding) = solved {
                 self.decision.push(w as u32, Cause::Guard(finding));
                 self.counters.guarded += 1;
@@ -209,7 +214,7 @@ impl Quotient {
         input: &Input<'_>,
         w: usize,
         labels: &mut [i32],
-    ) -> std::result::Result<(), invalidation::GuardFinding> {
+    ) -> std::result::Result<usize, invalidation::GuardFinding> {
         let s = self.cache.slot_of(w).unwrap_or_default();
         let view = self.cache.view(s);
         step::solve_world(

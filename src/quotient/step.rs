@@ -40,8 +40,9 @@ impl StepScratch {
     }
 }
 
-/// Writes world `w`'s min-root labels (−1 = untouched) into `labels` using its quotient, or
-/// reports why the quotient does not fit this step's static rows.
+/// Writes world `w`'s min-root labels (−1 = untouched) into `labels` using its quotient and
+/// returns how many nodes were masked as asleep, or reports why the quotient does not fit this
+/// step's static rows.
 pub fn solve_world(
     view: &View<'_>,
     batch: &Batch,
@@ -49,13 +50,15 @@ pub fn solve_world(
     classifier: &Classifier,
     scratch: &mut StepScratch,
     labels: &mut [i32],
-) -> Result<(), GuardFinding> {
+) -> Result<usize, GuardFinding> {
     guard::scan(view, batch, w, classifier, &mut scratch.scan)?;
     let nnode = view.nnode;
     let state = &scratch.scan.state[..nnode];
     let parent = &mut scratch.parent[..nnode];
+    let mut asleep = 0;
     for (n, p) in parent.iter_mut().enumerate() {
         *p = if state[n] == ACTIVE { n as i32 } else { -1 };
+        asleep += (state[n] == ASLEEP) as usize;
     }
     let (tree_node, adr) = (view.tree_node, view.node_treeadr);
     walk::each_dynamic(batch, w, classifier, |support| {
@@ -85,7 +88,7 @@ pub fn solve_world(
             view.node_mintree[root as usize]
         };
     }
-    Ok(())
+    Ok(asleep)
 }
 
 /// World `w`'s min-root labels by a plain tree-level union over every hyperedge: the fallback

@@ -1,0 +1,349 @@
+//! The user-facing [`Engine`]: one model, one capacity, a mode, and — for the quotient — the
+//! cache and the invalidation tracker.
+//!
+//! ```
+//! use archipelago::engine::{Engine, Mode, Options};
+//! use archipelago::{Batch, Capacity, Model, RowType};
+//! use invalidation::{Events, Verdict};
+//! let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+//! let capacity = Capacity { nworld: 2, ntree: 3, nv: 3, njmax: 8, nsupport: 16, nedge: 1 };
+//! let mut engine = Engine::new(&model, capacity, Options { mode: Mode::Quotient, ..Options::default() }).unwrap();
+//! let mut b = Batch::builder();
+//! b.row(RowType::Equality, 0, &[0, 1]).end_world();
+//! b.row(RowType::ContactPyramidal, 0, &[2]).end_world();
+//! let batch = b.finish();
+//! let mut events = Events::new();
+//! assert_eq!(engine.step(&batch, &events).unwrap().world(0).nisland, 1);
+//! events.eq_active(0, 0, false); // world 0 switches equality 0 off…
+//! let mut b = Batch::builder();
+//! b.end_world(); // …so its row is gone
+//! b.row(RowType::ContactPyramidal, 0, &[2]).end_world();
+//! let islands = engine.step(&b.finish(), &events).unwrap();
+//! assert_eq!(islands.world(0).nisland, 0);
+//! assert_eq!(engine.decision().verdict(), Verdict::Rebuild);
+//! ```
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use invalidation::{Decision, Events};
+
+use crate::cpu::{self, CpuMode, dsu::Dsu};
+use crate::error::{Error, Result};
+use crate::islands::Islands;
+use crate::model::Model;
+use crate::quotient::{Policy, Quotient};
+use crate::rows::{Batch, Capacity, Input};
+
+/// How the engine finds islands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// MuJoCo Warp's former dense kernel (when the build has it).
+    Dense,
+    /// Min-root union-find rebuilt every step (native MuJoCo 3.11+, MuJoCo Warp 4.0.0).
+    Dsu,
+    /// Min-label propagation (when the build has it).
+    Labelprop,
+    /// The static quotient with explicit invalidation.
+    Quotient,
+    /// Measures the quotient against a full rebuild (`dsu`) and keeps the faster.
+    #[default]
+    Auto,
+}
+
+impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 5] = [
+        Mode::Dense,
+        Mode::Dsu,
+        Mode::Labelprop,
+        Mode::Quotient,
+        Mode::Auto,
+    ];
+
+    /// The mode's name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Dense => "dense",
+            Mode::Dsu => "dsu",
+            Mode::Labelprop => "labelprop",
+            Mode::Quotient => "quotient",
+            Mode::Auto => "auto",
+        }
+    }
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// How an engine is set up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The mode.
+    pub mode: Mode,
+    /// Which rows the quotient treats as static.
+    pub policy: Policy,
+}
+
+/// Steps each contender runs in an `auto` trial, and steps between trials.
+const TRIAL_STEPS: u32 = 4;
+const RETRIAL_EVERY: u32 = 1024;
+
+/// `auto`'s measurements: a trial times both contenders, then the faster runs until the next.
+#[derive(Debug, Clone, Default)]
+struct Auto {
+    step: u32,
+    best_quotient: Option<Duration>,
+    best_full: Option<Duration>,
+    use_quotient: bool,
+}
+
+impl Auto {
+    /// Whether this step runs the quotient, and whether it is timed.
+    fn plan(&self) -> (bool, bool) {
+        let k = self.step % RETRIAL_EVERY;
+        if k < TRIAL_STEPS {
+            (true, k > 0) // the first quotient step may build: not representative
+        } else if k < 2 * TRIAL_STEPS {
+            (false, true)
+        } else {
+            (self.use_quotient, false)
+        }
+    }
+
+    fn record(&mut self, quotient: bool, timed: Option<Duration>) {
+        if let Some(t) = timed {
+            let best = if quotient {
+                &mut self.best_quotient
+            } else {
+                &mut self.best_full
+            };
+            *best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        self.step = self.step.wrapping_add(1);
+        if self.step % RETRIAL_EVERY == 2 * TRIAL_STEPS {
+            self.use_quotient = match (self.best_quotient, self.best_full) {
+                (Some(q), Some(f)) => q < f,
+                _ => false,
+            };
+            self.best_quotient = None;
+            self.best_full = None;
+        }
+    }
+}
+
+/// The island engine: built once from a model, a capacity and options; each
+/// [`step`](Engine::step) takes one batch of rows and the events reported since the last step.
+pub struct Engine {
+    model: Arc<Model>,
+    capacity: Capacity,
+    options: Options,
+    quotient: Quotient,
+    full: Box<dyn CpuMode>,
+    out: Islands,
+    auto: Auto,
+    last_mode: Mode,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("capacity", &self.capacity)
+            .field("options", &self.options)
+            .field("full", &self.full.name())
+            .field("last_mode", &self.last_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine for `model` with room for `capacity`; all buffers are allocated here.
+    pub fn new(model: &Model, capacity: Capacity, options: Options) -> Result<Engine> {
+        if model.ntree() > capacity.ntree || model.nv() > capacity.nv {
+            let (what, got, cap) = if model.ntree() > capacity.ntree {
+                ("ntree", model.ntree(), capacity.ntree)
+            } else {
+                ("nv", model.nv(), capacity.nv)
+            };
+            return Err(Error::OverCapacity {
+                world: 0,
+                what,
+                got,
+                cap,
+            });
+        }
+        let full: Box<dyn CpuMode> = match options.mode {
+            Mode::Dense | Mode::Labelprop => {
+                cpu::by_name(options.mode.name()).ok_or_else(|| Error::Refused {
+                    mode: options.mode.name(),
+                    reason: "this build has no CPU implementation of it".into(),
+                })?
+            }
+            _ => Box::new(Dsu::default()),
+        };
+        let sized = Capacity {
+            ntree: model.ntree(),
+            nv: model.nv(),
+            ..capacity
+        };
+        let mut engine = Engine {
+            model: Arc::new(model.clone()),
+            capacity,
+            quotient: Quotient::new(&sized, options.policy.clone()),
+            options,
+            full,
+            out: Islands::default(),
+            auto: Auto::default(),
+            last_mode: Mode::Quotient,
+        };
+        engine.reserve_outputs();
+        Ok(engine)
+    }
+
+    fn reserve_outputs(&mut self) {
+        let c = &self.capacity;
+        let (t, d, r) = (c.nworld * c.ntree, c.nworld * c.nv, c.nworld * c.njmax);
+        let o = &mut self.out;
+        o.world_rowadr.reserve(c.nworld + 1);
+        for (field, len) in [
+            (&mut o.nisland, c.nworld),
+            (&mut o.nidof, c.nworld),
+            (&mut o.tree_island, t),
+            (&mut o.island_ntree, t),
+            (&mut o.island_itreeadr, t),
+            (&mut o.map_itree2tree, t),
+            (&mut o.dof_island, d),
+            (&mut o.island_nv, t),
+            (&mut o.island_idofadr, t),
+            (&mut o.island_dofadr, t),
+            (&mut o.map_dof2idof, d),
+            (&mut o.map_idof2dof, d),
+            (&mut o.efc_island, r),
+            (&mut o.island_ne, t),
+            (&mut o.island_nf, t),
+            (&mut o.island_nefc, t),
+            (&mut o.island_iefcadr, t),
+            (&mut o.map_efc2iefc, r),
+            (&mut o.map_iefc2efc, r),
+        ] {
+            field.reserve(len.saturating_sub(field.len()));
+        }
+    }
+
+    /// Validates `batch` (structure and capacity), then finds every island output.
+    pub fn step(&mut self, batch: &Batch, events: &Events) -> Result<&Islands> {
+        // A second handle on the model (no copy), so the input can borrow it while `self` steps.
+        let model = Arc::clone(&self.model);
+        let input = Input::with_capacity(&model, batch, &self.capacity)?;
+        self.step_input(&input, events)
+    }
+
+    /// [`step`](Engine::step) for an input already validated against this engine's model.
+    pub fn step_input(&mut self, input: &Input<'_>, events: &Events) -> Result<&Islands> {
+        if !std::ptr::eq(input.model(), &*self.model) && input.model() != &*self.model {
+            return Err(Error::Model(
+                "the input's model is not the engine's model".into(),
+            ));
+        }
+        self.capacity.check(input.model(), input.batch())?;
+        let (use_quotient, timed) = match self.options.mode {
+            Mode::Quotient => (true, false),
+            Mode::Auto => self.auto.plan(),
+            _ => (false, false),
+        };
+        let start = timed.then(Instant::now);
+        if use_quotient {
+            self.quotient.step(input, events, &mut self.out)?;
+            self.last_mode = Mode::Quotient;
+        } else {
+            // Keep the tracker current so a later quotient step rebuilds what changed.
+            self.quotient.record(events)?;
+            self.full.solve(input, &mut self.out)?;
+            self.last_mode = Mode::from_name(self.full.name()).unwrap_or(Mode::Dsu);
+        }
+        if self.options.mode == Mode::Auto {
+            self.auto.record(use_quotient, start.map(|s| s.elapsed()));
+        }
+        Ok(&self.out)
+    }
+
+    /// The outputs of the last step.
+    pub fn islands(&self) -> &Islands {
+        &self.out
+    }
+
+    /// The mode that solved the last step (`auto` resolves to one of the others).
+    pub fn last_mode(&self) -> Mode {
+        self.last_mode
+    }
+
+    /// The quotient's decision at its last step: reuse, rebuild these worlds, or rebuild all,
+    /// with the cause of each rebuild.
+    pub fn decision(&self) -> &Decision {
+        self.quotient.decision()
+    }
+
+    /// The quotient engine (cache, tracker, counters).
+    pub fn quotient(&self) -> &Quotient {
+        &self.quotient
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The capacity.
+    pub fn capacity(&self) -> Capacity {
+        self.capacity
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Changes the quotient's classification policy; every world is rebuilt at the next step.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.quotient.set_policy(policy.clone());
+        self.options.policy = policy;
+    }
+
+    /// Changes the capacity: every buffer is reallocated and every quotient dropped (a capacity
+    /// change is an invalidation source). Call between steps.
+    pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
+        *self = Engine::new(&self.model.clone(), capacity, self.options.clone())?;
+        Ok(())
+    }
+
+    /// Bytes of every buffer the engine holds (outputs and quotient); a step never changes it.
+    pub fn held_bytes(&self) -> usize {
+        let o = &self.out;
+        let i32s = [
+            &o.nisland,
+            &o.nidof,
+            &o.tree_island,
+            &o.island_ntree,
+            &o.island_itreeadr,
+            &o.map_itree2tree,
+            &o.dof_island,
+            &o.island_nv,
+            &o.island_idofadr,
+            &o.island_dofadr,
+            &o.map_dof2idof,
+            &o.map_idof2dof,
+            &o.efc_island,
+            &o.island_ne,
+            &o.island_nf,
+            &o.island_nefc,
+            &o.island_iefcadr,
+            &o.map_efc2iefc,
+            &o.map_iefc2efc,
+        ];
+        i32s.iter().map(|v| v.capacity() * 4).sum::<usize>()
+            + o.world_rowadr.capacity() * 4
+            + self.quotient.bytes()
+    }
+}

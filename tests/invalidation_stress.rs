@@ -1,0 +1,171 @@
+//! Long random sequences mixing every invalidation source — reported and unreported, in bursts,
+//! in every world at once and in none — with the quotient checked against a full rebuild (`dsu`)
+//! and the oracle at every step, static and dynamic equality classification alike.
+
+#[path = "support/quotient_scenes.rs"]
+mod scenes;
+
+use archipelago::cpu::{CpuMode, dsu::Dsu};
+use archipelago::quotient::{Counters, EqPolicy, Policy};
+use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Options, oracle};
+use invalidation::{Edit, Events};
+use scenes::{Rng, Scene, Tally, World};
+
+struct Run {
+    world_steps: u64,
+    tally: Tally,
+    counters: [Counters; 2],
+}
+
+fn capacity(scene: &Scene, nworld: usize) -> Capacity {
+    let neq_rows: usize = scene.eqs.iter().map(|e| e.1).sum();
+    let njmax = neq_rows
+        + scene.dof_friction.len()
+        + 2 * scene.tendons.len()
+        + 3
+        + 3 * (2 * scene.contacts + 1);
+    Capacity {
+        nworld,
+        ntree: scene.ntree(),
+        nv: scene.model.nv(),
+        njmax,
+        nsupport: 4 * njmax + 8 * scene.flexes.len(),
+        nedge: scene.flexes.len(),
+    }
+}
+
+fn check(label: &str, step: usize, got: &Islands, want: &Islands, batch: &Batch) {
+    if let Some(m) = got.first_mismatch(want) {
+        let w = m.world;
+        let rows: Vec<_> = batch
+            .rows_of(w)
+            .map(|r| (batch.row_type[r], batch.row_id[r], batch.row_support_of(r)))
+            .collect();
+        let edges: Vec<_> = batch.edges_of(w).map(|e| batch.edge_support_of(e)).collect();
+        panic!("{label}: step {step}: {m}\nrows {rows:?}\nrowless {edges:?}");
+    }
+}
+
+fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run {
+    let mut rng = Rng::new(seed);
+    let mut scene = Scene::random(&mut rng, ntree, ntree / 2, ntree / 6);
+    let cap = capacity(&scene, nworld);
+    let mut worlds = vec![World::new(&scene); nworld];
+    let dynamic_eq = Policy {
+        eq: EqPolicy::Dynamic,
+        ..Policy::default()
+    };
+    let quotient = |policy| {
+        Engine::new(
+            &scene.model,
+            cap,
+            Options {
+                mode: Mode::Quotient,
+                policy,
+            },
+        )
+        .unwrap()
+    };
+    let mut engines = [quotient(Policy::default()), quotient(dynamic_eq)];
+    let mut dsu = Dsu::default();
+    let mut full = Islands::default();
+    let mut events = Events::new();
+    let mut tally = Tally::default();
+    let mut last = Islands::default();
+    let mut world_steps = 0;
+    for step in 0..steps {
+        events.clear();
+        let p = match rng.below(20) {
+            0 => 1.0,  // a burst: every world changes
+            1 => 0.0,  // a quiet step
+            _ => 0.15, // a few worlds change
+        };
+        for (w, world) in worlds.iter_mut().enumerate() {
+            let rounds = if p == 1.0 { 1 + rng.below(3) } else { 1 };
+            for _ in 0..rounds {
+                if rng.chance(p) {
+                    let islands = if step == 0 {
+                        &[][..]
+                    } else {
+                        last.world(w).tree_island
+                    };
+                    let islands = if islands.is_empty() {
+                        &vec![-1; ntree][..]
+                    } else {
+                        islands
+                    };
+                    scenes::mutate(
+                        &scene,
+                        world,
+                        w as u32,
+                        islands,
+                        &mut rng,
+                        report,
+                        &mut events,
+                        &mut tally,
+                    );
+                }
+            }
+        }
+        if rng.chance(0.004) {
+            events.capacity();
+            tally.capacity += 1;
+        }
+        if rng.chance(0.004) && !scene.flexes.is_empty() {
+            // A model-wide edit: a flex's vertex set changes in every world.
+            let f = rng.below(scene.flexes.len());
+            let k = 2 + rng.below(6);
+            scene.flexes[f] = rng.trees(ntree, k);
+            for world in &mut worlds {
+                world.flex_support[f] = scene.flexes[f].clone();
+            }
+            events.edit(None, Edit::FlexRigidity { flex: f as i32 });
+            tally.model_edits += 1;
+        }
+        let batch = scenes::batch(&scene, &worlds, &mut rng);
+        let input = Input::new(&scene.model, &batch).unwrap();
+        let want = oracle::solve(&input);
+        dsu.solve(&input, &mut full).unwrap();
+        check("dsu", step, &full, &want, &batch);
+        for (k, engine) in engines.iter_mut().enumerate() {
+            let got = engine.step(&batch, &events).unwrap();
+            check(["quotient", "quotient/eq-dynamic"][k], step, got, &want, &batch);
+        }
+        world_steps += nworld as u64;
+        last = want;
+    }
+    Run {
+        world_steps,
+        tally,
+        counters: [0, 1].map(|k| engines[k].quotient().counters()),
+    }
+}
+
+#[test]
+fn mostly_reported_sequences_match_full_rebuild_and_oracle() {
+    let mut total = 0;
+    for (seed, nworld, ntree, steps) in [(1, 32, 24, 2000), (2, 16, 40, 1200), (3, 64, 12, 400)]
+    {
+        let r = run(seed, nworld, ntree, steps, 0.85);
+        total += r.world_steps;
+        let t = r.tally;
+        assert!(t.eq_toggles > 0 && t.sleeps > 0 && t.wakes > 0 && t.edits > 0);
+        assert!(t.partial_sleeps > 0 && t.unreported > 0);
+        let [s, d] = r.counters;
+        assert!(s.reported > 0 && s.guarded > 0 && s.partial_sleep > 0, "{s:?}");
+        assert!(s.masked > 0 && s.shared > 0, "{s:?}");
+        // Dynamic equalities absorb toggles the static classification must rebuild for.
+        assert!(d.reported + d.guarded < s.reported + s.guarded, "{s:?} {d:?}");
+        assert_eq!((s.direct, d.direct), (0, 0));
+    }
+    assert!(total >= 100_000, "{total} world-steps");
+}
+
+#[test]
+fn unreported_sequences_are_caught_by_the_guard() {
+    let r = run(7, 24, 20, 900, 0.0);
+    let [s, _] = r.counters;
+    assert!(r.tally.capacity + r.tally.model_edits > 0 || s.reported == 0);
+    assert!(s.guarded > 0 && s.masked > 0, "{s:?}");
+    assert_eq!(s.direct, 0);
+}
