@@ -1,0 +1,440 @@
+//! The quotient mode source by source: every invalidation source toggled, reported and not,
+//! checked against a full rebuild and the oracle, with the decision and its cause.
+
+#[path = "support/quotient_scenes.rs"]
+mod scenes;
+
+use archipelago::cpu::{CpuMode, dsu::Dsu};
+use archipelago::quotient::{EqPolicy, Policy};
+use archipelago::{Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType};
+use archipelago::{cpu, oracle};
+use invalidation::{Cause, Edit, Events, GuardFinding, Verdict};
+
+/// Eight one-dof trees. Static: equality 0 on {0,1} (3 rows), equality 1 on {1,2}, dof friction
+/// on tree 4, tendon 0 friction on {5,6}, flex 0 on {6,7}. Dynamic: a contact {2,3}, a limit on 4.
+#[derive(Debug, Clone)]
+struct Spec {
+    eq: [bool; 2],
+    eq1: Vec<i32>,
+    extra_eq: Option<Vec<i32>>,
+    friction: bool,
+    tendon: bool,
+    flex: Option<Vec<i32>>,
+    asleep: Vec<i32>,
+    contacts: Vec<Vec<i32>>,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec {
+            eq: [true; 2],
+            eq1: vec![1, 2],
+            extra_eq: None,
+            friction: true,
+            tendon: true,
+            flex: Some(vec![6, 7]),
+            asleep: vec![],
+            contacts: vec![vec![2, 3]],
+        }
+    }
+}
+
+fn model() -> Model {
+    Model::from_dofnum(&[1; 8]).unwrap()
+}
+
+fn capacity(nworld: usize) -> Capacity {
+    Capacity {
+        nworld,
+        ntree: 8,
+        nv: 8,
+        njmax: 32,
+        nsupport: 96,
+        nedge: 2,
+    }
+}
+
+fn build(specs: &[Spec]) -> Batch {
+    let mut b = Batch::builder();
+    for s in specs {
+        let awake = |sup: &[i32]| sup.iter().all(|t| !s.asleep.contains(t));
+        if s.eq[0] && awake(&[0, 1]) {
+            for _ in 0..3 {
+                b.row(RowType::Equality, 0, &[0, 1]);
+            }
+        }
+        if s.eq[1] && awake(&s.eq1) {
+            b.row(RowType::Equality, 1, &s.eq1);
+        }
+        if let Some(sup) = s.extra_eq.as_ref().filter(|sup| awake(sup)) {
+            b.row(RowType::Equality, 2, sup);
+        }
+        if s.friction && awake(&[4]) {
+            b.row(RowType::FrictionDof, 4, &[4]);
+        }
+        if s.tendon && awake(&[5, 6]) {
+            b.row(RowType::FrictionTendon, 0, &[5, 6]);
+        }
+        if awake(&[4]) {
+            b.row(RowType::LimitJoint, 4, &[4]);
+        }
+        for (c, sup) in s.contacts.iter().enumerate() {
+            b.row(RowType::ContactPyramidal, c as i32, sup);
+        }
+        if let Some(flex) = &s.flex {
+            let live: Vec<i32> = flex.iter().copied().filter(|t| awake(&[*t])).collect();
+            if !live.is_empty() {
+                b.rowless(0, &live);
+            }
+        }
+        b.end_world();
+    }
+    b.finish()
+}
+
+fn engine(nworld: usize, policy: Policy) -> Engine {
+    let options = Options {
+        mode: Mode::Quotient,
+        policy,
+    };
+    Engine::new(&model(), capacity(nworld), options).unwrap()
+}
+
+/// Steps `engine` and checks every output against the oracle and `dsu`.
+fn step(engine: &mut Engine, specs: &[Spec], events: &Events) -> Islands {
+    let model = model();
+    let batch = build(specs);
+    let input = Input::new(&model, &batch).unwrap();
+    let want = oracle::solve(&input);
+    let mut full = Islands::default();
+    Dsu::default().solve(&input, &mut full).unwrap();
+    assert_eq!(full.first_mismatch(&want), None);
+    let got = engine.step(&batch, events).unwrap().clone();
+    assert_eq!(got.first_mismatch(&want), None, "{specs:?}");
+    got
+}
+
+fn causes(engine: &Engine) -> Vec<(u32, Cause)> {
+    engine.decision().worlds().collect()
+}
+
+#[test]
+fn unchanged_worlds_reuse_one_shared_quotient() {
+    let mut e = engine(4, Policy::default());
+    let specs = vec![Spec::default(); 4];
+    step(&mut e, &specs, &Events::new());
+    assert_eq!(causes(&e), (0..4).map(|w| (w, Cause::Initial)).collect::<Vec<_>>());
+    let c = e.quotient().counters();
+    assert_eq!((c.contracted, c.shared), (1, 3));
+    assert_eq!(e.quotient().cache().live_slots(), 1);
+    for _ in 0..3 {
+        step(&mut e, &specs, &Events::new());
+        assert_eq!(e.decision().verdict(), Verdict::Reuse);
+    }
+    assert_eq!(e.quotient().counters().contracted, 1);
+}
+
+#[test]
+fn eq_active_reported_rebuilds_only_that_world() {
+    let mut e = engine(3, Policy::default());
+    let mut specs = vec![Spec::default(); 3];
+    step(&mut e, &specs, &Events::new());
+    specs[1].eq[0] = false;
+    let mut ev = Events::new();
+    ev.eq_active(1, 0, false);
+    let out = step(&mut e, &specs, &ev);
+    let cause = Cause::EqActive {
+        eq: 0,
+        active: false,
+    };
+    assert_eq!(causes(&e), [(1, cause)]);
+    assert_eq!(out.world(1).tree_island[..4], [-1, 0, 0, 0]);
+    assert_eq!(e.quotient().cache().live_slots(), 2);
+    // Switched back on: world 1 finds the shared quotient again.
+    specs[1].eq[0] = true;
+    ev.clear();
+    ev.eq_active(1, 0, true);
+    step(&mut e, &specs, &ev);
+    assert_eq!(e.quotient().cache().live_slots(), 1);
+}
+
+#[test]
+fn eq_active_unreported_is_caught_by_the_guard() {
+    let mut e = engine(1, Policy::default());
+    let mut specs = vec![Spec::default()];
+    step(&mut e, &specs, &Events::new());
+    specs[0].eq[1] = false;
+    step(&mut e, &specs, &Events::new());
+    let finding = GuardFinding::Vanished { node_tree: 0 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+}
+
+#[test]
+fn dynamic_equalities_absorb_toggles() {
+    for policy in [
+        Policy {
+            eq: EqPolicy::Dynamic,
+            ..Policy::default()
+        },
+        Policy {
+            eq: EqPolicy::DynamicIds(vec![1]),
+            ..Policy::default()
+        },
+    ] {
+        let mut e = engine(2, policy);
+        let mut specs = vec![Spec::default(); 2];
+        step(&mut e, &specs, &Events::new());
+        for on in [false, true, false] {
+            specs[0].eq[1] = on;
+            let mut ev = Events::new();
+            ev.eq_active(0, 1, on);
+            step(&mut e, &specs, &ev);
+            assert_eq!(e.decision().verdict(), Verdict::Reuse);
+        }
+        assert_eq!(e.quotient().tracker().absorbed(), 3);
+    }
+}
+
+#[test]
+fn a_sleeping_component_is_masked_without_rebuild() {
+    for reported in [true, false] {
+        let mut e = engine(2, Policy::default());
+        let mut specs = vec![Spec::default(); 2];
+        specs[0].contacts.clear();
+        step(&mut e, &specs, &Events::new());
+        let mut ev = Events::new();
+        specs[0].asleep = vec![0, 1, 2];
+        if reported {
+            ev.sleep(0, 0).sleep(0, 1).sleep(0, 2);
+        }
+        let out = step(&mut e, &specs, &ev);
+        assert_eq!(e.decision().verdict(), Verdict::Reuse);
+        assert_eq!(out.world(0).tree_island[..3], [-1, -1, -1]);
+        assert_eq!(e.quotient().counters().masked, 1);
+        specs[0].asleep.clear();
+        ev.clear();
+        if reported {
+            ev.wake(0, 2).wake(0, 0).wake(0, 1);
+        }
+        step(&mut e, &specs, &ev);
+        assert_eq!(e.decision().verdict(), Verdict::Reuse);
+    }
+}
+
+#[test]
+fn a_partly_sleeping_component_rebuilds_that_world() {
+    let mut e = engine(2, Policy::default());
+    let mut specs = vec![Spec::default(); 2];
+    step(&mut e, &specs, &Events::new());
+    specs[1].asleep = vec![0];
+    let mut ev = Events::new();
+    ev.sleep(1, 0);
+    step(&mut e, &specs, &ev);
+    assert_eq!(causes(&e), [(1, Cause::PartialSleep { tree: 0 })]);
+    // Unreported, the rows tell the same story.
+    specs[0].asleep = vec![2];
+    step(&mut e, &specs, &Events::new());
+    let finding = GuardFinding::Vanished { node_tree: 0 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+}
+
+#[test]
+fn a_contact_on_a_sleeping_component_does_not_bind_its_trees() {
+    let mut e = engine(1, Policy::default());
+    let mut specs = vec![Spec::default()];
+    step(&mut e, &specs, &Events::new());
+    specs[0].asleep = vec![0, 1, 2];
+    specs[0].contacts = vec![vec![0, 3]];
+    let out = step(&mut e, &specs, &Events::new());
+    let finding = GuardFinding::AsleepTouched { tree: 0 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+    assert_eq!(out.world(0).tree_island[..4], [0, -1, -1, 0]);
+}
+
+#[test]
+fn every_static_edit_rebuilds_reported_or_not() {
+    let edits: [(Edit, fn(&mut Spec)); 5] = [
+        (Edit::EqRetargeted { eq: 1 }, |s| s.eq1 = vec![2, 3]),
+        (Edit::DofFriction { dof: 4, on: false }, |s| s.friction = false),
+        (Edit::TendonFriction { tendon: 0, on: false }, |s| s.tendon = false),
+        (Edit::FlexStiffness { flex: 0 }, |s| s.flex = None),
+        (Edit::FlexRigidity { flex: 0 }, |s| s.flex = Some(vec![3, 7])),
+    ];
+    for (edit, apply) in edits {
+        for reported in [true, false] {
+            let mut e = engine(2, Policy::default());
+            let mut specs = vec![Spec::default(); 2];
+            specs[1].contacts.clear();
+            step(&mut e, &specs, &Events::new());
+            apply(&mut specs[1]);
+            let mut ev = Events::new();
+            if reported {
+                ev.edit(Some(1), edit);
+            }
+            step(&mut e, &specs, &ev);
+            let listed = causes(&e);
+            if reported {
+                assert_eq!(listed, [(1, Cause::Edit(edit))]);
+            } else if !matches!(edit, Edit::DofFriction { .. }) {
+                assert!(matches!(listed[..], [(1, Cause::Guard(_))]), "{edit:?}");
+            } else {
+                // The only static row of tree 4 vanished: indistinguishable from a sleeping
+                // node, and exact either way.
+                assert_eq!(e.decision().verdict(), Verdict::Reuse, "{edit:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_static_row_spanning_two_nodes_is_caught() {
+    let mut e = engine(1, Policy::default());
+    let mut specs = vec![Spec::default()];
+    step(&mut e, &specs, &Events::new());
+    specs[0].extra_eq = Some(vec![4, 3]);
+    step(&mut e, &specs, &Events::new());
+    // Equality 2 comes after the 3 + 1 rows of equalities 0 and 1.
+    let finding = GuardFinding::Spans { row: 4 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+}
+
+#[test]
+fn model_edits_capacity_and_policy_rebuild_all() {
+    let mut e = engine(3, Policy::default());
+    let mut specs = vec![Spec::default(); 3];
+    step(&mut e, &specs, &Events::new());
+    for s in &mut specs {
+        s.flex = Some(vec![0, 7]);
+    }
+    let mut ev = Events::new();
+    ev.edit(None, Edit::FlexRigidity { flex: 0 });
+    step(&mut e, &specs, &ev);
+    assert_eq!(e.decision().verdict(), Verdict::RebuildAll);
+    let all = Cause::Edit(Edit::FlexRigidity { flex: 0 });
+    assert_eq!(e.decision().all_cause(), Some(all));
+    ev.clear();
+    ev.capacity();
+    step(&mut e, &specs, &ev);
+    assert_eq!(e.decision().all_cause(), Some(Cause::Capacity));
+    e.set_policy(Policy::all_dynamic());
+    step(&mut e, &specs, &Events::new());
+    assert_eq!(e.decision().all_cause(), Some(Cause::Classification));
+    e.resize(capacity(5)).unwrap();
+    specs.push(Spec::default());
+    step(&mut e, &specs, &Events::new());
+    assert_eq!(e.quotient().counters().contracted, 1);
+}
+
+#[test]
+fn rowless_couplings_alone_make_no_island() {
+    let mut e = engine(1, Policy::default());
+    let spec = Spec {
+        eq: [false; 2],
+        friction: false,
+        tendon: false,
+        asleep: vec![4],
+        contacts: vec![],
+        ..Spec::default()
+    };
+    let out = step(&mut e, &[spec], &Events::new());
+    assert_eq!(out.world(0).nisland, 0);
+}
+
+#[test]
+fn bad_events_and_batches_are_refused() {
+    let mut e = engine(2, Policy::default());
+    let batch = build(&vec![Spec::default(); 2]);
+    let mut ev = Events::new();
+    ev.sleep(5, 0);
+    assert!(matches!(e.step(&batch, &ev), Err(Error::Event(_))));
+    ev.clear();
+    ev.wake(0, 8);
+    assert!(matches!(e.step(&batch, &ev), Err(Error::Event(_))));
+    let big = build(&vec![Spec::default(); 3]);
+    assert!(matches!(
+        e.step(&big, &Events::new()),
+        Err(Error::OverCapacity { .. })
+    ));
+    assert!(e.step(&batch, &Events::new()).is_ok());
+}
+
+#[test]
+fn steps_allocate_nothing() {
+    let mut rng = scenes::Rng::new(11);
+    let scene = scenes::Scene::random(&mut rng, 30, 15, 4);
+    let cap = Capacity {
+        nworld: 16,
+        ntree: 30,
+        nv: scene.model.nv(),
+        njmax: 400,
+        nsupport: 1600,
+        nedge: 4,
+    };
+    let options = Options {
+        mode: Mode::Quotient,
+        ..Options::default()
+    };
+    let mut e = Engine::new(&scene.model, cap, options).unwrap();
+    let bytes = e.held_bytes();
+    let mut worlds = vec![scenes::World::new(&scene); 16];
+    let mut tally = scenes::Tally::default();
+    let mut events = Events::new();
+    for _ in 0..300 {
+        events.clear();
+        let last = e.islands().clone();
+        for (w, world) in worlds.iter_mut().enumerate() {
+            if rng.chance(0.3) {
+                let islands = if last.nworld == 0 {
+                    vec![-1; 30]
+                } else {
+                    last.world(w).tree_island.to_vec()
+                };
+                let (w, r) = (w as u32, &mut rng);
+                scenes::mutate(&scene, world, w, &islands, r, 0.7, &mut events, &mut tally);
+            }
+        }
+        let batch = scenes::batch(&scene, &worlds, &mut rng);
+        e.step(&batch, &events).unwrap();
+        assert_eq!(e.held_bytes(), bytes);
+    }
+    let c = e.quotient().counters();
+    assert!(c.contracted > 1 && c.guarded + c.reported > 0, "{c:?}");
+}
+
+#[test]
+fn every_mode_agrees_with_the_oracle() {
+    let mut rng = scenes::Rng::new(5);
+    let scene = scenes::Scene::random(&mut rng, 20, 10, 3);
+    let worlds = vec![scenes::World::new(&scene); 8];
+    let cap = Capacity {
+        nworld: 8,
+        ntree: 20,
+        nv: scene.model.nv(),
+        njmax: 300,
+        nsupport: 1200,
+        nedge: 4,
+    };
+    for mode in Mode::ALL {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut e = match Engine::new(&scene.model, cap, options) {
+            Ok(e) => e,
+            Err(Error::Refused { .. }) => {
+                assert!(cpu::by_name(mode.name()).is_none());
+                continue;
+            }
+            Err(err) => panic!("{mode:?}: {err}"),
+        };
+        for _ in 0..40 {
+            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let want = oracle::solve(&Input::new(&scene.model, &batch).unwrap());
+            let got = e.step(&batch, &Events::new()).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "{mode:?}");
+        }
+        if mode == Mode::Auto {
+            assert!(matches!(e.last_mode(), Mode::Quotient | Mode::Dsu));
+        }
+    }
+}
