@@ -12,7 +12,7 @@ use super::classify::Classifier;
 use super::dsu;
 use super::guard::{self, Scan};
 use super::walk;
-use crate::rows::Batch;
+use crate::rows::{Batch, Capacity};
 
 const NONE: u32 = u32::MAX;
 
@@ -35,6 +35,14 @@ pub struct View<'a> {
     pub node_treeadr: &'a [i32],
     /// Trees of each node, ascending. `[ntree]`
     pub node_trees: &'a [i32],
+    /// The static hyperedges contracted, in the order they came: kind of each.
+    pub stream_kind: &'a [u8],
+    /// Source id of each.
+    pub stream_id: &'a [i32],
+    /// Start of each one's support in `stream_support`. `[nstatic + 1]`
+    pub stream_adr: &'a [u32],
+    /// Their supports, concatenated.
+    pub stream_support: &'a [i32],
 }
 
 impl View<'_> {
@@ -45,6 +53,31 @@ impl View<'_> {
             rows: self.node_rows[n],
             sum: self.node_sum[n],
         }
+    }
+
+    /// Whether world `w`'s static hyperedges are exactly the contracted ones, in the same order
+    /// (the common case, checked by a sequential compare instead of hashing).
+    pub fn replays(&self, batch: &Batch, w: usize, classifier: &Classifier) -> bool {
+        let mut k = 0usize;
+        let n = self.stream_kind.len();
+        let same = walk::each_static(batch, w, classifier, |kind, id, support, _| {
+            if k >= n || self.stream_kind[k] != kind || self.stream_id[k] != id {
+                return Err(());
+            }
+            let (a, b) = (self.stream_adr[k] as usize, self.stream_adr[k + 1] as usize);
+            // Supports are short: an element loop beats a `memcmp` call.
+            if b - a != support.len()
+                || support
+                    .iter()
+                    .zip(&self.stream_support[a..b])
+                    .any(|(x, y)| x != y)
+            {
+                return Err(());
+            }
+            k += 1;
+            Ok(())
+        });
+        same.is_ok() && k == n
     }
 
     /// Trees of node `n`.
@@ -73,6 +106,14 @@ pub struct Quotients {
     node_treeadr: Vec<i32>,
     node_trees: Vec<i32>,
     nnode: Vec<u32>,
+    stream_kind: Vec<u8>,
+    stream_id: Vec<i32>,
+    stream_adr: Vec<u32>,
+    stream_support: Vec<i32>,
+    nstatic: Vec<u32>,
+    nentry: Vec<u32>,
+    max_static: usize,
+    max_entries: usize,
     key: Vec<Signature>,
     refs: Vec<u32>,
     free: Vec<u32>,
@@ -82,8 +123,12 @@ pub struct Quotients {
 }
 
 impl Quotients {
-    /// Room for `nworld` worlds of `ntree` trees; no world has a quotient yet.
-    pub fn new(nworld: usize, ntree: usize) -> Quotients {
+    /// Room for `capacity.nworld` worlds of `capacity.ntree` trees, each with up to
+    /// `njmax + nedge` static hyperedges of `nsupport` entries; no world has a quotient yet.
+    pub fn new(capacity: &Capacity) -> Quotients {
+        let (nworld, ntree) = (capacity.nworld, capacity.ntree);
+        let max_static = capacity.njmax + capacity.nedge;
+        let max_entries = capacity.nsupport;
         let nslot = nworld;
         let per = nslot * ntree;
         Quotients {
@@ -95,6 +140,14 @@ impl Quotients {
             node_treeadr: vec![0; nslot * (ntree + 1)],
             node_trees: vec![0; per],
             nnode: vec![0; nslot],
+            stream_kind: vec![0; nslot * max_static],
+            stream_id: vec![0; nslot * max_static],
+            stream_adr: vec![0; nslot * (max_static + 1)],
+            stream_support: vec![0; nslot * max_entries],
+            nstatic: vec![0; nslot],
+            nentry: vec![0; nslot],
+            max_static,
+            max_entries,
             key: vec![Signature::default(); nslot],
             refs: vec![0; nslot],
             free: (0..nslot as u32).rev().collect(),
@@ -127,6 +180,8 @@ impl Quotients {
         let (s, n) = (s as usize, self.ntree);
         let nnode = self.nnode[s] as usize;
         let t = s * n..(s + 1) * n;
+        let (ms, me) = (self.max_static, self.max_entries);
+        let nstatic = self.nstatic[s] as usize;
         View {
             ntree: n,
             nnode,
@@ -136,6 +191,10 @@ impl Quotients {
             node_sum: &self.node_sum[s * n..s * n + nnode],
             node_treeadr: &self.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
             node_trees: &self.node_trees[t],
+            stream_kind: &self.stream_kind[s * ms..s * ms + nstatic],
+            stream_id: &self.stream_id[s * ms..s * ms + nstatic],
+            stream_adr: &self.stream_adr[s * (ms + 1)..s * (ms + 1) + nstatic + 1],
+            stream_support: &self.stream_support[s * me..s * me + self.nentry[s] as usize],
         }
     }
 
@@ -271,12 +330,28 @@ impl Quotients {
         let sums = &mut self.node_sum[s * n..s * n + nnode];
         rows.fill(0);
         sums.fill(0);
+        let (ms, me) = (self.max_static, self.max_entries);
+        let kinds = &mut self.stream_kind[s * ms..(s + 1) * ms];
+        let ids = &mut self.stream_id[s * ms..(s + 1) * ms];
+        let adr = &mut self.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
+        let entries = &mut self.stream_support[s * me..(s + 1) * me];
+        let (mut k, mut e) = (0usize, 0usize);
+        adr[0] = 0;
         let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, _| {
             let node = tree_node[support[0] as usize] as usize;
             rows[node] += 1;
             sums[node] = sums[node].wrapping_add(walk::hash(kind, id, support));
+            // The capacity bounds both (checked before any step).
+            kinds[k] = kind;
+            ids[k] = id;
+            entries[e..e + support.len()].copy_from_slice(support);
+            e += support.len();
+            k += 1;
+            adr[k] = e as u32;
             Ok(())
         });
+        self.nstatic[s] = k as u32;
+        self.nentry[s] = e as u32;
     }
 
     fn table_insert(&mut self, s: u32) {
@@ -330,6 +405,12 @@ impl Quotients {
             + self.node_treeadr.capacity() * 4
             + self.node_trees.capacity() * 4
             + self.nnode.capacity() * 4
+            + self.stream_kind.capacity()
+            + self.stream_id.capacity() * 4
+            + self.stream_adr.capacity() * 4
+            + self.stream_support.capacity() * 4
+            + self.nstatic.capacity() * 4
+            + self.nentry.capacity() * 4
             + self.key.capacity() * std::mem::size_of::<Signature>()
             + self.refs.capacity() * 4
             + self.free.capacity() * 4

@@ -93,7 +93,7 @@ impl Quotient {
             capacity: *capacity,
             classifier: policy.classifier(),
             policy,
-            cache: Quotients::new(nworld, ntree),
+            cache: Quotients::new(capacity),
             tracker: Tracker::new(nworld, ntree),
             decision: Decision::with_capacity(nworld),
             scratch: StepScratch::new(ntree),

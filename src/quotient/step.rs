@@ -1,8 +1,9 @@
 //! One world's step over its quotient: guard the static rows, mask sleeping nodes, union the
 //! dynamic supports over nodes, pull labels back to trees.
 //!
-//! Each phase maps 1:1 onto a device kernel: (1) per static row, check its trees share a node
-//! and add its hash to the node's signature; (2) per node, compare with the contracted signature
+//! Each phase maps 1:1 onto a device kernel: (1) per static row, compare it with the contracted
+//! stream (the common case: all equal, every node with rows awake), or else check its trees
+//! share a node and add its hash to the node's signature; (2) per node, compare with the contracted signature
 //! and initialise `parent` from the awake mask; (3) per dynamic row, map its trees to nodes via
 //! `tree_node` and min-root union them; (4) per node, resolve roots (ascending, since a parent is
 //! never larger than its child); (5) per tree, `label = node_mintree[root(tree_node[t])]`.
@@ -13,7 +14,7 @@ use invalidation::signature::GuardFinding;
 use super::classify::Classifier;
 use super::contract::View;
 use super::dsu;
-use super::guard::{self, ACTIVE, ASLEEP, Scan};
+use super::guard::{self, ACTIVE, ASLEEP, IDLE, Scan};
 use super::walk;
 use crate::rows::Batch;
 
@@ -51,8 +52,15 @@ pub fn solve_world(
     scratch: &mut StepScratch,
     labels: &mut [i32],
 ) -> Result<usize, GuardFinding> {
-    guard::scan(view, batch, w, classifier, &mut scratch.scan)?;
     let nnode = view.nnode;
+    if view.replays(batch, w, classifier) {
+        // Every contracted row is there, in order: nothing sleeps, nothing changed.
+        for (n, s) in scratch.scan.state[..nnode].iter_mut().enumerate() {
+            *s = if view.node_rows[n] > 0 { ACTIVE } else { IDLE };
+        }
+    } else {
+        guard::scan(view, batch, w, classifier, &mut scratch.scan)?;
+    }
     let state = &scratch.scan.state[..nnode];
     let parent = &mut scratch.parent[..nnode];
     let mut asleep = 0;

@@ -1,0 +1,253 @@
+//! CPU: the quotient against a full rebuild (`dsu`) for static shares of about 0%, 50%, 90% and
+//! 99%, the cost of rebuilding every quotient, and — for toggle-heavy worlds — equalities
+//! classified static (a toggle rebuilds the world) against dynamic (solved every step).
+//!
+//! `cargo bench --bench quotient`; each benchmark id carries the measured static share.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use archipelago::cpu::{CpuMode, dsu::Dsu};
+use archipelago::quotient::step::{self, StepScratch};
+use archipelago::quotient::{EqPolicy, Policy, Quotient, Quotients, classify};
+use archipelago::{Batch, BatchBuilder, Capacity, Input, Islands, Model, RowType};
+use criterion::{Criterion, criterion_group, criterion_main};
+use invalidation::Events;
+
+const NWORLD: usize = 64;
+
+/// splitmix64, for reproducible contacts.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> i32 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as i32
+    }
+}
+
+/// A scene: `ntree` one-dof trees, static rows written by `statics`, `ncontact` random
+/// two-tree contacts (2 rows each) per world.
+struct Shape {
+    name: &'static str,
+    ntree: usize,
+    ncontact: usize,
+    statics: fn(&mut BatchBuilder, usize, bool),
+}
+
+/// Equality `eq` (rows × trees) unless switched off.
+fn eq_rows(b: &mut BatchBuilder, eq: i32, rows: usize, support: &[i32]) {
+    for _ in 0..rows {
+        b.row(RowType::Equality, eq, support);
+    }
+}
+
+const SHAPES: [Shape; 4] = [
+    Shape {
+        name: "contacts-only",
+        ntree: 64,
+        ncontact: 48,
+        statics: |_, _, _| {},
+    },
+    Shape {
+        // Robots: connect equalities closing loops, friction loss on every dof.
+        name: "humanoid-like",
+        ntree: 64,
+        ncontact: 40,
+        statics: |b, ntree, toggled| {
+            for k in 0..16 {
+                if !(toggled && k == 0) {
+                    eq_rows(b, k, 3, &[(4 * k) as i32, (4 * k + 2) as i32]);
+                }
+            }
+            for d in 0..ntree as i32 {
+                b.row(RowType::FrictionDof, d, &[d]);
+            }
+        },
+    },
+    Shape {
+        // A mechanism: a chain of welds.
+        name: "mechanism",
+        ntree: 128,
+        ncontact: 20,
+        statics: |b, ntree, toggled| {
+            for k in 0..ntree as i32 / 2 {
+                if !(toggled && k == 0) {
+                    eq_rows(b, k, 6, &[2 * k, (2 * k + 1) % ntree as i32]);
+                }
+            }
+        },
+    },
+    Shape {
+        // A cloth: flex edge equalities on a 16×16 grid plus the stiffness coupling.
+        name: "cloth-like",
+        ntree: 256,
+        ncontact: 2,
+        statics: |b, ntree, toggled| {
+            let side = 16;
+            let mut eq = 0;
+            for y in 0..side {
+                for x in 0..side {
+                    let t = y * side + x;
+                    for n in [t + 1, t + side] {
+                        let ok = (n == t + 1 && x + 1 < side) || (n == t + side && y + 1 < side);
+                        if ok && !(toggled && eq == 0) {
+                            eq_rows(b, eq, 1, &[t, n]);
+                        }
+                        eq += ok as i32;
+                    }
+                }
+            }
+            let _ = ntree;
+        },
+    },
+];
+
+fn model(shape: &Shape) -> Model {
+    Model::from_dofnum(&vec![1; shape.ntree]).unwrap()
+}
+
+/// One batch; worlds for which `toggled(w)` holds have equality 0 switched off.
+fn batch(shape: &Shape, seed: u64, toggled: impl Fn(usize) -> bool) -> Batch {
+    let mut rng = Rng(seed);
+    let mut b = Batch::builder();
+    for w in 0..NWORLD {
+        (shape.statics)(&mut b, shape.ntree, toggled(w));
+        for c in 0..shape.ncontact as i32 {
+            let (a, z) = (rng.below(shape.ntree), rng.below(shape.ntree));
+            b.row(RowType::ContactPyramidal, c, &[a, z]);
+            b.row(RowType::ContactPyramidal, c, &[a, z]);
+        }
+        if shape.name == "cloth-like" {
+            b.rowless(0, &(0..shape.ntree as i32).collect::<Vec<_>>());
+        }
+        b.end_world();
+    }
+    b.finish()
+}
+
+fn group(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group("quotient");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    g
+}
+
+fn shares(c: &mut Criterion) {
+    let mut g = group(c);
+    for shape in &SHAPES {
+        let model = model(shape);
+        let batch = batch(shape, 1, |_| false);
+        let input = Input::new(&model, &batch).unwrap();
+        let cap = Capacity::fit(&model, &batch);
+        let share = classify::share(&input, &Policy::default().classifier());
+        let tag = format!(
+            "{}/static{:.0}%",
+            shape.name,
+            100.0 * share.entry_fraction()
+        );
+        let mut out = Islands::default();
+        let mut dsu = Dsu::default();
+        g.bench_function(format!("{tag}/dsu"), |b| {
+            b.iter(|| dsu.solve(black_box(&input), &mut out).unwrap())
+        });
+        let mut q = Quotient::new(&cap, Policy::default());
+        g.bench_function(format!("{tag}/quotient"), |b| {
+            b.iter(|| q.solve(black_box(&input), &mut out).unwrap())
+        });
+        // Connectivity alone (min-root labels per world, no maps): what the quotient replaces.
+        let classifier = Policy::default().classifier();
+        let mut scratch = StepScratch::new(shape.ntree);
+        let mut labels = vec![0; shape.ntree];
+        g.bench_function(format!("{tag}/labels-direct"), |b| {
+            b.iter(|| {
+                for w in 0..NWORLD {
+                    step::solve_direct(black_box(&batch), w, &mut scratch, &mut labels);
+                }
+            })
+        });
+        let mut cache = Quotients::new(&cap);
+        for w in 0..NWORLD {
+            cache.build(&batch, w, &classifier, &mut scratch.scan);
+        }
+        g.bench_function(format!("{tag}/labels-quotient"), |b| {
+            b.iter(|| {
+                for w in 0..NWORLD {
+                    let view = cache.view(cache.slot_of(w).unwrap());
+                    let b = black_box(&batch);
+                    step::solve_world(&view, b, w, &classifier, &mut scratch, &mut labels).unwrap();
+                }
+            })
+        });
+        // Every step rebuilds every quotient (worst case: a capacity event each step).
+        let mut q = Quotient::new(&cap, Policy::default());
+        let mut all = Events::new();
+        all.capacity();
+        g.bench_function(format!("{tag}/quotient-rebuild-all"), |b| {
+            b.iter(|| q.step(black_box(&input), &all, &mut out).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// Worlds toggling equality 0 every step: `fraction` of them, alternating on and off.
+fn toggles(c: &mut Criterion) {
+    let mut g = group(c);
+    for shape in &SHAPES[1..] {
+        let model = model(shape);
+        for percent in [10usize, 100] {
+            let toggling = |w: usize| w * 100 < percent * NWORLD;
+            let on = batch(shape, 1, |_| false);
+            let off = batch(shape, 1, toggling);
+            let inputs = [&on, &off].map(|b| Input::new(&model, b).unwrap());
+            let cap = Capacity::fit(&model, &on);
+            let events = [true, false].map(|active| {
+                let mut e = Events::new();
+                for w in (0..NWORLD).filter(|&w| toggling(w)) {
+                    e.eq_active(w as u32, 0, active);
+                }
+                e
+            });
+            for (label, eq) in [
+                ("eq-static", EqPolicy::Static),
+                ("eq-dynamic", EqPolicy::Dynamic),
+            ] {
+                let policy = Policy {
+                    eq,
+                    ..Policy::default()
+                };
+                let mut q = Quotient::new(&cap, policy);
+                let mut out = Islands::default();
+                let mut k = 0;
+                g.bench_function(
+                    format!("{}/toggle{percent}%/{label}", shape.name),
+                    |b| {
+                        b.iter(|| {
+                            // Step k has equality 0 off (k odd) or back on (k even).
+                            k ^= 1;
+                            let (input, ev) = (&inputs[k], &events[k]);
+                            q.step(black_box(input), ev, &mut out).unwrap()
+                        })
+                    },
+                );
+            }
+            let mut dsu = Dsu::default();
+            let mut out = Islands::default();
+            let mut k = 0;
+            g.bench_function(format!("{}/toggle{percent}%/dsu", shape.name), |b| {
+                b.iter(|| {
+                    k ^= 1;
+                    dsu.solve(black_box(&inputs[k]), &mut out).unwrap()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, shares, toggles);
+criterion_main!(benches);
