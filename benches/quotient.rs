@@ -223,17 +223,14 @@ fn toggles(c: &mut Criterion) {
                 let mut q = Quotient::new(&cap, policy);
                 let mut out = Islands::default();
                 let mut k = 0;
-                g.bench_function(
-                    format!("{}/toggle{percent}%/{label}", shape.name),
-                    |b| {
-                        b.iter(|| {
-                            // Step k has equality 0 off (k odd) or back on (k even).
-                            k ^= 1;
-                            let (input, ev) = (&inputs[k], &events[k]);
-                            q.step(black_box(input), ev, &mut out).unwrap()
-                        })
-                    },
-                );
+                g.bench_function(format!("{}/toggle{percent}%/{label}", shape.name), |b| {
+                    b.iter(|| {
+                        // Step k has equality 0 off (k odd) or back on (k even).
+                        k ^= 1;
+                        let (input, ev) = (&inputs[k], &events[k]);
+                        q.step(black_box(input), ev, &mut out).unwrap()
+                    })
+                });
             }
             let mut dsu = Dsu::default();
             let mut out = Islands::default();

@@ -41,7 +41,10 @@ fn check(label: &str, step: usize, got: &Islands, want: &Islands, batch: &Batch)
             .rows_of(w)
             .map(|r| (batch.row_type[r], batch.row_id[r], batch.row_support_of(r)))
             .collect();
-        let edges: Vec<_> = batch.edges_of(w).map(|e| batch.edge_support_of(e)).collect();
+        let edges: Vec<_> = batch
+            .edges_of(w)
+            .map(|e| batch.edge_support_of(e))
+            .collect();
         panic!("{label}: step {step}: {m}\nrows {rows:?}\nrowless {edges:?}");
     }
 }
@@ -129,7 +132,13 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         check("dsu", step, &full, &want, &batch);
         for (k, engine) in engines.iter_mut().enumerate() {
             let got = engine.step(&batch, &events).unwrap();
-            check(["quotient", "quotient/eq-dynamic"][k], step, got, &want, &batch);
+            check(
+                ["quotient", "quotient/eq-dynamic"][k],
+                step,
+                got,
+                &want,
+                &batch,
+            );
         }
         world_steps += nworld as u64;
         last = want;
@@ -144,18 +153,23 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
 #[test]
 fn mostly_reported_sequences_match_full_rebuild_and_oracle() {
     let mut total = 0;
-    for (seed, nworld, ntree, steps) in [(1, 32, 24, 2000), (2, 16, 40, 1200), (3, 64, 12, 400)]
-    {
+    for (seed, nworld, ntree, steps) in [(1, 32, 24, 2000), (2, 16, 40, 1200), (3, 64, 12, 400)] {
         let r = run(seed, nworld, ntree, steps, 0.85);
         total += r.world_steps;
         let t = r.tally;
         assert!(t.eq_toggles > 0 && t.sleeps > 0 && t.wakes > 0 && t.edits > 0);
         assert!(t.partial_sleeps > 0 && t.unreported > 0);
         let [s, d] = r.counters;
-        assert!(s.reported > 0 && s.guarded > 0 && s.partial_sleep > 0, "{s:?}");
+        assert!(
+            s.reported > 0 && s.guarded > 0 && s.partial_sleep > 0,
+            "{s:?}"
+        );
         assert!(s.masked > 0 && s.shared > 0, "{s:?}");
         // Dynamic equalities absorb toggles the static classification must rebuild for.
-        assert!(d.reported + d.guarded < s.reported + s.guarded, "{s:?} {d:?}");
+        assert!(
+            d.reported + d.guarded < s.reported + s.guarded,
+            "{s:?} {d:?}"
+        );
         assert_eq!((s.direct, d.direct), (0, 0));
     }
     assert!(total >= 100_000, "{total} world-steps");

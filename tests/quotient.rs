@@ -123,7 +123,10 @@ fn unchanged_worlds_reuse_one_shared_quotient() {
     let mut e = engine(4, Policy::default());
     let specs = vec![Spec::default(); 4];
     step(&mut e, &specs, &Events::new());
-    assert_eq!(causes(&e), (0..4).map(|w| (w, Cause::Initial)).collect::<Vec<_>>());
+    assert_eq!(
+        causes(&e),
+        (0..4).map(|w| (w, Cause::Initial)).collect::<Vec<_>>()
+    );
     let c = e.quotient().counters();
     assert_eq!((c.contracted, c.shared), (1, 3));
     assert_eq!(e.quotient().cache().live_slots(), 1);
@@ -255,10 +258,20 @@ fn a_contact_on_a_sleeping_component_does_not_bind_its_trees() {
 fn every_static_edit_rebuilds_reported_or_not() {
     let edits: [(Edit, fn(&mut Spec)); 5] = [
         (Edit::EqRetargeted { eq: 1 }, |s| s.eq1 = vec![2, 3]),
-        (Edit::DofFriction { dof: 4, on: false }, |s| s.friction = false),
-        (Edit::TendonFriction { tendon: 0, on: false }, |s| s.tendon = false),
+        (Edit::DofFriction { dof: 4, on: false }, |s| {
+            s.friction = false
+        }),
+        (
+            Edit::TendonFriction {
+                tendon: 0,
+                on: false,
+            },
+            |s| s.tendon = false,
+        ),
         (Edit::FlexStiffness { flex: 0 }, |s| s.flex = None),
-        (Edit::FlexRigidity { flex: 0 }, |s| s.flex = Some(vec![3, 7])),
+        (Edit::FlexRigidity { flex: 0 }, |s| {
+            s.flex = Some(vec![3, 7])
+        }),
     ];
     for (edit, apply) in edits {
         for reported in [true, false] {

@@ -360,7 +360,10 @@ impl Tracker {
 
     fn check(&self, e: &Event) -> Result<(), TrackerError> {
         let world = match *e {
-            Event::EqActive { world, .. } | Event::Edit { world: Some(world), .. } => world,
+            Event::EqActive { world, .. }
+            | Event::Edit {
+                world: Some(world), ..
+            } => world,
             Event::Sleep { world, tree } | Event::Wake { world, tree } => {
                 if tree < 0 || tree as usize >= self.ntree {
                     return Err(TrackerError::Tree {
@@ -418,7 +421,13 @@ mod tests {
         assert_eq!(d.verdict(), Verdict::Rebuild);
         assert_eq!(
             d.worlds().collect::<Vec<_>>(),
-            [(2, Cause::EqActive { eq: 5, active: true })]
+            [(
+                2,
+                Cause::EqActive {
+                    eq: 5,
+                    active: true
+                }
+            )]
         );
         // Not rebuilt yet: still stale next step.
         t.record(&Events::new(), all_static).unwrap();

@@ -43,6 +43,8 @@ pub struct View<'a> {
     pub stream_adr: &'a [u32],
     /// Their supports, concatenated.
     pub stream_support: &'a [i32],
+    /// How many of them are rows (the rest are rowless hyperedges).
+    pub stream_rows: usize,
 }
 
 impl View<'_> {
@@ -53,6 +55,53 @@ impl View<'_> {
             rows: self.node_rows[n],
             sum: self.node_sum[n],
         }
+    }
+
+    /// Whether world `w`'s rows start with exactly the contracted static rows (MuJoCo writes
+    /// equality and friction rows first) and its rowless hyperedges are exactly the contracted
+    /// ones, when those are static. Bulk slice compares; the rows after the prefix must still be
+    /// checked to be dynamic.
+    pub fn replays_prefix(&self, batch: &Batch, w: usize, classifier: &Classifier) -> bool {
+        let rows = batch.rows_of(w);
+        let k = self.stream_rows;
+        if rows.len() < k {
+            return false;
+        }
+        let r = rows.start..rows.start + k;
+        let base = batch.row_supadr[r.start];
+        let end = batch.row_supadr[r.end];
+        let split = self.stream_adr[k];
+        if batch.row_id[r.clone()] != self.stream_id[..k]
+            || batch.row_support[base as usize..end as usize]
+                != self.stream_support[..split as usize]
+            || batch.row_type[r.clone()]
+                .iter()
+                .zip(&self.stream_kind[..k])
+                .any(|(&t, &s)| t as u8 != s)
+            || batch.row_supadr[r.start..=r.end]
+                .iter()
+                .zip(&self.stream_adr[..=k])
+                .any(|(&a, &s)| a - base != s)
+        {
+            return false;
+        }
+        if !classifier.rowless_is_static() {
+            return true;
+        }
+        let edges = batch.edges_of(w);
+        let ne = self.stream_kind.len() - k;
+        if edges.len() != ne {
+            return false;
+        }
+        let base = batch.edge_supadr[edges.start];
+        let end = batch.edge_supadr[edges.end];
+        batch.edge_id[edges.clone()] == self.stream_id[k..]
+            && batch.edge_support[base as usize..end as usize]
+                == self.stream_support[split as usize..]
+            && batch.edge_supadr[edges.start..=edges.end]
+                .iter()
+                .zip(&self.stream_adr[k..])
+                .all(|(&a, &s)| a - base + split == s)
     }
 
     /// Whether world `w`'s static hyperedges are exactly the contracted ones, in the same order
@@ -111,6 +160,7 @@ pub struct Quotients {
     stream_adr: Vec<u32>,
     stream_support: Vec<i32>,
     nstatic: Vec<u32>,
+    nstatic_rows: Vec<u32>,
     nentry: Vec<u32>,
     max_static: usize,
     max_entries: usize,
@@ -145,6 +195,7 @@ impl Quotients {
             stream_adr: vec![0; nslot * (max_static + 1)],
             stream_support: vec![0; nslot * max_entries],
             nstatic: vec![0; nslot],
+            nstatic_rows: vec![0; nslot],
             nentry: vec![0; nslot],
             max_static,
             max_entries,
@@ -164,10 +215,7 @@ impl Quotients {
 
     /// The slot of `world`, if it has a quotient.
     pub fn slot_of(&self, world: usize) -> Option<u32> {
-        self.world_slot
-            .get(world)
-            .copied()
-            .filter(|&s| s != NONE)
+        self.world_slot.get(world).copied().filter(|&s| s != NONE)
     }
 
     /// Slots in use (distinct quotients).
@@ -195,6 +243,7 @@ impl Quotients {
             stream_id: &self.stream_id[s * ms..s * ms + nstatic],
             stream_adr: &self.stream_adr[s * (ms + 1)..s * (ms + 1) + nstatic + 1],
             stream_support: &self.stream_support[s * me..s * me + self.nentry[s] as usize],
+            stream_rows: self.nstatic_rows[s] as usize,
         }
     }
 
@@ -335,9 +384,10 @@ impl Quotients {
         let ids = &mut self.stream_id[s * ms..(s + 1) * ms];
         let adr = &mut self.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
         let entries = &mut self.stream_support[s * me..(s + 1) * me];
-        let (mut k, mut e) = (0usize, 0usize);
+        let (mut k, mut e, mut nrow) = (0usize, 0usize, 0u32);
         adr[0] = 0;
-        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, _| {
+        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, local| {
+            nrow += (local >= 0) as u32;
             let node = tree_node[support[0] as usize] as usize;
             rows[node] += 1;
             sums[node] = sums[node].wrapping_add(walk::hash(kind, id, support));
@@ -351,6 +401,7 @@ impl Quotients {
             Ok(())
         });
         self.nstatic[s] = k as u32;
+        self.nstatic_rows[s] = nrow;
         self.nentry[s] = e as u32;
     }
 
@@ -410,6 +461,7 @@ impl Quotients {
             + self.stream_adr.capacity() * 4
             + self.stream_support.capacity() * 4
             + self.nstatic.capacity() * 4
+            + self.nstatic_rows.capacity() * 4
             + self.nentry.capacity() * 4
             + self.key.capacity() * std::mem::size_of::<Signature>()
             + self.refs.capacity() * 4

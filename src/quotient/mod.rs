@@ -228,12 +228,9 @@ impl Quotient {
     }
 
     fn build(&mut self, input: &Input<'_>, w: usize) {
-        let built = self.cache.build(
-            input.batch(),
-            w,
-            &self.classifier,
-            &mut self.scratch.scan,
-        );
+        let built = self
+            .cache
+            .build(input.batch(), w, &self.classifier, &mut self.scratch.scan);
         match built {
             Built::Contracted => self.counters.contracted += 1,
             Built::Shared => self.counters.shared += 1,

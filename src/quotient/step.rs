@@ -52,12 +52,16 @@ pub fn solve_world(
     scratch: &mut StepScratch,
     labels: &mut [i32],
 ) -> Result<usize, GuardFinding> {
+    if view.replays_prefix(batch, w, classifier)
+        && solve_replayed(view, batch, w, classifier, scratch)
+    {
+        pull_back(view, &mut scratch.parent, labels);
+        return Ok(0);
+    }
     let nnode = view.nnode;
     if view.replays(batch, w, classifier) {
         // Every contracted row is there, in order: nothing sleeps, nothing changed.
-        for (n, s) in scratch.scan.state[..nnode].iter_mut().enumerate() {
-            *s = if view.node_rows[n] > 0 { ACTIVE } else { IDLE };
-        }
+        awake_all(view, &mut scratch.scan.state);
     } else {
         guard::scan(view, batch, w, classifier, &mut scratch.scan)?;
     }
@@ -82,21 +86,74 @@ pub fn solve_world(
         }
         Ok(())
     })?;
-    for n in 0..nnode {
+    pull_back(view, &mut scratch.parent, labels);
+    Ok(asleep)
+}
+
+/// Every node with contracted rows is awake.
+fn awake_all(view: &View<'_>, state: &mut [u8]) {
+    for (n, s) in state[..view.nnode].iter_mut().enumerate() {
+        *s = if view.node_rows[n] > 0 { ACTIVE } else { IDLE };
+    }
+}
+
+/// The common case: the static rows are the contracted prefix, so every node with rows is awake
+/// and only the rows after it (and dynamic rowless hyperedges) are unioned. Returns false, with
+/// nothing decided, when a static row turns up after the prefix.
+fn solve_replayed(
+    view: &View<'_>,
+    batch: &Batch,
+    w: usize,
+    classifier: &Classifier,
+    scratch: &mut StepScratch,
+) -> bool {
+    let parent = &mut scratch.parent[..view.nnode];
+    for (n, p) in parent.iter_mut().enumerate() {
+        *p = if view.node_rows[n] > 0 { n as i32 } else { -1 };
+    }
+    let tree_node = view.tree_node;
+    let mut union = |support: &[i32]| {
+        let first = tree_node[support[0] as usize];
+        for &t in support {
+            dsu::union(parent, first, tree_node[t as usize]);
+        }
+    };
+    let rows = batch.rows_of(w);
+    for r in rows.start + view.stream_rows..rows.end {
+        if classifier.row_is_static(batch.row_type[r], batch.row_id[r]) {
+            return false;
+        }
+        union(batch.row_support_of(r));
+    }
+    if !classifier.rowless_is_static() {
+        for e in batch.edges_of(w) {
+            let support = batch.edge_support_of(e);
+            if !support.is_empty() {
+                union(support);
+            }
+        }
+    }
+    true
+}
+
+/// Resolves node roots (ascending: a parent is never larger than its child) and writes each
+/// tree's label, the smallest tree of its root node.
+fn pull_back(view: &View<'_>, parent: &mut [i32], labels: &mut [i32]) {
+    let parent = &mut parent[..view.nnode];
+    for n in 0..parent.len() {
         let p = parent[n];
         if p >= 0 {
             parent[n] = parent[p as usize];
         }
     }
     for (t, label) in labels.iter_mut().enumerate() {
-        let root = parent[tree_node[t] as usize];
+        let root = parent[view.tree_node[t] as usize];
         *label = if root < 0 {
             -1
         } else {
             view.node_mintree[root as usize]
         };
     }
-    Ok(asleep)
 }
 
 /// World `w`'s min-root labels by a plain tree-level union over every hyperedge: the fallback
