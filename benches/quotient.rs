@@ -60,7 +60,7 @@ const SHAPES: [Shape; 4] = [
         statics: |b, ntree, toggled| {
             for k in 0..16 {
                 if !(toggled && k == 0) {
-                    eq_rows(b, k, 3, &[(4 * k) as i32, (4 * k + 2) as i32]);
+                    eq_rows(b, k, 3, &[4 * k, 4 * k + 2]);
                 }
             }
             for d in 0..ntree as i32 {

@@ -256,7 +256,8 @@ fn a_contact_on_a_sleeping_component_does_not_bind_its_trees() {
 
 #[test]
 fn every_static_edit_rebuilds_reported_or_not() {
-    let edits: [(Edit, fn(&mut Spec)); 5] = [
+    type EditCase = (Edit, fn(&mut Spec));
+    let edits: [EditCase; 5] = [
         (Edit::EqRetargeted { eq: 1 }, |s| s.eq1 = vec![2, 3]),
         (Edit::DofFriction { dof: 4, on: false }, |s| {
             s.friction = false

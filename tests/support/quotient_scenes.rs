@@ -219,6 +219,7 @@ pub struct Tally {
 /// Applies one random mutation to world `w` and reports it in `events` (or not, with
 /// probability `1 − report`). `tree_island` is the world's last output, so sleep takes whole
 /// islands as MuJoCo does (and now and then only part of one).
+#[allow(clippy::too_many_arguments)] // a test helper: every argument is a different role
 pub fn mutate(
     scene: &Scene,
     world: &mut World,
@@ -234,7 +235,7 @@ pub fn mutate(
     if !reported {
         tally.unreported += 1;
     }
-    let mut ev = |e: &mut Events, f: &dyn Fn(&mut Events)| {
+    let ev = |e: &mut Events, f: &dyn Fn(&mut Events)| {
         if reported {
             f(e)
         }
