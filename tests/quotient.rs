@@ -452,3 +452,100 @@ fn every_mode_agrees_with_the_oracle() {
         }
     }
 }
+
+/// Every committed trace in quotient mode, zero mismatches against native MuJoCo 4.0.0: with
+/// `eq_active` and sleep/wake reported as events (equalities static, then dynamic), and with no
+/// events at all (the guard alone).
+#[test]
+fn every_trace_replays_in_quotient_mode_without_mismatch() {
+    use archipelago::quotient::Quotient;
+    use archipelago::trace::{self, Trace};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty());
+    let (mut batch, mut native) = (Batch::default(), Islands::default());
+    let mut failures = Vec::new();
+    let (mut world_steps, mut toggles, mut sleeps) = (0, 0, 0);
+    for path in &paths {
+        let t = Trace::open(path).unwrap();
+        let model = t.model();
+        let mut cap = Capacity {
+            nworld: t.nworld(),
+            ntree: model.ntree(),
+            nv: model.nv(),
+            njmax: 0,
+            nsupport: 0,
+            nedge: 0,
+        };
+        for step in 0..t.nstep() {
+            t.batch(step, &mut batch);
+            let fit = Capacity::fit(model, &batch);
+            cap.njmax = cap.njmax.max(fit.njmax);
+            cap.nsupport = cap.nsupport.max(fit.nsupport);
+            cap.nedge = cap.nedge.max(fit.nedge);
+        }
+        let dynamic = Policy {
+            eq: EqPolicy::Dynamic,
+            ..Policy::default()
+        };
+        let mut engines = [Policy::default(), dynamic].map(|policy| {
+            let options = Options {
+                mode: Mode::Quotient,
+                policy,
+            };
+            Engine::new(model, cap, options).unwrap()
+        });
+        let mut events = Events::new();
+        for step in 0..t.nstep() {
+            t.batch(step, &mut batch);
+            t.native(step, &mut native);
+            events.clear();
+            for w in 0..t.nworld() {
+                // The first step's state is the engine's initial one: every tree awake.
+                let (eq_then, awake_then): (Vec<u8>, Vec<u8>) = if step == 0 {
+                    (t.eq_active(0, w).to_vec(), vec![1; model.ntree()])
+                } else {
+                    (
+                        t.eq_active(step - 1, w).to_vec(),
+                        t.tree_awake(step - 1, w).to_vec(),
+                    )
+                };
+                for (eq, (&a, &b)) in eq_then.iter().zip(t.eq_active(step, w)).enumerate() {
+                    if a != b {
+                        events.eq_active(w as u32, eq as i32, b != 0);
+                        toggles += 1;
+                    }
+                }
+                for (tree, (&a, &b)) in awake_then.iter().zip(t.tree_awake(step, w)).enumerate() {
+                    if a != b {
+                        if b != 0 {
+                            events.wake(w as u32, tree as i32);
+                        } else {
+                            events.sleep(w as u32, tree as i32);
+                        }
+                        sleeps += 1;
+                    }
+                }
+            }
+            for (k, e) in engines.iter_mut().enumerate() {
+                let got = e.step(&batch, &events).unwrap();
+                if let Some(m) = trace::compare(got, &native) {
+                    failures.push(format!("{} [{k}] step {step}: {m}", path.display()));
+                }
+            }
+            world_steps += t.nworld();
+        }
+        let mut guard_only = Quotient::new(&cap, Policy::default());
+        let report = trace::replay(&t, &mut guard_only).unwrap();
+        if let Some(first) = report.first {
+            failures.push(format!("{} guard-only: {:?}", path.display(), first));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(world_steps > 0 && toggles > 0 && sleeps > 0);
+}

@@ -128,7 +128,7 @@ fn solve_replayed(
     if !classifier.rowless_is_static() {
         for e in batch.edges_of(w) {
             let support = batch.edge_support_of(e);
-            if !support.is_empty() {
+            if walk::couples(support) {
                 union(support);
             }
         }

@@ -7,7 +7,7 @@ use super::classify::{Classifier, ROWLESS_KIND};
 use crate::rows::Batch;
 
 /// Calls `f(kind, id, support, local)` for every static hyperedge of world `w`: static rows
-/// (`local` = world-local row index) then static non-empty rowless hyperedges (`local` = −1 − e).
+/// (`local` = world-local row index) then static coupling rowless hyperedges (`local` = −1 − e).
 #[inline]
 pub fn each_static<E>(
     batch: &Batch,
@@ -31,7 +31,7 @@ pub fn each_static<E>(
         let edges = batch.edges_of(w);
         for e in edges.clone() {
             let support = batch.edge_support_of(e);
-            if !support.is_empty() {
+            if couples(support) {
                 f(
                     ROWLESS_KIND,
                     batch.edge_id[e],
@@ -45,7 +45,7 @@ pub fn each_static<E>(
 }
 
 /// Calls `f(support)` for every dynamic hyperedge of world `w` (rows, then rowless ones when
-/// those are classified dynamic; empty rowless supports are skipped).
+/// those are classified dynamic; rowless ones that couple nothing are skipped).
 #[inline]
 pub fn each_dynamic<E>(
     batch: &Batch,
@@ -61,12 +61,19 @@ pub fn each_dynamic<E>(
     if !classifier.rowless_is_static() {
         for e in batch.edges_of(w) {
             let support = batch.edge_support_of(e);
-            if !support.is_empty() {
+            if couples(support) {
                 f(support)?;
             }
         }
     }
     Ok(())
+}
+
+/// Whether a rowless hyperedge couples anything: native MuJoCo 4.0.0 ignores one with fewer
+/// than two distinct trees (the same rule as [`Batch::hyperedges_of`]).
+#[inline]
+pub fn couples(support: &[i32]) -> bool {
+    support.iter().any(|&t| t != support[0])
 }
 
 /// The hash of a static hyperedge as the guard sees it.
