@@ -183,3 +183,146 @@ fn unreported_sequences_are_caught_by_the_guard() {
     assert!(s.guarded > 0 && s.masked > 0, "{s:?}");
     assert_eq!(s.direct, 0);
 }
+
+/// Base shapes from `archipelago::gen` (realistic and mixed topologies, wide hyperedges, noise):
+/// each world keeps its generated static rows while contacts and limits are redrawn every step
+/// from other generated batches, islands fall asleep and wake, and equalities are switched off
+/// and on — reported or not.
+#[test]
+fn generated_shapes_under_random_invalidation() {
+    use archipelago::r#gen::{self, Spec, Topology};
+    use archipelago::quotient::classify;
+    use archipelago::{BatchBuilder, RowType};
+
+    let mut world_steps = 0;
+    for (seed, topology) in [(1u64, Topology::Scene), (2, Topology::Mixed)] {
+        let spec = Spec {
+            topology,
+            ..Spec::realistic(16, 48, 60)
+        };
+        let (model, base) = r#gen::batch(&spec, seed);
+        let classifier = Policy::default().classifier();
+        let nworld = base.nworld();
+        let mut rng = Rng::new(seed);
+        let mut awake = vec![vec![true; 48]; nworld];
+        let mut eq_off: Vec<Vec<i32>> = vec![Vec::new(); nworld];
+        let mut engine = Engine::new(
+            &model,
+            Capacity {
+                nworld,
+                ntree: 48,
+                nv: model.nv(),
+                njmax: 1000,
+                nsupport: 8000,
+                nedge: 8,
+            },
+            Options {
+                mode: Mode::Quotient,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let mut last = Islands::default();
+        let mut events = Events::new();
+        for step in 0..600 {
+            events.clear();
+            let (_, pool) = r#gen::batch(&spec, 1000 + step as u64);
+            for w in 0..nworld {
+                if step == 0 || !rng.chance(0.2) {
+                    continue;
+                }
+                let report = rng.chance(0.8);
+                match rng.below(3) {
+                    0 => {
+                        let t = rng.below(48);
+                        let island = last.world(w).tree_island[t];
+                        for u in 0..48 {
+                            let hit = if island < 0 {
+                                u == t
+                            } else {
+                                last.world(w).tree_island[u] == island
+                            };
+                            if hit && awake[w][u] {
+                                awake[w][u] = false;
+                                if report {
+                                    events.sleep(w as u32, u as i32);
+                                }
+                            }
+                        }
+                    }
+                    1 => {
+                        for u in 0..48 {
+                            if !awake[w][u] {
+                                awake[w][u] = true;
+                                if report {
+                                    events.wake(w as u32, u as i32);
+                                }
+                            }
+                        }
+                    }
+                    _ => {
+                        let eqs: Vec<i32> = base
+                            .rows_of(w)
+                            .filter(|&r| base.row_type[r] == RowType::Equality)
+                            .map(|r| base.row_id[r])
+                            .collect();
+                        if let Some(&eq) = eqs.get(rng.below(eqs.len().max(1))) {
+                            let off = &mut eq_off[w];
+                            let active = if let Some(i) = off.iter().position(|&e| e == eq) {
+                                off.remove(i);
+                                true
+                            } else {
+                                off.push(eq);
+                                false
+                            };
+                            if report {
+                                events.eq_active(w as u32, eq, active);
+                            }
+                        }
+                    }
+                }
+            }
+            let mut b = BatchBuilder::default();
+            for w in 0..nworld {
+                let live = |s: &[i32]| s.iter().all(|&t| awake[w][t as usize]);
+                for r in base.rows_of(w) {
+                    let (kind, id, s) = (base.row_type[r], base.row_id[r], base.row_support_of(r));
+                    let off = kind == RowType::Equality && eq_off[w].contains(&id);
+                    if classifier.row_is_static(kind, id) && !off && live(s) {
+                        b.row(kind, id, s);
+                    }
+                }
+                for r in pool.rows_of(w) {
+                    let (kind, id, s) = (pool.row_type[r], pool.row_id[r], pool.row_support_of(r));
+                    if !classifier.row_is_static(kind, id) && live(s) {
+                        b.row(kind, id, s);
+                    }
+                }
+                for e in base.edges_of(w) {
+                    let s: Vec<i32> = base
+                        .edge_support_of(e)
+                        .iter()
+                        .copied()
+                        .filter(|&t| awake[w][t as usize])
+                        .collect();
+                    b.rowless(base.edge_id[e], &s);
+                }
+                b.end_world();
+            }
+            let batch = b.finish();
+            let input = Input::new(&model, &batch).unwrap();
+            let want = oracle::solve(&input);
+            let share = classify::share(&input, &classifier);
+            assert!(share.static_rows <= share.rows);
+            let got = engine.step(&batch, &events).unwrap();
+            check("quotient/gen", step, got, &want, &batch);
+            world_steps += nworld;
+            last = want;
+        }
+        let c = engine.quotient().counters();
+        assert!(c.masked > 0, "{c:?}");
+        assert!(c.reported > 0 && c.guarded > 0, "{c:?}");
+        assert_eq!(c.direct, 0);
+    }
+    assert!(world_steps >= 19_000);
+}
