@@ -235,15 +235,15 @@ fn generated_shapes_under_random_invalidation() {
                 match rng.below(3) {
                     0 => {
                         let t = rng.below(48);
-                        let island = last.world(w).tree_island[t];
-                        for u in 0..48 {
-                            let hit = if island < 0 {
+                        let islands = last.world(w).tree_island;
+                        for (u, on) in awake[w].iter_mut().enumerate() {
+                            let hit = if islands[t] < 0 {
                                 u == t
                             } else {
-                                last.world(w).tree_island[u] == island
+                                islands[u] == islands[t]
                             };
-                            if hit && awake[w][u] {
-                                awake[w][u] = false;
+                            if hit && *on {
+                                *on = false;
                                 if report {
                                     events.sleep(w as u32, u as i32);
                                 }
@@ -251,9 +251,9 @@ fn generated_shapes_under_random_invalidation() {
                         }
                     }
                     1 => {
-                        for u in 0..48 {
-                            if !awake[w][u] {
-                                awake[w][u] = true;
+                        for (u, on) in awake[w].iter_mut().enumerate() {
+                            if !*on {
+                                *on = true;
                                 if report {
                                     events.wake(w as u32, u as i32);
                                 }
