@@ -138,6 +138,52 @@ fn unchanged_worlds_reuse_one_shared_quotient() {
 }
 
 #[test]
+fn device_mirror_sees_each_contracted_slot_once() {
+    use archipelago::quotient::Quotient;
+    let model = model();
+    let mut specs = vec![Spec::default(); 3];
+    let mut q = Quotient::new(&capacity(3), Policy::default());
+    let mut out = Islands::default();
+    let mut drained = Vec::new();
+    for round in 0..3 {
+        if round == 2 {
+            specs[2].eq[1] = false;
+        }
+        let batch = build(&specs);
+        q.step(
+            &Input::new(&model, &batch).unwrap(),
+            &Events::new(),
+            &mut out,
+        )
+        .unwrap();
+        drained.clear();
+        q.drain_contracted(|s| drained.push(s));
+        let t = q.cache().tables();
+        let slots: Vec<u32> = t.world_slot.to_vec();
+        match round {
+            0 => assert_eq!(
+                (drained.len(), slots[0] == slots[1] && slots[1] == slots[2]),
+                (1, true)
+            ),
+            1 => assert!(drained.is_empty()),
+            _ => assert_eq!(drained, [slots[2]]),
+        }
+        let s = slots[0] as usize;
+        // Trees 0, 1 and 2 share a node whose smallest tree is 0.
+        let node = t.tree_node[s * t.ntree + 2] as usize;
+        assert_eq!(t.node_mintree[s * t.ntree + node], 0);
+        assert_eq!(
+            t.nstatic_rows[s],
+            if round < 2 || s != slots[2] as usize {
+                6
+            } else {
+                5
+            }
+        );
+    }
+}
+
+#[test]
 fn eq_active_reported_rebuilds_only_that_world() {
     let mut e = engine(3, Policy::default());
     let mut specs = vec![Spec::default(); 3];

@@ -170,6 +170,50 @@ pub struct Quotients {
     table: Vec<u32>,
     world_slot: Vec<u32>,
     parent: Vec<i32>,
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+}
+
+/// Every slot's tables as flat arrays, for mirroring on a device: slot `s` owns
+/// `[s * ntree, (s + 1) * ntree)` of the per-tree and per-node arrays, `[s * (ntree + 1), …)` of
+/// `node_treeadr`, `[s * max_static, …)` of the stream's per-hyperedge arrays (`max_static + 1`
+/// for `stream_adr`) and `[s * max_entries, …)` of `stream_support`.
+#[derive(Debug, Clone, Copy)]
+pub struct Tables<'a> {
+    /// Trees per world.
+    pub ntree: usize,
+    /// Static hyperedges per slot, at most.
+    pub max_static: usize,
+    /// Static support entries per slot, at most.
+    pub max_entries: usize,
+    /// Slot of each world (`u32::MAX`: none).
+    pub world_slot: &'a [u32],
+    /// Nodes per slot.
+    pub nnode: &'a [u32],
+    /// Tree → node.
+    pub tree_node: &'a [i32],
+    /// Node → its smallest tree.
+    pub node_mintree: &'a [i32],
+    /// Static rows contracted into each node.
+    pub node_rows: &'a [u32],
+    /// Their hash sums.
+    pub node_sum: &'a [u64],
+    /// Node tree lists (CSR offsets, per slot).
+    pub node_treeadr: &'a [i32],
+    /// Node tree lists.
+    pub node_trees: &'a [i32],
+    /// Static hyperedges per slot, and how many of them are rows.
+    pub nstatic: &'a [u32],
+    /// Static rows per slot (a prefix of the stream).
+    pub nstatic_rows: &'a [u32],
+    /// Stream kinds.
+    pub stream_kind: &'a [u8],
+    /// Stream source ids.
+    pub stream_id: &'a [i32],
+    /// Stream support offsets (slot-relative).
+    pub stream_adr: &'a [u32],
+    /// Stream supports.
+    pub stream_support: &'a [i32],
 }
 
 impl Quotients {
@@ -205,6 +249,8 @@ impl Quotients {
             table: vec![NONE; (2 * nslot).next_power_of_two().max(2)],
             world_slot: vec![NONE; nworld],
             parent: vec![-1; ntree],
+            dirty: Vec::with_capacity(nslot),
+            is_dirty: vec![false; nslot],
         }
     }
 
@@ -245,6 +291,39 @@ impl Quotients {
             stream_support: &self.stream_support[s * me..s * me + self.nentry[s] as usize],
             stream_rows: self.nstatic_rows[s] as usize,
         }
+    }
+
+    /// Every slot's tables, flat (see [`Tables`]).
+    pub fn tables(&self) -> Tables<'_> {
+        Tables {
+            ntree: self.ntree,
+            max_static: self.max_static,
+            max_entries: self.max_entries,
+            world_slot: &self.world_slot,
+            nnode: &self.nnode,
+            tree_node: &self.tree_node,
+            node_mintree: &self.node_mintree,
+            node_rows: &self.node_rows,
+            node_sum: &self.node_sum,
+            node_treeadr: &self.node_treeadr,
+            node_trees: &self.node_trees,
+            nstatic: &self.nstatic,
+            nstatic_rows: &self.nstatic_rows,
+            stream_kind: &self.stream_kind,
+            stream_id: &self.stream_id,
+            stream_adr: &self.stream_adr,
+            stream_support: &self.stream_support,
+        }
+    }
+
+    /// Calls `f` for every slot contracted since the last call, then forgets them: what a device
+    /// mirror must upload (besides `world_slot`) before the next step.
+    pub fn drain_contracted(&mut self, mut f: impl FnMut(u32)) {
+        for &s in &self.dirty {
+            self.is_dirty[s as usize] = false;
+            f(s);
+        }
+        self.dirty.clear();
     }
 
     /// Drops every world's quotient.
@@ -290,6 +369,10 @@ impl Quotients {
         // A world releases before it builds, so a slot is always free.
         let s = self.free.pop().unwrap_or_default();
         self.contract(batch, world, classifier, s);
+        if !self.is_dirty[s as usize] {
+            self.is_dirty[s as usize] = true;
+            self.dirty.push(s);
+        }
         self.key[s as usize] = key;
         self.refs[s as usize] = 1;
         self.world_slot[world] = s;
@@ -469,6 +552,8 @@ impl Quotients {
             + self.table.capacity() * 4
             + self.world_slot.capacity() * 4
             + self.parent.capacity() * 4
+            + self.dirty.capacity() * 4
+            + self.is_dirty.capacity()
     }
 }
 

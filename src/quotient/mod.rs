@@ -35,7 +35,7 @@ pub mod step;
 mod walk;
 
 pub use classify::{Classifier, EqPolicy, Policy, Share};
-pub use contract::{Built, Quotients, View};
+pub use contract::{Built, Quotients, Tables, View};
 pub use invalidation::{Cause, Decision, Events, Tracker, Verdict};
 
 use crate::cpu::{CpuMode, Stats};
@@ -134,6 +134,11 @@ impl Quotient {
     /// The quotient cache.
     pub fn cache(&self) -> &Quotients {
         &self.cache
+    }
+
+    /// Calls `f` for every slot contracted since the last call (what a device mirror uploads).
+    pub fn drain_contracted(&mut self, f: impl FnMut(u32)) {
+        self.cache.drain_contracted(f);
     }
 
     /// Running totals.
