@@ -215,6 +215,7 @@ fn toggles(c: &mut Criterion) {
             for (label, eq) in [
                 ("eq-static", EqPolicy::Static),
                 ("eq-dynamic", EqPolicy::Dynamic),
+                ("eq-learn", EqPolicy::Learn { after: 2 }),
             ] {
                 let policy = Policy {
                     eq,

@@ -69,7 +69,15 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         )
         .unwrap()
     };
-    let mut engines = [quotient(Policy::default()), quotient(dynamic_eq)];
+    let learn = Policy {
+        eq: EqPolicy::Learn { after: 3 },
+        ..Policy::default()
+    };
+    let mut engines = [
+        quotient(Policy::default()),
+        quotient(dynamic_eq),
+        quotient(learn),
+    ];
     let mut dsu = Dsu::default();
     let mut full = Islands::default();
     let mut events = Events::new();
@@ -133,7 +141,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         for (k, engine) in engines.iter_mut().enumerate() {
             let got = engine.step(&batch, &events).unwrap();
             check(
-                ["quotient", "quotient/eq-dynamic"][k],
+                ["quotient", "quotient/eq-dynamic", "quotient/eq-learn"][k],
                 step,
                 got,
                 &want,

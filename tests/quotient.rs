@@ -245,6 +245,30 @@ fn dynamic_equalities_absorb_toggles() {
 }
 
 #[test]
+fn learned_equalities_turn_dynamic_after_repeated_toggles() {
+    let policy = Policy {
+        eq: EqPolicy::Learn { after: 2 },
+        ..Policy::default()
+    };
+    let mut e = engine(2, policy);
+    let mut specs = vec![Spec::default(); 2];
+    step(&mut e, &specs, &Events::new());
+    let mut verdicts = Vec::new();
+    for on in [false, true, false, true, false] {
+        specs[1].eq[1] = on;
+        let mut ev = Events::new();
+        ev.eq_active(1, 1, on);
+        step(&mut e, &specs, &ev);
+        verdicts.push(e.decision().verdict());
+    }
+    // First toggle rebuilds world 1; the second teaches the policy (one rebuild of all); then
+    // toggles are free.
+    use Verdict::*;
+    assert_eq!(verdicts, [Rebuild, RebuildAll, Reuse, Reuse, Reuse]);
+    assert_eq!(e.quotient().learned().collect::<Vec<_>>(), [1]);
+}
+
+#[test]
 fn a_sleeping_component_is_masked_without_rebuild() {
     for reported in [true, false] {
         let mut e = engine(2, Policy::default());

@@ -22,7 +22,17 @@ pub enum EqPolicy {
     Dynamic,
     /// The listed equality ids are dynamic, the others static.
     DynamicIds(Vec<i32>),
+    /// Static until an equality's `eq_active` has been reported toggled `after` times; from then
+    /// on that equality is dynamic (one rebuild of all worlds when it switches). Up to
+    /// [`LEARN_MAX`] equalities are learned.
+    Learn {
+        /// Reported toggles before an equality turns dynamic.
+        after: u32,
+    },
 }
+
+/// Most equalities [`EqPolicy::Learn`] tracks and turns dynamic.
+pub const LEARN_MAX: usize = 256;
 
 /// The classification policy.
 ///
@@ -69,6 +79,7 @@ impl Policy {
             EqPolicy::Static => (true, Vec::new()),
             EqPolicy::Dynamic => (false, Vec::new()),
             EqPolicy::DynamicIds(ids) => (true, ids.clone()),
+            EqPolicy::Learn { .. } => (true, Vec::with_capacity(LEARN_MAX)),
         };
         dynamic_eqs.sort_unstable();
         dynamic_eqs.dedup();
@@ -113,6 +124,18 @@ impl Classifier {
     #[inline]
     pub fn rowless_is_static(&self) -> bool {
         self.flex_static
+    }
+
+    /// Makes equality `eq` dynamic from now on (used by [`EqPolicy::Learn`]); false when it
+    /// already was, or when the learned set is full.
+    pub fn make_dynamic(&mut self, eq: i32) -> bool {
+        if !self.is_static(SourceId::Eq(eq)) || self.dynamic_eqs.len() >= LEARN_MAX {
+            return false;
+        }
+        if let Err(at) = self.dynamic_eqs.binary_search(&eq) {
+            self.dynamic_eqs.insert(at, eq);
+        }
+        true
     }
 
     /// Whether rows from `source` are static.

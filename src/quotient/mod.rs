@@ -81,6 +81,8 @@ pub struct Quotient {
     scratch: StepScratch,
     maps: MapScratch,
     counters: Counters,
+    /// Reported toggles per static equality, for [`EqPolicy::Learn`].
+    toggles: Vec<(i32, u32)>,
 }
 
 impl Quotient {
@@ -99,6 +101,7 @@ impl Quotient {
             scratch: StepScratch::new(ntree),
             maps,
             counters: Counters::default(),
+            toggles: Vec::with_capacity(classify::LEARN_MAX),
         }
     }
 
@@ -148,16 +151,52 @@ impl Quotient {
 
     /// Bytes held by the cache and the scratch (all allocated up front).
     pub fn bytes(&self) -> usize {
-        self.cache.bytes() + self.scratch.bytes() + self.maps.bytes()
+        self.cache.bytes() + self.scratch.bytes() + self.maps.bytes() + self.toggles.capacity() * 8
     }
 
     /// Records events without stepping (for example while another mode is solving), so the
     /// quotients they invalidate are rebuilt before they are used again.
     pub fn record(&mut self, events: &Events) -> Result<()> {
+        if let EqPolicy::Learn { after } = self.policy.eq {
+            self.learn(events, after);
+        }
         let classifier = &self.classifier;
         self.tracker
             .record(events, |s| classifier.is_static(s))
             .map_err(Error::from)
+    }
+
+    /// Counts reported toggles of static equalities; one toggled `after` times turns dynamic
+    /// and every world is rebuilt once with the new classification.
+    fn learn(&mut self, events: &Events, after: u32) {
+        for e in events.as_slice() {
+            let invalidation::Event::EqActive { eq, .. } = *e else {
+                continue;
+            };
+            if !self.classifier.is_static(invalidation::SourceId::Eq(eq)) {
+                continue;
+            }
+            let i = match self.toggles.iter().position(|&(id, _)| id == eq) {
+                Some(i) => i,
+                None if self.toggles.len() < classify::LEARN_MAX => {
+                    self.toggles.push((eq, 0));
+                    self.toggles.len() - 1
+                }
+                None => continue,
+            };
+            self.toggles[i].1 += 1;
+            if self.toggles[i].1 >= after && self.classifier.make_dynamic(eq) {
+                self.tracker.reclassified();
+            }
+        }
+    }
+
+    /// The equalities [`EqPolicy::Learn`] has turned dynamic so far.
+    pub fn learned(&self) -> impl Iterator<Item = i32> + '_ {
+        self.toggles
+            .iter()
+            .filter(|&&(eq, _)| !self.classifier.is_static(invalidation::SourceId::Eq(eq)))
+            .map(|&(eq, _)| eq)
     }
 
     /// One step: records `events`, rebuilds what they (or the guard) invalidate, and writes every
