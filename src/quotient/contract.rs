@@ -57,17 +57,42 @@ impl View<'_> {
         }
     }
 
-    /// Whether world `w`'s rows start with exactly the contracted static rows (MuJoCo writes
-    /// equality and friction rows first) and its rowless hyperedges are exactly the contracted
-    /// ones, when those are static. Bulk slice compares; the rows after the prefix must still be
-    /// checked to be dynamic.
-    pub fn replays_prefix(&self, batch: &Batch, w: usize, classifier: &Classifier) -> bool {
+    /// Where world `w`'s contracted static rows sit as one contiguous block (MuJoCo writes
+    /// equality and friction rows first; dynamic equalities may come before them): the global
+    /// row the block starts at, when the world's rows are some dynamic rows, then exactly the
+    /// contracted static rows, then the rest, and its rowless hyperedges are exactly the
+    /// contracted ones when those are static. Bulk slice compares; the rows after the block must
+    /// still be checked to be dynamic.
+    pub fn replayed_block(
+        &self,
+        batch: &Batch,
+        w: usize,
+        classifier: &Classifier,
+    ) -> Option<usize> {
         let rows = batch.rows_of(w);
         let k = self.stream_rows;
-        if rows.len() < k {
-            return false;
+        // Skip the dynamic rows before the block (none, in MuJoCo's order with static
+        // equalities).
+        let start = (rows.start..rows.end)
+            .find(|&r| classifier.row_is_static(batch.row_type[r], batch.row_id[r]))
+            .unwrap_or(rows.end);
+        let start = if k == 0 { rows.start } else { start };
+        if rows.end - start < k {
+            return None;
         }
-        let r = rows.start..rows.start + k;
+        self.block_matches(batch, w, classifier, start)
+            .then_some(start)
+    }
+
+    fn block_matches(
+        &self,
+        batch: &Batch,
+        w: usize,
+        classifier: &Classifier,
+        start: usize,
+    ) -> bool {
+        let k = self.stream_rows;
+        let r = start..start + k;
         let base = batch.row_supadr[r.start];
         let end = batch.row_supadr[r.end];
         let split = self.stream_adr[k];

@@ -52,9 +52,10 @@ pub fn solve_world(
     scratch: &mut StepScratch,
     labels: &mut [i32],
 ) -> Result<usize, GuardFinding> {
-    if view.replays_prefix(batch, w, classifier)
-        && solve_replayed(view, batch, w, classifier, scratch)
-    {
+    let replayed = view
+        .replayed_block(batch, w, classifier)
+        .is_some_and(|start| solve_replayed(view, batch, w, start, classifier, scratch));
+    if replayed {
         pull_back(view, &mut scratch.parent, labels);
         return Ok(0);
     }
@@ -97,13 +98,15 @@ fn awake_all(view: &View<'_>, state: &mut [u8]) {
     }
 }
 
-/// The common case: the static rows are the contracted prefix, so every node with rows is awake
-/// and only the rows after it (and dynamic rowless hyperedges) are unioned. Returns false, with
-/// nothing decided, when a static row turns up after the prefix.
+/// The common case: the static rows are the contracted block starting at global row `start`,
+/// so every node with rows is awake and only the rows around it (and dynamic rowless
+/// hyperedges) are unioned. Returns false, with nothing decided, when a static row turns up
+/// after the block.
 fn solve_replayed(
     view: &View<'_>,
     batch: &Batch,
     w: usize,
+    start: usize,
     classifier: &Classifier,
     scratch: &mut StepScratch,
 ) -> bool {
@@ -119,7 +122,11 @@ fn solve_replayed(
         }
     };
     let rows = batch.rows_of(w);
-    for r in rows.start + view.stream_rows..rows.end {
+    // Rows before the block were found dynamic by `replayed_block`.
+    for r in rows.start..start {
+        union(batch.row_support_of(r));
+    }
+    for r in start + view.stream_rows..rows.end {
         if classifier.row_is_static(batch.row_type[r], batch.row_id[r]) {
             return false;
         }
