@@ -198,8 +198,8 @@ fn unreported_sequences_are_caught_by_the_guard() {
 /// and on — reported or not.
 #[test]
 fn generated_shapes_under_random_invalidation() {
-    use archipelago::r#gen::{self, Spec, Topology};
     use archipelago::quotient::classify;
+    use archipelago::synth::{self, Spec, Topology};
     use archipelago::{BatchBuilder, RowType};
 
     let mut world_steps = 0;
@@ -208,7 +208,7 @@ fn generated_shapes_under_random_invalidation() {
             topology,
             ..Spec::realistic(16, 48, 60)
         };
-        let (model, base) = r#gen::batch(&spec, seed);
+        let (model, base) = synth::batch(&spec, seed);
         let classifier = Policy::default().classifier();
         let nworld = base.nworld();
         let mut rng = Rng::new(seed);
@@ -234,7 +234,7 @@ fn generated_shapes_under_random_invalidation() {
         let mut events = Events::new();
         for step in 0..600 {
             events.clear();
-            let (_, pool) = r#gen::batch(&spec, 1000 + step as u64);
+            let (_, pool) = synth::batch(&spec, 1000 + step as u64);
             for w in 0..nworld {
                 if step == 0 || !rng.chance(0.2) {
                     continue;

@@ -641,7 +641,7 @@ fn reversed(batch: &Batch) -> Batch {
 #[test]
 fn generated_corpus_matches_the_oracle() {
     use archipelago::quotient::Quotient;
-    for case in archipelago::r#gen::corpus(3).take(250) {
+    for case in archipelago::synth::corpus(3).take(250) {
         let cap = Capacity::fit(&case.model, &case.batch);
         let flipped = reversed(&case.batch);
         for policy in [
