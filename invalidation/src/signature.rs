@@ -92,6 +92,9 @@ pub enum GuardFinding {
         /// World-local row index, or −1 − e for the e-th rowless hyperedge of the world.
         row: i32,
     },
+    /// A device found the world's static rows differ from the contracted stream (it does not say
+    /// how: the world was solved directly on the device and is rebuilt on the host).
+    Unmatched,
     /// A dynamic row touches a tree of a node whose static rows are absent, so the tree is not
     /// bound to its node this step.
     AsleepTouched {

@@ -138,6 +138,21 @@ impl Classifier {
         true
     }
 
+    /// Whether equalities are static unless listed in [`Classifier::dynamic_eqs`].
+    pub fn eq_static(&self) -> bool {
+        self.eq_static
+    }
+
+    /// The dynamic equality ids (sorted) when equalities are otherwise static.
+    pub fn dynamic_eqs(&self) -> &[i32] {
+        &self.dynamic_eqs
+    }
+
+    /// Whether friction-loss rows are static.
+    pub fn friction_static(&self) -> bool {
+        self.friction_static
+    }
+
     /// Whether rows from `source` are static.
     #[inline]
     pub fn is_static(&self, source: SourceId) -> bool {

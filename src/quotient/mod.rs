@@ -213,6 +213,38 @@ impl Quotient {
         let (model, batch) = (input.model(), input.batch());
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
+        self.prepare_recorded(input);
+        for w in 0..batch.nworld() {
+            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
+            let solved = self.solve_world(input, w, labels);
+            if let Ok(asleep) = solved {
+                self.counters.masked += (asleep > 0) as u64;
+            }
+            if let Err(finding) = solved {
+                self.rebuild_stale(input, w, finding);
+                if self.solve_world(input, w, labels).is_err() {
+                    self.counters.direct += 1;
+                    step::solve_direct(batch, w, &mut self.scratch, labels);
+                }
+            }
+            self.counters.world_steps += 1;
+            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            maps::fill_world(input, w, nisland, out, &mut self.maps);
+        }
+    }
+
+    /// Records `events` and brings every world's quotient up to date with them (rebuilding what
+    /// they invalidate and building what is missing) without solving: the host half of a device
+    /// step. The guard still runs where the step runs.
+    pub fn prepare(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
+        self.capacity.check(input.model(), input.batch())?;
+        self.record(events)?;
+        self.prepare_recorded(input);
+        Ok(())
+    }
+
+    fn prepare_recorded(&mut self, input: &Input<'_>) {
+        let batch = input.batch();
         self.counters.steps += 1;
         self.tracker.decide(&mut self.decision);
         if self.decision.verdict() == Verdict::RebuildAll {
@@ -233,24 +265,20 @@ impl Quotient {
                 self.decision.push(w as u32, all_cause);
                 self.build(input, w);
             }
-            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
-            let solved = self.solve_world(input, w, labels);
-            if let Ok(asleep) = solved {
-                self.counters.masked += (asleep > 0) as u64;
-            }
-            if let Err(finding) = solved {
-                self.decision.push(w as u32, Cause::Guard(finding));
-                self.counters.guarded += 1;
-                self.build(input, w);
-                if self.solve_world(input, w, labels).is_err() {
-                    self.counters.direct += 1;
-                    step::solve_direct(batch, w, &mut self.scratch, labels);
-                }
-            }
-            self.counters.world_steps += 1;
-            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
-            maps::fill_world(input, w, nisland, out, &mut self.maps);
         }
+    }
+
+    /// Rebuilds world `w`'s quotient from `input` because the guard found `finding` (on the host
+    /// or on a device), listing it in the decision.
+    pub fn rebuild_stale(
+        &mut self,
+        input: &Input<'_>,
+        w: usize,
+        finding: invalidation::GuardFinding,
+    ) {
+        self.decision.push(w as u32, Cause::Guard(finding));
+        self.counters.guarded += 1;
+        self.build(input, w);
     }
 
     fn solve_world(
