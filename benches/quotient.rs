@@ -247,5 +247,62 @@ fn toggles(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shares, toggles);
+/// The device (skipped without one): the GPU quotient against every GPU full-rebuild mode, per
+/// batch step including upload and download, at 64 and 1024 worlds.
+fn gpu(c: &mut Criterion) {
+    use archipelago::gpu::{Gpu, Mode as GpuMode, Solver, quotient::QuotientSolver};
+    let gpu = match Gpu::open() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("gpu benches skipped: {e}");
+            return;
+        }
+    };
+    let mut g = group(c);
+    for nworld in [64usize, 1024] {
+        for shape in &SHAPES {
+            let model = model(shape);
+            let one = batch(shape, 1, |_| false);
+            // Tile the 64 generated worlds up to `nworld`.
+            let mut b = Batch::builder();
+            for w in 0..nworld {
+                let src = w % NWORLD;
+                for r in one.rows_of(src) {
+                    b.row(one.row_type[r], one.row_id[r], one.row_support_of(r));
+                }
+                for e in one.edges_of(src) {
+                    b.rowless(one.edge_id[e], one.edge_support_of(e));
+                }
+                b.end_world();
+            }
+            let batch = b.finish();
+            let input = Input::new(&model, &batch).unwrap();
+            let cap = Capacity::fit(&model, &batch);
+            let share = classify::share(&input, &Policy::default().classifier());
+            let tag = format!(
+                "gpu/{nworld}w/{}/static{:.0}%",
+                shape.name,
+                100.0 * share.entry_fraction()
+            );
+            let mut out = Islands::default();
+            if let Ok(mut q) = QuotientSolver::new(&gpu, cap, &model, Policy::default()) {
+                let none = Events::new();
+                g.bench_function(format!("{tag}/quotient"), |b| {
+                    b.iter(|| q.step(black_box(&input), &none, &mut out).unwrap())
+                });
+            }
+            for mode in GpuMode::ALL {
+                let Ok(mut s) = Solver::new(&gpu, mode, cap, &model) else {
+                    continue;
+                };
+                g.bench_function(format!("{tag}/{}", mode.name()), |b| {
+                    b.iter(|| s.solve(black_box(&input), &mut out).unwrap())
+                });
+            }
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, shares, toggles, gpu);
 criterion_main!(benches);

@@ -664,3 +664,110 @@ fn generated_corpus_matches_the_oracle() {
         }
     }
 }
+
+/// The device quotient (skipped without a CUDA device): random invalidation of every source,
+/// then every committed trace with its `eq_active` and sleep/wake events, against the oracle
+/// and native MuJoCo.
+#[test]
+fn gpu_quotient_matches_the_oracle_and_native() {
+    use archipelago::gpu::{Gpu, quotient::QuotientSolver};
+    use archipelago::trace::{self, Trace};
+    let gpu = match Gpu::open() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let mut rng = scenes::Rng::new(21);
+    let scene = scenes::Scene::random(&mut rng, 40, 20, 6);
+    let nworld = 32;
+    let cap = Capacity {
+        nworld,
+        ntree: 40,
+        nv: scene.model.nv(),
+        njmax: 400,
+        nsupport: 1600,
+        nedge: 4,
+    };
+    for policy in [
+        Policy::default(),
+        Policy {
+            eq: EqPolicy::Learn { after: 3 },
+            ..Policy::default()
+        },
+    ] {
+        let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy).unwrap();
+        let mut worlds = vec![scenes::World::new(&scene); nworld];
+        let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
+        let mut out = Islands::default();
+        let mut last = Islands::default();
+        for step in 0..400 {
+            events.clear();
+            for (w, world) in worlds.iter_mut().enumerate() {
+                if step > 0 && rng.chance(0.2) {
+                    let islands = last.world(w).tree_island.to_vec();
+                    let (w, r) = (w as u32, &mut rng);
+                    scenes::mutate(&scene, world, w, &islands, r, 0.8, &mut events, &mut tally);
+                }
+            }
+            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let input = Input::new(&scene.model, &batch).unwrap();
+            let want = oracle::solve(&input);
+            solver.step(&input, &events, &mut out).unwrap();
+            assert_eq!(out.first_mismatch(&want), None, "step {step}");
+            last = want;
+        }
+        let c = solver.quotient().counters();
+        assert!(c.contracted > 1 && c.guarded > 0, "{c:?}");
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    paths.sort();
+    let (mut batch, mut native, mut out) =
+        (Batch::default(), Islands::default(), Islands::default());
+    for path in &paths {
+        let t = Trace::open(path).unwrap();
+        let model = t.model();
+        let mut cap = Capacity {
+            nworld: t.nworld(),
+            ntree: model.ntree(),
+            nv: model.nv(),
+            njmax: 1,
+            nsupport: 1,
+            nedge: 1,
+        };
+        for step in 0..t.nstep() {
+            t.batch(step, &mut batch);
+            let fit = Capacity::fit(model, &batch);
+            cap.njmax = cap.njmax.max(fit.njmax);
+            cap.nsupport = cap.nsupport.max(fit.nsupport);
+            cap.nedge = cap.nedge.max(fit.nedge);
+        }
+        let mut solver = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
+        let mut events = Events::new();
+        for step in 0..t.nstep() {
+            t.batch(step, &mut batch);
+            t.native(step, &mut native);
+            events.clear();
+            if step > 0 {
+                for w in 0..t.nworld() {
+                    let pairs = t.eq_active(step - 1, w).iter().zip(t.eq_active(step, w));
+                    for (eq, (&a, &b)) in pairs.enumerate() {
+                        if a != b {
+                            events.eq_active(w as u32, eq as i32, b != 0);
+                        }
+                    }
+                }
+            }
+            let input = Input::new(model, &batch).unwrap();
+            solver.step(&input, &events, &mut out).unwrap();
+            let m = trace::compare(&out, &native);
+            assert_eq!(m, None, "{} step {step}", path.display());
+        }
+    }
+}

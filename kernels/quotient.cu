@@ -1,0 +1,171 @@
+// `quotient`: the static quotient on the device, one thread block per world, then the maps in
+// the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs).
+//
+// Per world, with the quotient slot the host contracted (src/quotient/contract.rs):
+//  1. Replay check: the world's rows must be some dynamic rows, then exactly the contracted
+//     static rows (type, id, support, in order), then only dynamic rows; and, when rowless
+//     couplings are static, exactly the contracted rowless hyperedges. Every thread compares
+//     its share; one __syncthreads_or decides.
+//  2. Replayed: parent[] over the slot's nodes in shared memory, every node with contracted
+//     rows active; the dynamic hyperedges' trees are mapped to nodes (tree_node) and min-root
+//     united; pointer jumping; each tree's label = the smallest tree of its root node.
+//  3. Not replayed (a toggle, an edit, a sleeping component nobody reported, no slot yet): the
+//     world is solved directly (tree-level union over every hyperedge, as `block` does) — never
+//     a stale answer — and flagged in q.stale so the host rebuilds its quotient for next step.
+
+struct QArgs {
+    const int* row_id;                 // per global row
+    const int* edge_id;                // per coupling rowless hyperedge (workspace order)
+    const unsigned* world_slot;        // nworld; 0xffffffff = no quotient
+    const unsigned* nnode;             // per slot
+    const int* tree_node;              // nslot * ntree
+    const int* node_mintree;           // nslot * ntree
+    const unsigned* node_rows;         // nslot * ntree
+    const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
+    const unsigned* nstatic_rows;      // per slot
+    const unsigned char* stream_kind;  // nslot * max_static
+    const int* stream_id;              // nslot * max_static
+    const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
+    const int* stream_support;         // nslot * max_entries
+    const int* dynamic_eqs;            // sorted ids of dynamic equalities
+    int* stale;                        // nworld: set to 1 when the world was solved directly
+    int ndynamic_eqs;
+    int eq_static;
+    int friction_static;
+    int flex_static;
+    int max_static;
+    int max_entries;
+};
+
+// Whether a row is static under the policy (src/quotient/classify.rs).
+__device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
+    if (type == 0) {
+        if (!q.eq_static) return false;
+        int lo = 0, hi = q.ndynamic_eqs;
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            const int v = q.dynamic_eqs[mid];
+            if (v == id) return false;
+            if (v < id) lo = mid + 1;
+            else hi = mid;
+        }
+        return true;
+    }
+    return (type == 1 || type == 2) && q.friction_static;
+}
+
+// Step 1: 1 when world w's static hyperedges are not exactly the slot's stream.
+__device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                          int* s_start, int* start_out, int* k_out) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const unsigned row0 = a.world_rowadr[w];
+    const int k = (int)q.nstatic_rows[slot];
+    for (int r = tid; r < nr; r += bd)
+        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) atomicMin(s_start, r);
+    __syncthreads();
+    const int start = k == 0 ? 0 : *s_start;
+    *start_out = start;
+    *k_out = k;
+    if (nr - start < k) return 1;  // uniform: every thread sees the same values
+    int bad = 0;
+    const size_t ss = (size_t)slot * q.max_static;
+    const size_t se = (size_t)slot * q.max_entries;
+    const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
+    // Static rows: types, ids, relative support offsets, then the entries.
+    const unsigned base = a.supadr[row0 + start];
+    for (int i = tid; i <= k; i += bd) {
+        const unsigned r = row0 + start + i;
+        if (a.supadr[r] - base != sadr[i]) bad = 1;
+        if (i < k && (a.row_type[r] != q.stream_kind[ss + i] || q.row_id[r] != q.stream_id[ss + i]))
+            bad = 1;
+    }
+    const unsigned nent = sadr[k];
+    const unsigned have = a.supadr[row0 + start + k] - base;
+    const unsigned m = nent < have ? nent : have;
+    for (unsigned j = tid; j < m; j += bd)
+        if (a.support[base + j] != q.stream_support[se + j]) bad = 1;
+    // Rows after the block are dynamic.
+    for (int r = start + k + tid; r < nr; r += bd)
+        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) bad = 1;
+    // Rowless couplings, when static.
+    if (q.flex_static) {
+        const int ne = nh - nr;
+        const int sk = (int)q.nstatic[slot] - k;
+        if (ne != sk) {
+            bad = 1;
+        } else {
+            const unsigned e0 = a.world_edgeadr[w];
+            const unsigned h0 = hyper_index(a, w, nr, nr);
+            const unsigned ebase = a.supadr[h0];
+            for (int e = tid; e <= ne; e += bd) {
+                const unsigned h = hyper_index(a, w, nr + e, nr);
+                if (a.supadr[h] - ebase + nent != sadr[k + e]) bad = 1;
+                if (e < ne && q.edge_id[e0 + e] != q.stream_id[ss + k + e]) bad = 1;
+            }
+            const unsigned sn = sadr[k + ne] - nent;
+            const unsigned hn = a.supadr[hyper_index(a, w, nh, nr)] - ebase;
+            const unsigned mn = sn < hn ? sn : hn;
+            for (unsigned j = tid; j < mn; j += bd)
+                if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
+        }
+    }
+    return __syncthreads_or(bad);
+}
+
+extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
+    extern __shared__ int smem[];
+    __shared__ int s_start;
+    const int w = blockIdx.x;
+    if (w >= a.nworld) return;
+    int *lab, *cnt;
+    world_scratch(a, w, smem, &lab, &cnt);
+    const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    const unsigned slot = q.world_slot[w];
+    if (tid == 0) s_start = nr;
+    __syncthreads();
+    int start = 0, k = 0;
+    const int bad = slot == 0xffffffffu ? 1 : q_mismatch(a, q, w, slot, nr, nh, &s_start, &start, &k);
+    if (!bad) {
+        const size_t sn = (size_t)slot * ntree;
+        const int nnode = (int)q.nnode[slot];
+        const int* tn = q.tree_node + sn;
+        for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
+        __syncthreads();
+        for (int h = tid; h < nh; h += bd) {
+            if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
+            const unsigned x = hyper_index(a, w, h, nr);
+            const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+            if (s0 >= s1) continue;
+            const int f = tn[a.support[s0]];
+            activate(lab, f);
+            for (unsigned j = s0 + 1; j < s1; ++j) {
+                const int n = tn[a.support[j]];
+                activate(lab, n);
+                unite(lab, f, n);
+            }
+        }
+        __syncthreads();
+        jump_all(lab, nnode);
+        // Pull back through the map scratch, then into lab (the maps clear cnt themselves).
+        for (int t = tid; t < ntree; t += bd) {
+            const int r = lab[tn[t]];
+            cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
+        }
+        __syncthreads();
+        for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
+        __syncthreads();
+    } else {
+        if (tid == 0) q.stale[w] = 1;
+        for (int t = tid; t < ntree; t += bd) lab[t] = -1;
+        __syncthreads();
+        for (int h = tid; h < nh; h += bd) {
+            const unsigned x = hyper_index(a, w, h, nr);
+            union_support(lab, a.support, a.supadr[x], a.supadr[x + 1]);
+        }
+        __syncthreads();
+        jump_all(lab, ntree);
+    }
+    if (tid == 0) a.rounds[w] = 0;
+    world_maps(a, w, lab, cnt);
+}

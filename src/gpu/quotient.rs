@@ -1,0 +1,397 @@
+//! `quotient` on the device: the host contracts and tracks (the same [`crate::quotient::Quotient`]
+//! the CPU mode uses), the device checks and solves every world in one launch
+//! (`kernels/quotient.cu`), fused with the maps.
+//!
+//! A step: record the events and rebuild what they invalidate on the host; upload the slots
+//! contracted since the last step and the world → slot map; upload the batch; one kernel: per
+//! world a replay check of the static rows against its slot, then the node solve over the
+//! dynamic rows (or, when the check fails, a direct tree-level solve, so nothing stale is ever
+//! used) and the maps; download the outputs and the per-world "solved directly" flags, and
+//! rebuild those worlds' quotients on the host for the next step.
+//!
+//! Sleeping components are not masked on the device yet: a world whose static rows changed in
+//! any way (a sleep included) is solved directly that step and rebuilt from the rows present.
+//!
+//! The kernel is compiled as its own NVRTC program (common.cu + quotient.cu), so a problem in it
+//! never affects the other GPU modes.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result};
+use cudarc::nvrtc::Ptx;
+
+use super::maps::BlockShape;
+use super::module::compile_cached;
+use super::workspace::{Args, DevBuf, Needs, Workspace};
+use super::{Gpu, cuda};
+use crate::cpu::Stats;
+use crate::error::{Error, Result};
+use crate::islands::Islands;
+use crate::model::Model;
+use crate::quotient::classify::LEARN_MAX;
+use crate::quotient::{Events, Policy, Quotient};
+use crate::rows::{Capacity, Input};
+use invalidation::GuardFinding;
+
+/// The kernel source: the shared definitions, then the quotient kernel.
+pub fn program_source() -> String {
+    format!(
+        "#line 1 \"common.cu\"\n{}\n#line 1 \"quotient.cu\"\n{}\n",
+        include_str!("../../kernels/common.cu"),
+        include_str!("../../kernels/quotient.cu")
+    )
+}
+
+/// The quotient's argument block; field order and types match `struct QArgs` in
+/// `kernels/quotient.cu` exactly.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct QArgs {
+    row_id: u64,
+    edge_id: u64,
+    world_slot: u64,
+    nnode: u64,
+    tree_node: u64,
+    node_mintree: u64,
+    node_rows: u64,
+    nstatic: u64,
+    nstatic_rows: u64,
+    stream_kind: u64,
+    stream_id: u64,
+    stream_adr: u64,
+    stream_support: u64,
+    dynamic_eqs: u64,
+    stale: u64,
+    ndynamic_eqs: i32,
+    eq_static: i32,
+    friction_static: i32,
+    flex_static: i32,
+    max_static: i32,
+    max_entries: i32,
+}
+
+/// Device buffers of the quotient, in `QArgs` order.
+struct QBufs {
+    row_id: DevBuf,
+    edge_id: DevBuf,
+    world_slot: DevBuf,
+    nnode: DevBuf,
+    tree_node: DevBuf,
+    node_mintree: DevBuf,
+    node_rows: DevBuf,
+    nstatic: DevBuf,
+    nstatic_rows: DevBuf,
+    stream_kind: DevBuf,
+    stream_id: DevBuf,
+    stream_adr: DevBuf,
+    stream_support: DevBuf,
+    dynamic_eqs: DevBuf,
+    stale: DevBuf,
+}
+
+/// The GPU quotient solver: host cache and tracker, device mirror, one fused kernel per step.
+pub struct QuotientSolver {
+    quotient: Quotient,
+    ws: Workspace,
+    bufs: QBufs,
+    _module: Arc<CudaModule>,
+    kernel: CudaFunction,
+    shape: BlockShape,
+    stream: Arc<CudaStream>,
+    edge_ids: Vec<i32>,
+    stale: Vec<i32>,
+    contracted: Vec<u32>,
+    eqs_on_device: Vec<i32>,
+    eqs_uploaded: bool,
+}
+
+/// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
+/// the stream is synchronized).
+fn upload_at<T: Copy>(buf: &DevBuf, offset: usize, src: &[T], stream: &CudaStream) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let (at, n) = (offset * size, std::mem::size_of_val(src));
+    if at + n > buf.bytes() {
+        return Err(Error::Cuda {
+            call: "upload".into(),
+            detail: format!(
+                "{n} bytes at {at} into `{}` of {} bytes",
+                buf.name(),
+                buf.bytes()
+            ),
+        });
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: bounds checked above; the caller synchronizes before `src` changes.
+    unsafe { result::memcpy_htod_async(buf.ptr() + at as u64, src, stream.cu_stream()) }
+        .map_err(cuda("cuMemcpyHtoDAsync"))
+}
+
+impl QuotientSolver {
+    /// Builds the solver for batches within `cap` on `model`, classifying rows by `policy`:
+    /// compiles the kernel and allocates every host and device buffer.
+    pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
+        let info = gpu.info();
+        let (ptx, _) = compile_cached(&program_source(), info.capability)?;
+        let ctx = gpu.ctx();
+        let module = ctx
+            .load_module(Ptx::from_src(ptx.as_str()))
+            .map_err(cuda("cuModuleLoadData"))?;
+        let kernel = module
+            .load_function("quotient_kernel")
+            .map_err(cuda("cuModuleGetFunction"))?;
+        let shape = BlockShape::choose(&kernel, &cap, info)?;
+        shape.prepare(&kernel)?;
+        let needs = Needs {
+            fallback: shape.smem == 0,
+            dense: false,
+        };
+        let ws = Workspace::new(ctx, cap, model, needs)?;
+        let sized = Capacity {
+            ntree: model.ntree(),
+            nv: model.nv(),
+            ..cap
+        };
+        let quotient = Quotient::new(&sized, policy);
+        let (w, t) = (cap.nworld, model.ntree());
+        let (ms, me) = (cap.njmax + cap.nedge, cap.nsupport);
+        let buf = |name, bytes: usize| DevBuf::new(ctx, name, bytes);
+        let bufs = QBufs {
+            row_id: buf("q_row_id", w * cap.njmax * 4)?,
+            edge_id: buf("q_edge_id", w * cap.nedge * 4)?,
+            world_slot: buf("q_world_slot", w * 4)?,
+            nnode: buf("q_nnode", w * 4)?,
+            tree_node: buf("q_tree_node", w * t * 4)?,
+            node_mintree: buf("q_node_mintree", w * t * 4)?,
+            node_rows: buf("q_node_rows", w * t * 4)?,
+            nstatic: buf("q_nstatic", w * 4)?,
+            nstatic_rows: buf("q_nstatic_rows", w * 4)?,
+            stream_kind: buf("q_stream_kind", w * ms)?,
+            stream_id: buf("q_stream_id", w * ms * 4)?,
+            stream_adr: buf("q_stream_adr", w * (ms + 1) * 4)?,
+            stream_support: buf("q_stream_support", w * me * 4)?,
+            dynamic_eqs: buf("q_dynamic_eqs", (LEARN_MAX + 64) * 4)?,
+            stale: buf("q_stale", w * 4)?,
+        };
+        Ok(QuotientSolver {
+            quotient,
+            ws,
+            bufs,
+            _module: module,
+            kernel,
+            shape,
+            stream: gpu.stream().clone(),
+            edge_ids: Vec::with_capacity(w * cap.nedge),
+            stale: vec![0; w],
+            contracted: Vec::with_capacity(w),
+            eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
+            eqs_uploaded: false,
+        })
+    }
+
+    /// The host half: cache, tracker, decision, counters.
+    pub fn quotient(&self) -> &Quotient {
+        &self.quotient
+    }
+
+    /// The workspace (its byte report).
+    pub fn workspace(&self) -> &Workspace {
+        &self.ws
+    }
+
+    /// Device bytes of the quotient's own buffers.
+    pub fn quotient_bytes(&self) -> usize {
+        let b = &self.bufs;
+        [
+            &b.row_id,
+            &b.edge_id,
+            &b.world_slot,
+            &b.nnode,
+            &b.tree_node,
+            &b.node_mintree,
+            &b.node_rows,
+            &b.nstatic,
+            &b.nstatic_rows,
+            &b.stream_kind,
+            &b.stream_id,
+            &b.stream_adr,
+            &b.stream_support,
+            &b.dynamic_eqs,
+            &b.stale,
+        ]
+        .iter()
+        .map(|x| x.bytes())
+        .sum()
+    }
+
+    /// One step: every output of `input` into `out`, with `events` reported since the last step.
+    pub fn step(&mut self, input: &Input<'_>, events: &Events, out: &mut Islands) -> Result<Stats> {
+        self.quotient.prepare(input, events)?;
+        self.upload_tables()?;
+        self.upload(input)?;
+        self.launch()?;
+        self.ws.download(input, out, &self.stream)?;
+        let nworld = input.batch().nworld();
+        self.bufs
+            .stale
+            .download(&mut self.stale[..nworld], &self.stream)?;
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))?;
+        for w in 0..nworld {
+            if self.stale[w] != 0 {
+                self.quotient
+                    .rebuild_stale(input, w, GuardFinding::Unmatched);
+            }
+        }
+        Ok(Stats {
+            rounds: 0,
+            scratch_bytes: self.quotient_bytes(),
+        })
+    }
+
+    /// Mirrors the slots contracted since the last step, the world → slot map and the policy.
+    fn upload_tables(&mut self) -> Result<()> {
+        let stream = &self.stream;
+        let mut contracted = std::mem::take(&mut self.contracted);
+        contracted.clear();
+        self.quotient.drain_contracted(|s| contracted.push(s));
+        let t = self.quotient.cache().tables();
+        let b = &self.bufs;
+        let (n, ms, me) = (t.ntree, t.max_static, t.max_entries);
+        for &s in &contracted {
+            let s = s as usize;
+            upload_at(
+                &b.tree_node,
+                s * n,
+                &t.tree_node[s * n..(s + 1) * n],
+                stream,
+            )?;
+            upload_at(
+                &b.node_mintree,
+                s * n,
+                &t.node_mintree[s * n..(s + 1) * n],
+                stream,
+            )?;
+            upload_at(
+                &b.node_rows,
+                s * n,
+                &t.node_rows[s * n..(s + 1) * n],
+                stream,
+            )?;
+            upload_at(&b.nnode, s, &t.nnode[s..=s], stream)?;
+            upload_at(&b.nstatic, s, &t.nstatic[s..=s], stream)?;
+            upload_at(&b.nstatic_rows, s, &t.nstatic_rows[s..=s], stream)?;
+            let k = t.nstatic[s] as usize;
+            upload_at(
+                &b.stream_kind,
+                s * ms,
+                &t.stream_kind[s * ms..s * ms + k],
+                stream,
+            )?;
+            upload_at(
+                &b.stream_id,
+                s * ms,
+                &t.stream_id[s * ms..s * ms + k],
+                stream,
+            )?;
+            let adr = &t.stream_adr[s * (ms + 1)..s * (ms + 1) + k + 1];
+            upload_at(&b.stream_adr, s * (ms + 1), adr, stream)?;
+            let entries = adr[k] as usize;
+            let support = &t.stream_support[s * me..s * me + entries];
+            upload_at(&b.stream_support, s * me, support, stream)?;
+        }
+        upload_at(&b.world_slot, 0, t.world_slot, stream)?;
+        self.contracted = contracted;
+        let c = self.quotient.classifier();
+        if !self.eqs_uploaded || self.eqs_on_device != c.dynamic_eqs() {
+            if c.dynamic_eqs().len() > self.eqs_on_device.capacity() {
+                return Err(Error::Refused {
+                    mode: "gpu-quotient",
+                    reason: format!(
+                        "{} dynamic equality ids (at most {} on the device)",
+                        c.dynamic_eqs().len(),
+                        self.eqs_on_device.capacity()
+                    ),
+                });
+            }
+            self.eqs_on_device.clear();
+            self.eqs_on_device.extend_from_slice(c.dynamic_eqs());
+            upload_at(&b.dynamic_eqs, 0, &self.eqs_on_device, stream)?;
+            self.eqs_uploaded = true;
+        }
+        Ok(())
+    }
+
+    /// The batch (the workspace's upload synchronizes, so every copy before it is done too),
+    /// the row ids, the coupling rowless hyperedges' ids in the workspace's order, and cleared
+    /// flags.
+    fn upload(&mut self, input: &Input<'_>) -> Result<()> {
+        let batch = input.batch();
+        self.edge_ids.clear();
+        for w in 0..batch.nworld() {
+            for e in batch.edges_of(w) {
+                let s = batch.edge_support_of(e);
+                if s.iter().any(|&t| t != s[0]) {
+                    self.edge_ids.push(batch.edge_id[e]);
+                }
+            }
+        }
+        upload_at(&self.bufs.row_id, 0, &batch.row_id, &self.stream)?;
+        upload_at(&self.bufs.edge_id, 0, &self.edge_ids, &self.stream)?;
+        self.bufs.stale.fill(0, batch.nworld() * 4, &self.stream)?;
+        self.ws.upload(input, &self.stream)
+    }
+
+    fn launch(&self) -> Result<()> {
+        let nworld = self.ws.nworld() as u32;
+        if nworld == 0 {
+            return Ok(());
+        }
+        let args: Args = self.ws.args();
+        let c = self.quotient.classifier();
+        let t = self.quotient.cache().tables();
+        let b = &self.bufs;
+        let q = QArgs {
+            row_id: b.row_id.ptr(),
+            edge_id: b.edge_id.ptr(),
+            world_slot: b.world_slot.ptr(),
+            nnode: b.nnode.ptr(),
+            tree_node: b.tree_node.ptr(),
+            node_mintree: b.node_mintree.ptr(),
+            node_rows: b.node_rows.ptr(),
+            nstatic: b.nstatic.ptr(),
+            nstatic_rows: b.nstatic_rows.ptr(),
+            stream_kind: b.stream_kind.ptr(),
+            stream_id: b.stream_id.ptr(),
+            stream_adr: b.stream_adr.ptr(),
+            stream_support: b.stream_support.ptr(),
+            dynamic_eqs: b.dynamic_eqs.ptr(),
+            stale: b.stale.ptr(),
+            ndynamic_eqs: self.eqs_on_device.len() as i32,
+            eq_static: c.eq_static() as i32,
+            friction_static: c.friction_static() as i32,
+            flex_static: c.rowless_is_static() as i32,
+            max_static: t.max_static as i32,
+            max_entries: t.max_entries as i32,
+        };
+        let mut params = [
+            &args as *const Args as *mut std::ffi::c_void,
+            &q as *const QArgs as *mut std::ffi::c_void,
+        ];
+        // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
+        // this solver, which outlives the launch (the step synchronizes before returning).
+        unsafe {
+            result::launch_kernel(
+                self.kernel.cu_function(),
+                (nworld, 1, 1),
+                (self.shape.threads, 1, 1),
+                self.shape.smem,
+                self.stream.cu_stream(),
+                &mut params,
+            )
+        }
+        .map_err(cuda("cuLaunchKernel"))
+    }
+}
