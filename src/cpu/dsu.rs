@@ -20,7 +20,8 @@ pub struct Dsu {
 }
 
 /// Root of `t`, compressing the path behind it.
-fn find(parent: &mut [i32], t: i32) -> i32 {
+#[inline]
+pub(crate) fn find(parent: &mut [i32], t: i32) -> i32 {
     let mut root = t;
     while parent[root as usize] != root {
         root = parent[root as usize];
@@ -34,8 +35,9 @@ fn find(parent: &mut [i32], t: i32) -> i32 {
     root
 }
 
-/// Activates `a` and `b` and joins their components under the smaller root.
-fn union(parent: &mut [i32], a: i32, b: i32) {
+/// Activates `a` and `b` (−1 = untouched) and joins their components under the smaller root.
+#[inline]
+pub(crate) fn union(parent: &mut [i32], a: i32, b: i32) {
     for t in [a, b] {
         if parent[t as usize] == -1 {
             parent[t as usize] = t;
