@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) block_dsu_kernel(Args a) {
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     for (int k = tid; k < nh; k += bd) {
         const unsigned h = hyper_index(a, w, k, nr);
-        union_support(lab, a.support, a.supadr[h], a.supadr[h + 1]);
+        union_support(lab, a.support, LDG(a.supadr + h), LDG(a.supadr + h + 1));
     }
     __syncthreads();
     // Every tree straight to its root in O(log depth) block-wide passes.

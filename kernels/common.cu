@@ -48,22 +48,29 @@ struct Args {
     int nv;
     int use_smem;                  // 1: per-world scratch in dynamic shared memory
     int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
+    int scatter;                   // maps' scatters: 0 block-wide, 1 one warp, 2 one warp with
+                                   // keys re-derived from the labels (the old code, to compare)
 };
+
+// Read-only inputs through the non-coherent path: the compiler may then overlap these loads
+// with the stores and shared atomics around them (plain loads of a const pointer may alias the
+// outputs and stay in program order).
+#define LDG(p) __ldg(p)
 
 // Rows of world w.
 __device__ __forceinline__ int world_nrow(const Args& a, int w) {
-    return (int)(a.world_rowadr[w + 1] - a.world_rowadr[w]);
+    return (int)(LDG(a.world_rowadr + w + 1) - LDG(a.world_rowadr + w));
 }
 
 // Hyperedges of world w: its rows, then its rowless hyperedges.
 __device__ __forceinline__ int world_nhyper(const Args& a, int w) {
-    return world_nrow(a, w) + (int)(a.world_edgeadr[w + 1] - a.world_edgeadr[w]);
+    return world_nrow(a, w) + (int)(LDG(a.world_edgeadr + w + 1) - LDG(a.world_edgeadr + w));
 }
 
 // Unified index (into supadr) of the k-th hyperedge of world w, which has nr rows.
 __device__ __forceinline__ unsigned hyper_index(const Args& a, int w, int k, int nr) {
-    return k < nr ? a.world_rowadr[w] + (unsigned)k
-                  : a.world_rowadr[a.nworld] + a.world_edgeadr[w] + (unsigned)(k - nr);
+    return k < nr ? LDG(a.world_rowadr + w) + (unsigned)k
+                  : LDG(a.world_rowadr + a.nworld) + LDG(a.world_edgeadr + w) + (unsigned)(k - nr);
 }
 
 // Per-world scratch: labels (ntree) and six per-island arrays (6 * ntree), in dynamic shared
@@ -177,10 +184,10 @@ __device__ __forceinline__ int find_ro(const int* p, int x) {
 // Unions the support of hyperedge range [s0, s1) into p (tree ids are world-local).
 __device__ __forceinline__ void union_support(int* p, const int* support, unsigned s0, unsigned s1) {
     if (s0 >= s1) return;
-    const int f = support[s0];
+    const int f = LDG(support + s0);
     activate(p, f);
     for (unsigned j = s0 + 1; j < s1; ++j) {
-        const int t = support[j];
+        const int t = LDG(support + j);
         activate(p, t);
         unite(p, f, t);
     }
@@ -245,6 +252,79 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
     }
 }
 
+// Rank of this lane among the lanes of its warp with the same key, and how many there are.
+__device__ __forceinline__ int warp_rank(int k, int* count) {
+    const unsigned lower = (1u << (threadIdx.x & 31)) - 1u;
+    // One key across the warp (a big island) needs no match.
+    const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
+    const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
+    *count = __popc(mask);
+    return __popc(mask & lower);
+}
+
+// One 32-element tile of a block-wide stable counting-sort scatter, run by one warp. Tiles of
+// one map take their turn in ascending order through the shared ticket `turn`: a tile waits
+// only for its predecessor to advance the cursors, so the serial part is one shared load and
+// store per tile, while every warp computes keys and ranks and writes its slots in parallel.
+template <class Key, class Write>
+__device__ __forceinline__ void scatter_tile(int tile, int n, Key key, Write write,
+                                             volatile int* cursor, volatile int* rest,
+                                             volatile int* turn) {
+    const int lane = threadIdx.x & 31;
+    const int i = tile * 32 + lane;
+    const int k = i < n ? key(i) : -2;
+    int cnt;
+    const int rank = warp_rank(k, &cnt);
+    volatile int* cur = k >= 0 ? cursor + k : rest; // key -1: after all islands
+    if (lane == 0) {
+        while (*turn != tile) {
+        }
+        __threadfence_block();
+    }
+    __syncwarp();
+    const int base = k >= -1 ? *cur : 0;
+    __syncwarp();
+    if (k >= -1 && rank == 0) *cur = base + cnt;
+    __syncwarp();
+    if (lane == 0) {
+        __threadfence_block();
+        *turn = tile + 1;
+    }
+    if (k >= -1) write(i, base + rank);
+}
+
+// The three stable scatters of the maps (rows, dofs, trees) by the whole block: element i with
+// key k >= 0 goes to cursor[k]++ in ascending i, key -1 after all islands from `rest` on. The
+// tiles of the three maps are dealt to the warps interleaved, so the three ticket chains run
+// side by side; a tile waits only on a tile dealt earlier, so the chains cannot deadlock.
+template <class K0, class W0, class K1, class W1, class K2, class W2>
+__device__ void block_scatter3(int n0, K0 k0, W0 w0, int* c0, int r0, int n1, K1 k1, W1 w1,
+                               int* c1, int r1, int n2, K2 k2, W2 w2, int* c2, int r2) {
+    __shared__ int s_turn[3], s_rest[3];
+    if (threadIdx.x == 0) {
+        s_turn[0] = 0;
+        s_turn[1] = 0;
+        s_turn[2] = 0;
+        s_rest[0] = r0;
+        s_rest[1] = r1;
+        s_rest[2] = r2;
+    }
+    __syncthreads();
+    const int t0 = (n0 + 31) >> 5, t1 = (n1 + 31) >> 5, t2 = (n2 + 31) >> 5;
+    const int items = 3 * max(t0, max(t1, t2));
+    const int wid = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
+    for (int q = wid; q < items; q += nwarp) {
+        const int m = q % 3, tile = q / 3;
+        if (m == 0) {
+            if (tile < t0) scatter_tile(tile, n0, k0, w0, c0, &s_rest[0], &s_turn[0]);
+        } else if (m == 1) {
+            if (tile < t1) scatter_tile(tile, n1, k1, w1, c1, &s_rest[1], &s_turn[1]);
+        } else if (tile < t2) {
+            scatter_tile(tile, n2, k2, w2, c2, &s_rest[2], &s_turn[2]);
+        }
+    }
+}
+
 // After ranking, `lab` holds for a root -2 - (its island), for any other touched tree its root,
 // and -1 for an untouched tree: the island of tree t is two shared loads away, so the labels
 // need no rewrite pass (and no barrier for it). MuJoCo makes no islands without rows.
@@ -273,7 +353,7 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
-    const unsigned r0 = a.world_rowadr[w];
+    const unsigned r0 = LDG(a.world_rowadr + w);
     const int nrow = world_nrow(a, w);
     const int tid = threadIdx.x, bd = blockDim.x;
     int ph = 0;
@@ -315,7 +395,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     }
     for (int base = 0; base < nv; base += bd) {
         const int d = base + tid;
-        const int isl = d < nv ? island_of(lab, a.dof_treeid[d], nrow) : -2;
+        const int isl = d < nv ? island_of(lab, LDG(a.dof_treeid + d), nrow) : -2;
         if (d < nv) a.dof_island[D + d] = isl;
         bool lead;
         const unsigned g = key_group(isl, &lead);
@@ -329,9 +409,9 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         int isl = -2, type = -1;
         if (k < nrow) {
             const unsigned r = r0 + k;
-            isl = island_of(lab, a.support[a.supadr[r]], nrow);
+            isl = island_of(lab, LDG(a.support + LDG(a.supadr + r)), nrow);
             a.efc_island[r] = isl;
-            type = a.row_type[r];
+            type = LDG(a.row_type + r);
         }
         const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
         const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
@@ -387,36 +467,45 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nidof[w] = carry.y;
     }
     __syncthreads();
-    // 4. Stable scatters, one warp per map (a warp takes two when the block has only two),
-    //    members of no island last. cnt_ne is free again and keeps the tree order for step 5.
-    const int wid = tid >> 5, nwarp = bd >> 5;
+    // 4. Stable scatters, members of no island last. cnt_ne is free again and keeps the tree
+    //    order for step 5. The keys are read back from the outputs written in step 2 (one
+    //    load each; re-deriving them from the labels chains four dependent loads per key,
+    //    which kept the one-warp scatter from overlapping its loads: the regression after
+    //    run 2).
     int* itree = cnt_ne;
-    for (int m = wid; m < 3; m += nwarp) {
-        if (m == 0) {
-            warp_scatter(
-                nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); },
-                cnt_e, carry.z,
-                [&](int k, int slot) {
-                    a.map_iefc2efc[r0 + slot] = k;
-                    a.map_efc2iefc[r0 + k] = slot;
-                });
-        } else if (m == 1) {
-            if (!a.dof_blocks) {
-                warp_scatter(
-                    nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d,
-                    carry.y,
-                    [&](int d, int slot) {
-                        a.map_idof2dof[D + slot] = d;
-                        a.map_dof2idof[D + d] = slot;
-                    });
-            }
-        } else {
-            warp_scatter(
-                ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
-                [&](int t, int slot) {
-                    a.map_itree2tree[T + slot] = t;
-                    itree[slot] = t;
-                });
+    const int use_block = a.scatter == 0;
+    const bool old_keys = a.scatter == 2;
+    auto row_key = [&](int k) {
+        return old_keys ? island_of(lab, LDG(a.support + LDG(a.supadr + r0 + k)), nrow)
+                        : a.efc_island[r0 + k];
+    };
+    auto dof_key = [&](int d) {
+        return old_keys ? island_of(lab, LDG(a.dof_treeid + d), nrow) : a.dof_island[D + d];
+    };
+    auto tree_key = [&](int t) { return island_of(lab, t, nrow); };
+    auto row_write = [&](int k, int slot) {
+        a.map_iefc2efc[r0 + slot] = k;
+        a.map_efc2iefc[r0 + k] = slot;
+    };
+    auto dof_write = [&](int d, int slot) {
+        a.map_idof2dof[D + slot] = d;
+        a.map_dof2idof[D + d] = slot;
+    };
+    auto tree_write = [&](int t, int slot) {
+        a.map_itree2tree[T + slot] = t;
+        itree[slot] = t;
+    };
+    const int nd = a.dof_blocks ? 0 : nv;
+    if (use_block) {
+        block_scatter3(nrow, row_key, row_write, cnt_e, carry.z, nd, dof_key, dof_write, cnt_d,
+                       carry.y, ntree, tree_key, tree_write, cnt_t, carry.x);
+    } else {
+        // One warp per map (a warp takes two when the block has only two).
+        const int wid = tid >> 5, nwarp = bd >> 5;
+        for (int m = wid; m < 3; m += nwarp) {
+            if (m == 0) warp_scatter(nrow, row_key, cnt_e, carry.z, row_write);
+            else if (m == 1) warp_scatter(nd, dof_key, cnt_d, carry.y, dof_write);
+            else warp_scatter(ntree, tree_key, cnt_t, carry.x, tree_write);
         }
     }
     // 5. When every tree owns a consecutive block of dofs in tree order (and there are many
@@ -430,7 +519,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         for (int base = 0; base < ntree; base += bd) {
             const int p = base + tid;
             const int t = p < ntree ? itree[p] : 0;
-            const int n = p < ntree ? a.tree_dofnum[t] : 0;
+            const int n = p < ntree ? LDG(a.tree_dofnum + t) : 0;
             int tot;
             const int ex = block_exscan(n, &tot, ph);
             if (p < ntree) first[t] = done + ex;
@@ -438,8 +527,8 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         }
         __syncthreads();
         for (int d = tid; d < nv; d += bd) {
-            const int t = a.dof_treeid[d];
-            const int slot = first[t] + d - a.tree_dofadr[t];
+            const int t = LDG(a.dof_treeid + d);
+            const int slot = first[t] + d - LDG(a.tree_dofadr + t);
             a.map_idof2dof[D + slot] = d;
             a.map_dof2idof[D + d] = slot;
         }

@@ -9,13 +9,13 @@ extern "C" __global__ void dense_build_kernel(Args a) {
     const int nr = world_nrow(a, w);
     if (k >= world_nhyper(a, w)) return;
     const unsigned h = hyper_index(a, w, k, nr);
-    const unsigned s0 = a.supadr[h], s1 = a.supadr[h + 1];
+    const unsigned s0 = LDG(a.supadr + h), s1 = LDG(a.supadr + h + 1);
     if (s0 >= s1) return;
     const size_t n = a.ntree;
     int* m = a.dense_mat + (size_t)w * n * n;
-    const int f = a.support[s0];
+    const int f = LDG(a.support + s0);
     for (unsigned j = s0; j < s1; ++j) {
-        const int t = a.support[j];
+        const int t = LDG(a.support + j);
         m[(size_t)f * n + t] = 1;
         m[(size_t)t * n + f] = 1;
         m[(size_t)t * n + t] = 1; // the diagonal marks touched trees

@@ -9,8 +9,8 @@ __device__ void touch_all(const Args& a, int w, int* lab) {
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     for (int k = threadIdx.x; k < nh; k += blockDim.x) {
         const unsigned h = hyper_index(a, w, k, nr);
-        for (unsigned j = a.supadr[h]; j < a.supadr[h + 1]; ++j) {
-            const int t = a.support[j];
+        for (unsigned j = LDG(a.supadr + h); j < LDG(a.supadr + h + 1); ++j) {
+            const int t = LDG(a.support + j);
             lab[t] = t;
         }
     }
@@ -35,11 +35,11 @@ extern "C" __global__ void __launch_bounds__(1024) block_labelprop_kernel(Args a
         int changed = 0;
         for (int k = tid; k < nh; k += bd) {
             const unsigned h = hyper_index(a, w, k, nr);
-            const unsigned s0 = a.supadr[h], s1 = a.supadr[h + 1];
+            const unsigned s0 = LDG(a.supadr + h), s1 = LDG(a.supadr + h + 1);
             int m = INT_MAX_;
-            for (unsigned j = s0; j < s1; ++j) m = min(m, v[a.support[j]]);
+            for (unsigned j = s0; j < s1; ++j) m = min(m, v[LDG(a.support + j)]);
             for (unsigned j = s0; j < s1; ++j) {
-                const int t = a.support[j];
+                const int t = LDG(a.support + j);
                 const int l = v[t];
                 if (atomicMin(&lab[t], m) > m) changed = 1;
                 // Hook the tree's current label too (its representative), so a whole basin

@@ -27,11 +27,11 @@ extern "C" __global__ void __launch_bounds__(1024) block_tiled_kernel(Args a) {
     touch_all(a, w, lab);
     __syncthreads();
     // The world's entries: rows' [re0, re1), then rowless [ee0, ee1).
-    const unsigned hr0 = a.world_rowadr[w], hr1 = a.world_rowadr[w + 1];
-    const unsigned he0 = a.world_rowadr[a.nworld] + a.world_edgeadr[w];
-    const unsigned he1 = a.world_rowadr[a.nworld] + a.world_edgeadr[w + 1];
-    const unsigned re0 = a.supadr[hr0], re1 = a.supadr[hr1];
-    const unsigned ee0 = a.supadr[he0], ee1 = a.supadr[he1];
+    const unsigned hr0 = LDG(a.world_rowadr + w), hr1 = LDG(a.world_rowadr + w + 1);
+    const unsigned he0 = LDG(a.world_rowadr + a.nworld) + LDG(a.world_edgeadr + w);
+    const unsigned he1 = LDG(a.world_rowadr + a.nworld) + LDG(a.world_edgeadr + w + 1);
+    const unsigned re0 = LDG(a.supadr + hr0), re1 = LDG(a.supadr + hr1);
+    const unsigned ee0 = LDG(a.supadr + he0), ee1 = LDG(a.supadr + he1);
     const int nent = (int)((re1 - re0) + (ee1 - ee0));
     const int lane = tid & 31, wid = tid >> 5, nwarp = bd >> 5;
     volatile int* v = lab;
@@ -48,8 +48,8 @@ extern "C" __global__ void __launch_bounds__(1024) block_tiled_kernel(Args a) {
                 const unsigned h = is_row ? hyper_of_entry(a.supadr, hr0, hr1, g)
                                           : hyper_of_entry(a.supadr, he0, he1, g);
                 key = (int)h;
-                t = a.support[g];
-                anchor = a.support[a.supadr[h]];
+                t = LDG(a.support + g);
+                anchor = LDG(a.support + LDG(a.supadr + h));
                 val = min(v[t], v[anchor]);
             }
             const unsigned group = __match_any_sync(FULL_MASK, key);

@@ -28,7 +28,7 @@ __device__ __forceinline__ I3 warp_exscan3(I3 v, I3* total) {
 __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
-    const unsigned r0 = a.world_rowadr[w];
+    const unsigned r0 = LDG(a.world_rowadr + w);
     const int nrow = world_nrow(a, w);
     const int lane = threadIdx.x & 31;
     const unsigned lower = (1u << lane) - 1u;
@@ -66,7 +66,7 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     }
     for (int base = 0; base < nv; base += 32) {
         const int d = base + lane;
-        const int isl = d < nv ? island_of(lab, a.dof_treeid[d], nrow) : -2;
+        const int isl = d < nv ? island_of(lab, LDG(a.dof_treeid + d), nrow) : -2;
         if (d < nv) a.dof_island[D + d] = isl;
         bool lead;
         const unsigned g = key_group(isl, &lead);
@@ -80,9 +80,9 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
         int isl = -2, type = -1;
         if (k < nrow) {
             const unsigned r = r0 + k;
-            isl = island_of(lab, a.support[a.supadr[r]], nrow);
+            isl = island_of(lab, LDG(a.support + LDG(a.supadr + r)), nrow);
             a.efc_island[r] = isl;
-            type = a.row_type[r];
+            type = LDG(a.row_type + r);
         }
         const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
         const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
@@ -144,14 +144,14 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
             itree[slot] = t;
         });
     warp_scatter(
-        nrow, [&](int k) { return island_of(lab, a.support[a.supadr[r0 + k]], nrow); }, cnt_e, carry.z,
+        nrow, [&](int k) { return a.efc_island[r0 + k]; }, cnt_e, carry.z,
         [&](int k, int slot) {
             a.map_iefc2efc[r0 + slot] = k;
             a.map_efc2iefc[r0 + k] = slot;
         });
     if (!a.dof_blocks) {
         warp_scatter(
-            nv, [&](int d) { return island_of(lab, a.dof_treeid[d], nrow); }, cnt_d, carry.y,
+            nv, [&](int d) { return a.dof_island[D + d]; }, cnt_d, carry.y,
             [&](int d, int slot) {
                 a.map_idof2dof[D + slot] = d;
                 a.map_dof2idof[D + d] = slot;
@@ -164,7 +164,7 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     for (int base = 0; base < ntree; base += 32) {
         const int p = base + lane;
         const int t = p < ntree ? itree[p] : 0;
-        const int n = p < ntree ? a.tree_dofnum[t] : 0;
+        const int n = p < ntree ? LDG(a.tree_dofnum + t) : 0;
         I3 tot;
         const I3 ex = warp_exscan3(I3{n, 0, 0}, &tot);
         if (p < ntree) first[t] = done + ex.x;
@@ -172,8 +172,8 @@ __device__ void warp_world_maps(const Args& a, int w, int* lab, int* cnt) {
     }
     __syncwarp();
     for (int d = lane; d < nv; d += 32) {
-        const int t = a.dof_treeid[d];
-        const int slot = first[t] + d - a.tree_dofadr[t];
+        const int t = LDG(a.dof_treeid + d);
+        const int slot = first[t] + d - LDG(a.tree_dofadr + t);
         a.map_idof2dof[D + slot] = d;
         a.map_dof2idof[D + d] = slot;
     }
@@ -192,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARP_WORLDS) warp_dsu_kernel(A
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     for (int k = lane; k < nh; k += 32) {
         const unsigned h = hyper_index(a, w, k, nr);
-        union_support(lab, a.support, a.supadr[h], a.supadr[h + 1]);
+        union_support(lab, a.support, LDG(a.supadr + h), LDG(a.supadr + h + 1));
     }
     __syncwarp();
     for (int t = lane; t < ntree; t += 32) {

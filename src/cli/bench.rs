@@ -17,6 +17,9 @@ pub struct BenchArgs {
     /// Shapes to run (comma-separated names; `list` prints them). Default: all.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
+    /// GPU modes to run (comma-separated names). Default: all; `vs dense` needs `dense`.
+    #[arg(long, value_delimiter = ',')]
+    modes: Vec<String>,
     /// Timed replays (or CPU steps) per mode and shape.
     #[arg(long, default_value_t = 30)]
     reps: usize,
@@ -35,6 +38,7 @@ impl Default for BenchArgs {
     fn default() -> Self {
         BenchArgs {
             shapes: Vec::new(),
+            modes: Vec::new(),
             reps: 30,
             dense_limit_gib: 64.0,
             cpu: false,
@@ -450,6 +454,7 @@ fn gpu_table(
 ) -> archipelago::Result<bool> {
     let rows: Vec<Row> = Mode::ALL
         .into_iter()
+        .filter(|m| args.modes.is_empty() || args.modes.iter().any(|s| s == m.name()))
         .map(|mode| Row {
             mode,
             result: measure(g, mode, input, reference, args).map_err(|e| e.to_string()),
@@ -472,7 +477,8 @@ fn gpu_table(
                 }
                 let ratio = match dense {
                     Some(d) => format!("{:.1}x", d / m.median_us),
-                    None => "does not fit".into(),
+                    None if rows.iter().any(|r| r.mode == Mode::Dense) => "does not fit".into(),
+                    None => "not run".into(),
                 };
                 let _ = writeln!(
                     out,

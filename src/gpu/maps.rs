@@ -71,6 +71,9 @@ impl BlockShape {
                 threads = 64;
             }
         }
+        if let Some(t) = threads_from_env() {
+            threads = t;
+        }
         Ok(BlockShape { threads, smem })
     }
 
@@ -78,6 +81,16 @@ impl BlockShape {
     pub fn prepare(&self, f: &CudaFunction) -> Result<()> {
         Kernels::allow_smem(f, self.smem.max(1) as usize)
     }
+}
+
+/// Threads per block forced by `ARCHIPELAGO_GPU_THREADS` (for measuring the rule above): a
+/// multiple of 32 from 64 to 1024, else ignored.
+fn threads_from_env() -> Option<u32> {
+    let t: u32 = std::env::var("ARCHIPELAGO_GPU_THREADS")
+        .ok()?
+        .parse()
+        .ok()?;
+    ((64..=1024).contains(&t) && t % 32 == 0).then_some(t)
 }
 
 /// Launches `f` with `args` on `stream` (also inside a graph capture).
