@@ -24,6 +24,7 @@ pub fn shape(cap: &Capacity, smem_optin: usize) -> BlockShape {
         } else {
             0
         },
+        stage: 0,
     }
 }
 
