@@ -50,8 +50,6 @@ struct Args {
     int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
     int scatter;                   // maps' scatters: 0 block-wide, 1 one warp, 2 one warp with
                                    // keys re-derived from the labels (the old code, to compare)
-    int stage_cap;                 // ints of dynamic shared memory past the scratch for staging
-                                   // a world's row supports (block mode; 0: none)
 };
 
 // Read-only inputs through the non-coherent path: the compiler may then overlap these loads
@@ -183,15 +181,13 @@ __device__ __forceinline__ int find_ro(const int* p, int x) {
     return x;
 }
 
-// Unions the support of hyperedge range [s0, s1) into p (tree ids are world-local). `support`
-// is global memory, or shared memory (a staged copy) when kShared.
-template <bool kShared = false>
+// Unions the support of hyperedge range [s0, s1) into p (tree ids are world-local).
 __device__ __forceinline__ void union_support(int* p, const int* support, unsigned s0, unsigned s1) {
     if (s0 >= s1) return;
-    const int f = kShared ? support[s0] : LDG(support + s0);
+    const int f = LDG(support + s0);
     activate(p, f);
     for (unsigned j = s0 + 1; j < s1; ++j) {
-        const int t = kShared ? support[j] : LDG(support + j);
+        const int t = LDG(support + j);
         activate(p, t);
         unite(p, f, t);
     }
@@ -352,11 +348,9 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
 // smallest tree of the component; rewritten as described at island_of). `cnt` holds 6 * ntree
-// ints of scratch. `s_adr`/`s_sup`: the world's row support offsets (from 0) and supports
-// staged in shared memory, or null (then read from global memory). Needs blockDim.x >= 64, a multiple of 32. Loops run whole warps (for the
+// ints of scratch. Needs blockDim.x >= 64, a multiple of 32. Loops run whole warps (for the
 // warp-wide intrinsics inside).
-__device__ void world_maps(const Args& a, int w, int* lab, int* cnt,
-                           const unsigned* s_adr = nullptr, const int* s_sup = nullptr) {
+__device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = LDG(a.world_rowadr + w);
@@ -415,7 +409,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt,
         int isl = -2, type = -1;
         if (k < nrow) {
             const unsigned r = r0 + k;
-            isl = island_of(lab, s_sup ? s_sup[s_adr[k]] : LDG(a.support + LDG(a.supadr + r)), nrow);
+            isl = island_of(lab, LDG(a.support + LDG(a.supadr + r)), nrow);
             a.efc_island[r] = isl;
             type = LDG(a.row_type + r);
         }

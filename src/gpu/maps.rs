@@ -25,17 +25,6 @@ pub struct BlockShape {
     pub threads: u32,
     /// Dynamic shared memory per block in bytes (0 when the scratch is in global memory).
     pub smem: u32,
-    /// Ints of that shared memory past the scratch for staging a world's row supports (0: none).
-    pub stage: u32,
-}
-
-/// Most bytes a world's staged row supports may take: staging pays for small worlds, whose
-/// time is the latency of dependent loads; big worlds would lose resident blocks.
-pub const STAGE_MAX_BYTES: usize = 16 << 10;
-
-/// Ints that staging the rows of any world of `cap` needs: row offsets and support entries.
-pub fn stage_ints(cap: &Capacity) -> usize {
-    cap.njmax + 1 + cap.nsupport
 }
 
 /// Bytes of per-world scratch: labels and six per-island arrays.
@@ -57,30 +46,12 @@ impl BlockShape {
     /// tiny worlds that would not all be resident at 128 threads (from the occupancy the driver
     /// reports for `f`'s registers and shared memory) drop to 64, so that twice as many worlds
     /// are in flight.
-    ///
-    /// With `stage` (the `block` kernel), small worlds also get shared memory for their row
-    /// supports (see [`STAGE_MAX_BYTES`]; `ARCHIPELAGO_GPU_STAGE=0` turns it off, for measuring).
-    pub fn choose(
-        f: &CudaFunction,
-        cap: &Capacity,
-        info: &DeviceInfo,
-        stage: bool,
-    ) -> Result<BlockShape> {
-        let mut smem = if fits_smem(cap.ntree, info.smem_optin) {
+    pub fn choose(f: &CudaFunction, cap: &Capacity, info: &DeviceInfo) -> Result<BlockShape> {
+        let smem = if fits_smem(cap.ntree, info.smem_optin) {
             scratch_bytes(cap.ntree) as u32
         } else {
             0
         };
-        let stage_bytes = 4 * stage_ints(cap);
-        let stage = stage
-            && smem > 0
-            && stage_bytes <= STAGE_MAX_BYTES
-            && smem as usize + stage_bytes + 1024 <= info.smem_optin
-            && std::env::var("ARCHIPELAGO_GPU_STAGE").as_deref() != Ok("0");
-        if stage {
-            smem += stage_bytes as u32;
-        }
-        let stage = if stage { stage_ints(cap) as u32 } else { 0 };
         Kernels::allow_smem(f, smem.max(1) as usize)?;
         let work = cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge);
         let sms = info.sm_count.max(1) as usize;
@@ -103,11 +74,7 @@ impl BlockShape {
         if let Some(t) = threads_from_env() {
             threads = t;
         }
-        Ok(BlockShape {
-            threads,
-            smem,
-            stage,
-        })
+        Ok(BlockShape { threads, smem })
     }
 
     /// Allows `f` the dynamic shared memory of this shape.

@@ -125,13 +125,12 @@ impl Solver {
         };
         let shape = match mode {
             Mode::Warp => warp::shape(&cap, info.smem_optin),
-            _ => BlockShape::choose(f, &cap, info, mode == Mode::Block)?,
+            _ => BlockShape::choose(f, &cap, info)?,
         };
         shape.prepare(f)?;
         let needs = Needs {
             fallback: shape.smem == 0 && cap.ntree > 0,
             dense: mode == Mode::Dense,
-            stage_ints: shape.stage as usize,
         };
         let ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         Ok(Solver {

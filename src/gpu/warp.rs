@@ -24,7 +24,6 @@ pub fn shape(cap: &Capacity, smem_optin: usize) -> BlockShape {
         } else {
             0
         },
-        stage: 0,
     }
 }
 

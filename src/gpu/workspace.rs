@@ -157,8 +157,6 @@ pub struct Args {
     pub dof_blocks: i32,
     /// How the maps scatter (see [`Scatter`]).
     pub scatter: i32,
-    /// Ints of dynamic shared memory past the scratch for staging a world's row supports.
-    pub stage_cap: i32,
 }
 
 /// How the maps' three stable counting-sort scatters run on the device. Only for measuring:
@@ -194,8 +192,6 @@ pub struct Needs {
     pub fallback: bool,
     /// The dense tree_tree matrix and stack (`nworld * ntree^2` ints each).
     pub dense: bool,
-    /// Ints of dynamic shared memory the launch gives past the scratch for staging (0: none).
-    pub stage_ints: usize,
 }
 
 /// From this many dofs on, the device builds the dof maps from the tree order in parallel
@@ -409,7 +405,6 @@ impl Workspace {
             use_smem: (!needs.fallback) as i32,
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
             scatter: Scatter::from_env() as i32,
-            stage_cap: needs.stage_ints.min(i32::MAX as usize) as i32,
         };
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),
