@@ -48,8 +48,6 @@ struct Args {
     int nv;
     int use_smem;                  // 1: per-world scratch in dynamic shared memory
     int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
-    int scatter;                   // maps' scatters: 0 block-wide, 1 one warp, 2 one warp with
-                                   // keys re-derived from the labels (the old code, to compare)
 };
 
 // Read-only inputs through the non-coherent path: the compiler may then overlap these loads
@@ -252,79 +250,6 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
     }
 }
 
-// Rank of this lane among the lanes of its warp with the same key, and how many there are.
-__device__ __forceinline__ int warp_rank(int k, int* count) {
-    const unsigned lower = (1u << (threadIdx.x & 31)) - 1u;
-    // One key across the warp (a big island) needs no match.
-    const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
-    const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
-    *count = __popc(mask);
-    return __popc(mask & lower);
-}
-
-// One 32-element tile of a block-wide stable counting-sort scatter, run by one warp. Tiles of
-// one map take their turn in ascending order through the shared ticket `turn`: a tile waits
-// only for its predecessor to advance the cursors, so the serial part is one shared load and
-// store per tile, while every warp computes keys and ranks and writes its slots in parallel.
-template <class Key, class Write>
-__device__ __forceinline__ void scatter_tile(int tile, int n, Key key, Write write,
-                                             volatile int* cursor, volatile int* rest,
-                                             volatile int* turn) {
-    const int lane = threadIdx.x & 31;
-    const int i = tile * 32 + lane;
-    const int k = i < n ? key(i) : -2;
-    int cnt;
-    const int rank = warp_rank(k, &cnt);
-    volatile int* cur = k >= 0 ? cursor + k : rest; // key -1: after all islands
-    if (lane == 0) {
-        while (*turn != tile) {
-        }
-        __threadfence_block();
-    }
-    __syncwarp();
-    const int base = k >= -1 ? *cur : 0;
-    __syncwarp();
-    if (k >= -1 && rank == 0) *cur = base + cnt;
-    __syncwarp();
-    if (lane == 0) {
-        __threadfence_block();
-        *turn = tile + 1;
-    }
-    if (k >= -1) write(i, base + rank);
-}
-
-// The three stable scatters of the maps (rows, dofs, trees) by the whole block: element i with
-// key k >= 0 goes to cursor[k]++ in ascending i, key -1 after all islands from `rest` on. The
-// tiles of the three maps are dealt to the warps interleaved, so the three ticket chains run
-// side by side; a tile waits only on a tile dealt earlier, so the chains cannot deadlock.
-template <class K0, class W0, class K1, class W1, class K2, class W2>
-__device__ void block_scatter3(int n0, K0 k0, W0 w0, int* c0, int r0, int n1, K1 k1, W1 w1,
-                               int* c1, int r1, int n2, K2 k2, W2 w2, int* c2, int r2) {
-    __shared__ int s_turn[3], s_rest[3];
-    if (threadIdx.x == 0) {
-        s_turn[0] = 0;
-        s_turn[1] = 0;
-        s_turn[2] = 0;
-        s_rest[0] = r0;
-        s_rest[1] = r1;
-        s_rest[2] = r2;
-    }
-    __syncthreads();
-    const int t0 = (n0 + 31) >> 5, t1 = (n1 + 31) >> 5, t2 = (n2 + 31) >> 5;
-    const int items = 3 * max(t0, max(t1, t2));
-    const int wid = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
-    for (int q = wid; q < items; q += nwarp) {
-        const int m = q % 3, tile = q / 3;
-        if (m == 0) {
-            if (tile < t0) scatter_tile(tile, n0, k0, w0, c0, &s_rest[0], &s_turn[0]);
-        } else if (m == 1) {
-            if (tile < t1) scatter_tile(tile, n1, k1, w1, c1, &s_rest[1], &s_turn[1]);
-        } else if (tile < t2) {
-            scatter_tile(tile, n2, k2, w2, c2, &s_rest[2], &s_turn[2]);
-        }
-    }
-}
-
 // After ranking, `lab` holds for a root -2 - (its island), for any other touched tree its root,
 // and -1 for an untouched tree: the island of tree t is two shared loads away, so the labels
 // need no rewrite pass (and no barrier for it). MuJoCo makes no islands without rows.
@@ -336,14 +261,21 @@ __device__ __forceinline__ int island_of(const int* lab, int t, int nrow) {
     return -2 - lab[l];
 }
 
-// Counting groups: when the whole warp has one key (a big island, where every member would
-// otherwise serialize on one shared-memory address) lane 0 adds for all 32; otherwise every
-// lane adds for itself. Returns the lanes this lane counts for (empty when it counts none).
+// Counting groups: runs of equal keys in consecutive lanes. The first lane of a run (its
+// leader) counts for the whole run, so a big island, or the dofs of one tree and the rows of
+// one contact, which come in runs, cost one shared-memory atomic per run instead of one per
+// member serialized on one address. Returns the leader's run as a lane mask (0 elsewhere).
 __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
-    const bool uniform = __all_sync(FULL_MASK, key == __shfl_sync(FULL_MASK, key, 0));
     const int lane = threadIdx.x & 31;
-    *leader = uniform ? lane == 0 : true;
-    return uniform ? FULL_MASK : (1u << lane);
+    const int prev = __shfl_up_sync(FULL_MASK, key, 1);
+    const bool head = lane == 0 || prev != key;
+    const unsigned heads = __ballot_sync(FULL_MASK, head);
+    const unsigned above = lane == 31 ? 0u : heads & (FULL_MASK << (lane + 1));
+    const unsigned end = above ? (above & (0u - above)) : 0u; // lowest head above, or none
+    *leader = head;
+    if (!head) return 0u;
+    const unsigned from = FULL_MASK << lane;
+    return end ? from & (end - 1u) : from;
 }
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
@@ -467,45 +399,38 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nidof[w] = carry.y;
     }
     __syncthreads();
-    // 4. Stable scatters, members of no island last. cnt_ne is free again and keeps the tree
-    //    order for step 5. The keys are read back from the outputs written in step 2 (one
-    //    load each; re-deriving them from the labels chains four dependent loads per key,
-    //    which kept the one-warp scatter from overlapping its loads: the regression after
-    //    run 2).
+    // 4. Stable scatters, one warp per map (a warp takes two when the block has only two),
+    //    members of no island last. cnt_ne is free again and keeps the tree order for step 5.
+    //    Row and dof keys are read back from the islands written in step 2: one load each,
+    //    which the scatter batches. Re-deriving them from the labels (support offset, support,
+    //    label, root label: four dependent loads behind branches) kept the batch from
+    //    overlapping its loads; that was the regression after H200 run 2 (run 5 measured both).
+    const int wid = tid >> 5, nwarp = bd >> 5;
     int* itree = cnt_ne;
-    const int use_block = a.scatter == 0;
-    const bool old_keys = a.scatter == 2;
-    auto row_key = [&](int k) {
-        return old_keys ? island_of(lab, LDG(a.support + LDG(a.supadr + r0 + k)), nrow)
-                        : a.efc_island[r0 + k];
-    };
-    auto dof_key = [&](int d) {
-        return old_keys ? island_of(lab, LDG(a.dof_treeid + d), nrow) : a.dof_island[D + d];
-    };
-    auto tree_key = [&](int t) { return island_of(lab, t, nrow); };
-    auto row_write = [&](int k, int slot) {
-        a.map_iefc2efc[r0 + slot] = k;
-        a.map_efc2iefc[r0 + k] = slot;
-    };
-    auto dof_write = [&](int d, int slot) {
-        a.map_idof2dof[D + slot] = d;
-        a.map_dof2idof[D + d] = slot;
-    };
-    auto tree_write = [&](int t, int slot) {
-        a.map_itree2tree[T + slot] = t;
-        itree[slot] = t;
-    };
-    const int nd = a.dof_blocks ? 0 : nv;
-    if (use_block) {
-        block_scatter3(nrow, row_key, row_write, cnt_e, carry.z, nd, dof_key, dof_write, cnt_d,
-                       carry.y, ntree, tree_key, tree_write, cnt_t, carry.x);
-    } else {
-        // One warp per map (a warp takes two when the block has only two).
-        const int wid = tid >> 5, nwarp = bd >> 5;
-        for (int m = wid; m < 3; m += nwarp) {
-            if (m == 0) warp_scatter(nrow, row_key, cnt_e, carry.z, row_write);
-            else if (m == 1) warp_scatter(nd, dof_key, cnt_d, carry.y, dof_write);
-            else warp_scatter(ntree, tree_key, cnt_t, carry.x, tree_write);
+    for (int m = wid; m < 3; m += nwarp) {
+        if (m == 0) {
+            warp_scatter(
+                nrow, [&](int k) { return a.efc_island[r0 + k]; }, cnt_e, carry.z,
+                [&](int k, int slot) {
+                    a.map_iefc2efc[r0 + slot] = k;
+                    a.map_efc2iefc[r0 + k] = slot;
+                });
+        } else if (m == 1) {
+            if (!a.dof_blocks) {
+                warp_scatter(
+                    nv, [&](int d) { return a.dof_island[D + d]; }, cnt_d, carry.y,
+                    [&](int d, int slot) {
+                        a.map_idof2dof[D + slot] = d;
+                        a.map_dof2idof[D + d] = slot;
+                    });
+            }
+        } else {
+            warp_scatter(
+                ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
+                [&](int t, int slot) {
+                    a.map_itree2tree[T + slot] = t;
+                    itree[slot] = t;
+                });
         }
     }
     // 5. When every tree owns a consecutive block of dofs in tree order (and there are many

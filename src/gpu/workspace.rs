@@ -155,33 +155,6 @@ pub struct Args {
     pub nv: i32,
     pub use_smem: i32,
     pub dof_blocks: i32,
-    /// How the maps scatter (see [`Scatter`]).
-    pub scatter: i32,
-}
-
-/// How the maps' three stable counting-sort scatters run on the device. Only for measuring:
-/// every variant gives the same outputs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Scatter {
-    /// Every warp of the block, 32-element tiles passing the cursors along a shared ticket.
-    #[default]
-    Block = 0,
-    /// One warp per map, keys read back from the islands written before.
-    Warp = 1,
-    /// One warp per map, keys re-derived from the labels (the code of H200 run 4).
-    WarpRederived = 2,
-}
-
-impl Scatter {
-    /// The variant named by `ARCHIPELAGO_GPU_SCATTER` (`block`, `warp`, `warp-rederived`);
-    /// `Block` when unset or unknown.
-    pub fn from_env() -> Scatter {
-        match std::env::var("ARCHIPELAGO_GPU_SCATTER").as_deref() {
-            Ok("warp") => Scatter::Warp,
-            Ok("warp-rederived") => Scatter::WarpRederived,
-            _ => Scatter::Block,
-        }
-    }
 }
 
 /// What a mode needs besides the common buffers.
@@ -404,7 +377,6 @@ impl Workspace {
             nv: model.nv() as i32,
             use_smem: (!needs.fallback) as i32,
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
-            scatter: Scatter::from_env() as i32,
         };
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),
