@@ -1,13 +1,12 @@
-//! Deterministic mode on versus off: the cost of putting every world's rows in canonical order,
-//! per shape, on the CPU (against the `dsu` mode's solve) and, when a device is present, on the
-//! GPU (both strategies, median of CUDA-graph replays timed with CUDA events).
+//! Deterministic mode on versus off on the CPU: the cost of putting every world's rows in
+//! canonical order, per shape, against the `dsu` mode's solve. (The GPU comparison, every mode
+//! with the order step inside its captured graph, is `archipelago bench --deterministic`.)
 //!
 //! `cargo bench --bench order [-- --quick] [-- --out FILE]` prints a markdown table (and writes
 //! it to FILE). Rows arrive in a random order, as GPU contact generation leaves them.
 
 use std::time::Instant;
 
-use archipelago::order::device::{self, DeviceOrder, Strategy};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu};
 
@@ -138,23 +137,6 @@ fn time(budget: f64, mut f: impl FnMut()) -> f64 {
     median(t)
 }
 
-fn gpu_us(dev: &device::Device, order: &mut DeviceOrder, reps: usize) -> f64 {
-    let graph = order.capture().expect("capture");
-    let s = dev.stream();
-    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-    for _ in 0..3 {
-        graph.launch().expect("replay");
-    }
-    let mut t = Vec::new();
-    for _ in 0..reps {
-        let a = s.record_event(flags).expect("event");
-        graph.launch().expect("replay");
-        let b = s.record_event(flags).expect("event");
-        t.push(f64::from(a.elapsed_ms(&b).expect("elapsed")) * 1e3);
-    }
-    median(t)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -163,18 +145,9 @@ fn main() {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1));
     let budget = if quick { 0.3 } else { 2.0 };
-    let dev = device::open();
     let mut table = String::new();
-    let device_line = match &dev {
-        Ok(_) => "GPU: device 0. segmented = one block per world; global = one device-wide sort \
-                  with the world as leading digit. GPU µs: median of CUDA-graph replays of the \
-                  order step (keys, sort, gather), timed with CUDA events."
-            .to_string(),
-        Err(e) => format!("GPU: none ({e})"),
-    };
-    table.push_str(&format!("{device_line}\n\n"));
-    table.push_str("| shape | worlds | rows/world | key bits | CPU dsu off µs | CPU order µs | CPU on/off | GPU segmented µs | GPU global µs |\n");
-    table.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    table.push_str("| shape | worlds | rows/world | key bits | CPU dsu off µs | CPU order µs | CPU on/off |\n");
+    table.push_str("|---|---|---|---|---|---|---|\n");
     for shape in &SHAPES {
         let mut rng = Rng(42);
         let (model, batch, keys) = make(shape, &mut rng);
@@ -190,19 +163,8 @@ fn main() {
         let order = time(budget, || {
             canon.canonicalize(&input, &keys).unwrap();
         });
-        let gpu = |strategy| -> String {
-            let Ok(dev) = &dev else { return "-".into() };
-            match DeviceOrder::new(dev, &cap, layout, strategy) {
-                Ok(mut o) => {
-                    o.upload(&input, &keys).unwrap();
-                    format!("{:.1}", gpu_us(dev, &mut o, if quick { 20 } else { 200 }))
-                }
-                Err(e) => format!("refused: {e}"),
-            }
-        };
-        let (seg, glob) = (gpu(Strategy::Segmented), gpu(Strategy::Global));
         let line = format!(
-            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.2} |\n",
             shape.name,
             shape.nworld,
             batch.nrow() / shape.nworld,
@@ -210,8 +172,6 @@ fn main() {
             off,
             order,
             (off + order) / off,
-            seg,
-            glob
         );
         print!("{line}");
         table.push_str(&line);

@@ -1,38 +1,67 @@
-// Deterministic mode on the device: canonical row keys, a stable LSD radix sort (8-bit digits,
-// the algorithm of src/order/sort.rs) and the gather of the rows into canonical order.
+// Deterministic mode on the device: each world's rows put into canonical order before discovery
+// (src/gpu/order.rs launches these; src/order/keys.rs defines the key). Every kernel takes one
+// `OrderArgs` by value, laid out like `gpu::order::OrderArgs`, and one block handles one world.
 //
-// Two strategies, measured against each other by the benchmark:
-//  - segmented: one block per world does keys, every digit pass and the gather (one launch);
-//  - global: the world index is the leading digit of a device-wide sort (keys, then per digit a
-//    histogram, a scan and a scatter), followed by the per-world gather.
-// Every buffer is allocated by the host once; nothing here allocates, and no launch depends on
-// a value read back by the host, so the sequence can be captured in a CUDA graph.
+// Two sorts, picked per capacity and key width by the host:
+//  - small worlds (<= 4096 rows): the key is packed with the row's index in the world into one
+//    unique 32- or 64-bit value, and the block sorts its tile in registers with a bitonic
+//    network: partner exchanges closer than 32 positions go through warp shuffles (no barrier),
+//    the others through a ping-pong shared-memory tile (one barrier per stage). Unique values
+//    make the order equal to a stable sort by key.
+//  - larger worlds or wider keys: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and
+//    values ping-ponging through global scratch.
+// Both end in the same gather: canonical row types, support offsets (a block scan of the row
+// lengths), supports, the rowless hyperedges copied as they are, and the permutation both ways.
+// Nothing allocates and no launch depends on a value read back, so the step is graph-capturable.
 
-#define ORDER_THREADS 256
-#define ORDER_WARPS (ORDER_THREADS / 32)
+#define ORDER_RADIX_THREADS 256
+#define ORDER_RADIX_WARPS (ORDER_RADIX_THREADS / 32)
 #define ORDER_RADIX 256
 #define ORDER_CONTACT_CLASS 5u
 
-// Where the key fields sit (see src/order/keys.rs: KeyLayout). A field whose range is empty
+// Where the key fields sit (src/order/keys.rs: KeyLayout). A field whose range is empty
 // (min > max) has no rows; a row that needs it is out of bounds.
 struct OrderLayout {
     int id_min, id_max, geom_min, geom_max, colid_min, colid_max;
-    unsigned id_bits, geom_bits, colid_bits, payload_bits;
+    unsigned id_bits, geom_bits, colid_bits, payload_bits, bits, pad;
+};
+
+struct OrderArgs {
+    const unsigned* world_rowadr;   // nworld + 1
+    const unsigned* world_edgeadr;  // nworld + 1
+    const unsigned* supadr;         // input rows' support offsets, then rowless hyperedges'
+    const int* support;
+    const unsigned char* row_type;
+    const int* row_id;
+    const int* geom;                // two per row
+    const int* colid;
+    const OrderLayout* layout;      // uploaded with each step
+    unsigned* out_supadr;           // canonical rows, then the rowless hyperedges unchanged
+    int* out_support;
+    unsigned char* out_type;
+    unsigned* order;                // canonical global row -> input global row
+    unsigned* rank;                 // input global row -> canonical global row
+    int* status;                    // first out-of-bounds row + 1
+    unsigned long long* keys_a;     // radix scratch, per global row
+    unsigned long long* keys_b;
+    unsigned* vals_a;
+    unsigned* vals_b;
+    int nworld;
+    unsigned idx_bits;              // bits of a row index inside a small world's tile
 };
 
 __device__ __forceinline__ bool order_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-// Key of global row r; flags the first out-of-bounds row in *status (row + 1).
-template <typename K>
-__device__ __forceinline__ K order_key(const OrderLayout& L, int r, const unsigned char* row_type,
-                                       const int* row_id, const int* geom, const int* colid,
-                                       int* status) {
-    unsigned type = row_type[r];
+// Key of global row r (at most 64 bits); flags the first out-of-bounds row in a.status.
+__device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, const OrderLayout& L,
+                                                        unsigned r) {
+    typedef unsigned long long K;
+    unsigned type = a.row_type[r];
     if (type >= ORDER_CONTACT_CLASS) {
-        int g1 = geom[2 * r], g2 = geom[2 * r + 1], c = colid[r];
+        int g1 = a.geom[2 * r], g2 = a.geom[2 * r + 1], c = a.colid[r];
         if (!order_in(g1, L.geom_min, L.geom_max) || !order_in(g2, L.geom_min, L.geom_max) ||
             !order_in(c, L.colid_min, L.colid_max)) {
-            atomicCAS(status, 0, r + 1);
+            atomicCAS(a.status, 0, (int)r + 1);
             return 0;
         }
         K packed = ((K)(unsigned)(g1 - L.geom_min) << (L.geom_bits + L.colid_bits)) |
@@ -40,61 +69,160 @@ __device__ __forceinline__ K order_key(const OrderLayout& L, int r, const unsign
         unsigned shift = L.payload_bits - (2 * L.geom_bits + L.colid_bits);
         return ((K)ORDER_CONTACT_CLASS << L.payload_bits) | (packed << shift);
     }
-    int id = row_id[r];
+    int id = a.row_id[r];
     if (!order_in(id, L.id_min, L.id_max)) {
-        atomicCAS(status, 0, r + 1);
+        atomicCAS(a.status, 0, (int)r + 1);
         return 0;
     }
     K v = (K)(unsigned)(id - L.id_min);
     return ((K)type << L.payload_bits) | (v << (L.payload_bits - L.id_bits));
 }
 
-template <typename K>
-__device__ __forceinline__ unsigned order_digit(K k, unsigned shift) {
-    return (unsigned)(k >> shift) & (ORDER_RADIX - 1);
-}
-
-// Exclusive scan of one value per thread over the block; *total gets the sum.
-__device__ unsigned order_block_scan(unsigned v, unsigned* total) {
-    __shared__ unsigned warp_sum[ORDER_WARPS];
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+// Exclusive scan of one value per thread over the block (any multiple of 32 up to 1024
+// threads); *total gets the sum. Every thread of the block must call it.
+__device__ unsigned order_scan(unsigned v, unsigned* total) {
+    __shared__ unsigned sums[32];
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
     unsigned x = v;
     for (int o = 1; o < 32; o <<= 1) {
         unsigned y = __shfl_up_sync(0xffffffffu, x, o);
         if (lane >= o) x += y;
     }
-    if (lane == 31) warp_sum[warp] = x;
+    if (lane == 31) sums[warp] = x;
     __syncthreads();
     if (warp == 0) {
-        unsigned s = lane < ORDER_WARPS ? warp_sum[lane] : 0;
+        unsigned s = lane < nwarp ? sums[lane] : 0;
         for (int o = 1; o < 32; o <<= 1) {
             unsigned y = __shfl_up_sync(0xffffffffu, s, o);
             if (lane >= o) s += y;
         }
-        if (lane < ORDER_WARPS) warp_sum[lane] = s;
+        if (lane < nwarp) sums[lane] = s;
     }
     __syncthreads();
-    unsigned before = warp == 0 ? 0 : warp_sum[warp - 1];
-    *total = warp_sum[ORDER_WARPS - 1];
+    unsigned before = warp == 0 ? 0 : sums[warp - 1];
+    *total = sums[nwarp - 1];
     __syncthreads();
     return before + x - v;
+}
+
+// One round of the gather: canonical row r0 + p takes input row src (valid when `valid`),
+// its supports starting at *carry (advanced by the round's total). Every thread must call it.
+__device__ __forceinline__ void order_gather_round(const OrderArgs& a, unsigned r0, unsigned p,
+                                                   unsigned src, bool valid, unsigned* carry) {
+    unsigned s0 = 0, len = 0;
+    if (valid) {
+        s0 = a.supadr[src];
+        len = a.supadr[src + 1] - s0;
+    }
+    unsigned total;
+    unsigned adr = *carry + order_scan(len, &total);
+    if (valid) {
+        unsigned dst = r0 + p;
+        a.order[dst] = src;
+        a.rank[src] = dst;
+        a.out_type[dst] = a.row_type[src];
+        a.out_supadr[dst] = adr;
+        for (unsigned j = 0; j < len; ++j) a.out_support[adr + j] = a.support[s0 + j];
+    }
+    *carry += total;
+}
+
+// The rowless hyperedges of world w keep their place (the rows' supports fill the same span in
+// any order); the last world also writes the offset that ends the rows.
+__device__ void order_copy_edges(const OrderArgs& a, unsigned w) {
+    unsigned nrow = a.world_rowadr[a.nworld];
+    unsigned e0 = a.world_edgeadr[w], e1 = a.world_edgeadr[w + 1];
+    for (unsigned e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+        unsigned s0 = a.supadr[nrow + e], s1 = a.supadr[nrow + e + 1];
+        a.out_supadr[nrow + e + 1] = s1;
+        for (unsigned j = s0; j < s1; ++j) a.out_support[j] = a.support[j];
+    }
+    if (threadIdx.x == 0 && w + 1 == (unsigned)a.nworld) a.out_supadr[nrow] = a.supadr[nrow];
+}
+
+// ---- small worlds: bitonic sort of packed (key, index) values in registers ----
+
+template <typename V, int E>
+__device__ void order_small(const OrderArgs& a) {
+    extern __shared__ unsigned long long order_tile[];
+    const unsigned T = blockDim.x, N = T * E, tid = threadIdx.x, w = blockIdx.x;
+    const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
+    const OrderLayout L = *a.layout;
+    V v[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        unsigned p = e * T + tid;
+        v[e] = p < n ? (V)((order_key(a, L, r0 + p) << a.idx_bits) | p) : ~(V)0;
+    }
+    V* tile = (V*)order_tile;
+    unsigned flip = 0;
+    for (unsigned k = 2; k <= N; k <<= 1) {
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            if (j >= 32) {
+                V* b = tile + flip * N;
+                flip ^= 1;
+#pragma unroll
+                for (int e = 0; e < E; ++e) b[e * T + tid] = v[e];
+                __syncthreads();
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    unsigned p = e * T + tid;
+                    V o = b[p ^ j];
+                    bool keep_min = ((p & j) == 0) == ((p & k) == 0);
+                    v[e] = keep_min ? (o < v[e] ? o : v[e]) : (o > v[e] ? o : v[e]);
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    unsigned p = e * T + tid;
+                    V o = __shfl_xor_sync(0xffffffffu, v[e], j);
+                    bool keep_min = ((p & j) == 0) == ((p & k) == 0);
+                    v[e] = keep_min ? (o < v[e] ? o : v[e]) : (o > v[e] ? o : v[e]);
+                }
+            }
+        }
+    }
+    const V mask = (V)((1ull << a.idx_bits) - 1);
+    unsigned carry = a.supadr[r0];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        if (e * T >= n) break;  // block-uniform
+        unsigned p = e * T + tid;
+        order_gather_round(a, r0, p, r0 + (unsigned)(v[e] & mask), p < n, &carry);
+    }
+    order_copy_edges(a, w);
+}
+
+#define ORDER_SMALL(NAME, V, E)                                                                   \
+    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_small<V, E>(a); }
+ORDER_SMALL(order_small_u32_e1, unsigned, 1)
+ORDER_SMALL(order_small_u32_e2, unsigned, 2)
+ORDER_SMALL(order_small_u32_e4, unsigned, 4)
+ORDER_SMALL(order_small_u64_e1, unsigned long long, 1)
+ORDER_SMALL(order_small_u64_e2, unsigned long long, 2)
+ORDER_SMALL(order_small_u64_e4, unsigned long long, 4)
+
+// ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
+
+__device__ __forceinline__ unsigned order_digit(unsigned long long k, unsigned shift) {
+    return (unsigned)(k >> shift) & (ORDER_RADIX - 1);
 }
 
 // Stable scatter of src[0..n) by the digit at `shift` to dst, starting each digit at base[d]
 // (shared, advanced by this call). 256-element tiles in order; inside a tile, warps in order and
 // lanes in order (match + popc), so equal digits keep their input order.
-template <typename K>
-__device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, unsigned* dst_v,
-                              unsigned n, unsigned shift, unsigned* base) {
-    __shared__ unsigned warp_cnt[ORDER_WARPS][ORDER_RADIX];
+__device__ void order_scatter(const unsigned long long* src_k, const unsigned* src_v,
+                              unsigned long long* dst_k, unsigned* dst_v, unsigned n,
+                              unsigned shift, unsigned* base) {
+    __shared__ unsigned warp_cnt[ORDER_RADIX_WARPS][ORDER_RADIX];
     __shared__ unsigned tile_cnt[ORDER_RADIX];
     unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    for (unsigned w = 0; w < ORDER_WARPS; ++w) warp_cnt[w][tid] = 0;
+    for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) warp_cnt[w][tid] = 0;
     __syncthreads();
-    for (unsigned start = 0; start < n; start += ORDER_THREADS) {
+    for (unsigned start = 0; start < n; start += ORDER_RADIX_THREADS) {
         unsigned i = start + tid;
         bool valid = i < n;
-        K k = valid ? src_k[i] : (K)0;
+        unsigned long long k = valid ? src_k[i] : 0ull;
         unsigned v = valid ? src_v[i] : 0u;
         unsigned d = valid ? order_digit(k, shift) : ORDER_RADIX;  // invalid lanes group apart
         unsigned peers = __match_any_sync(0xffffffffu, d);
@@ -103,7 +231,7 @@ __device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, u
         __syncthreads();
         {
             unsigned run = 0;
-            for (unsigned w = 0; w < ORDER_WARPS; ++w) {
+            for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) {
                 unsigned c = warp_cnt[w][tid];
                 warp_cnt[w][tid] = run;
                 run += c;
@@ -118,180 +246,50 @@ __device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, u
         }
         __syncthreads();
         base[tid] += tile_cnt[tid];
-        for (unsigned w = 0; w < ORDER_WARPS; ++w) warp_cnt[w][tid] = 0;
+        for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) warp_cnt[w][tid] = 0;
         __syncthreads();
     }
 }
 
-// Writes world w's rows in the order vals[r0..r1) (global input rows): order, type, id,
-// support offsets (the world's support block starts where it did) and supports.
-__device__ void order_gather_world(unsigned r0, unsigned r1, const unsigned* vals,
-                                   const unsigned char* row_type, const int* row_id,
-                                   const unsigned* row_supadr, const int* row_support,
-                                   unsigned* order, unsigned char* out_type, int* out_id,
-                                   unsigned* out_supadr, int* out_support, int last_world) {
-    unsigned n = r1 - r0, carry = row_supadr[r0];
-    for (unsigned start = 0; start < n; start += ORDER_THREADS) {
-        unsigned i = start + threadIdx.x;
-        unsigned src = 0, len = 0;
-        if (i < n) {
-            src = vals[r0 + i];
-            len = row_supadr[src + 1] - row_supadr[src];
-        }
-        unsigned total;
-        unsigned adr = carry + order_block_scan(len, &total);
-        if (i < n) {
-            order[r0 + i] = src;
-            out_type[r0 + i] = row_type[src];
-            out_id[r0 + i] = row_id[src];
-            out_supadr[r0 + i] = adr;
-            const int* s = row_support + row_supadr[src];
-            for (unsigned j = 0; j < len; ++j) out_support[adr + j] = s[j];
-        }
-        carry += total;
-    }
-    if (threadIdx.x == 0 && last_world) out_supadr[r1] = row_supadr[r1];
-}
-
-// Segmented: one block per world. keys/vals a and b are ping-pong scratch indexed by global row.
-template <typename K>
-__device__ void order_segmented(OrderLayout L, unsigned bits, const unsigned* world_rowadr,
-                                const unsigned char* row_type, const int* row_id, const int* geom,
-                                const int* colid, const unsigned* row_supadr,
-                                const int* row_support, K* keys_a, K* keys_b, unsigned* vals_a,
-                                unsigned* vals_b, unsigned* order, unsigned char* out_type,
-                                int* out_id, unsigned* out_supadr, int* out_support, int* status,
-                                int nworld) {
+extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix(OrderArgs a) {
     __shared__ unsigned hist[ORDER_RADIX];
     __shared__ int skip;
-    unsigned w = blockIdx.x, tid = threadIdx.x;
-    unsigned r0 = world_rowadr[w], r1 = world_rowadr[w + 1], n = r1 - r0;
-    for (unsigned i = tid; i < n; i += ORDER_THREADS) {
-        keys_a[r0 + i] = order_key<K>(L, r0 + i, row_type, row_id, geom, colid, status);
-        vals_a[r0 + i] = r0 + i;
+    const unsigned w = blockIdx.x, tid = threadIdx.x;
+    const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
+    const OrderLayout L = *a.layout;
+    for (unsigned i = tid; i < n; i += ORDER_RADIX_THREADS) {
+        a.keys_a[r0 + i] = order_key(a, L, r0 + i);
+        a.vals_a[r0 + i] = r0 + i;
     }
-    K *sk = keys_a + r0, *dk = keys_b + r0;
-    unsigned *sv = vals_a + r0, *dv = vals_b + r0;
-    unsigned passes = (bits + 7) / 8;
+    unsigned long long *sk = a.keys_a + r0, *dk = a.keys_b + r0;
+    unsigned *sv = a.vals_a + r0, *dv = a.vals_b + r0;
+    unsigned passes = (L.bits + 7) / 8;
     for (unsigned p = 0; p < passes; ++p) {
         unsigned shift = 8 * p;
         hist[tid] = 0;
         if (tid == 0) skip = 0;
         __syncthreads();
-        for (unsigned i = tid; i < n; i += ORDER_THREADS) atomicAdd(&hist[order_digit(sk[i], shift)], 1u);
+        for (unsigned i = tid; i < n; i += ORDER_RADIX_THREADS)
+            atomicAdd(&hist[order_digit(sk[i], shift)], 1u);
         __syncthreads();
         unsigned c = hist[tid];
         if (c == n) skip = 1;  // every key has this digit: the pass is the identity
         unsigned total;
-        unsigned b = order_block_scan(c, &total);  // synchronizes, so `skip` is visible
-        if (skip) continue;
+        unsigned b = order_scan(c, &total);  // synchronizes, so `skip` is visible
+        bool identity = skip;
+        __syncthreads();  // before the next pass resets `skip`
+        if (identity) continue;
         hist[tid] = b;
         __syncthreads();
-        order_scatter<K>(sk, sv, dk, dv, n, shift, hist);
-        K* tk = sk; sk = dk; dk = tk;
+        order_scatter(sk, sv, dk, dv, n, shift, hist);
+        unsigned long long* tk = sk; sk = dk; dk = tk;
         unsigned* tv = sv; sv = dv; dv = tv;
     }
     __syncthreads();
-    const unsigned* vals = (sv == vals_a + r0) ? vals_a : vals_b;
-    order_gather_world(r0, r1, vals, row_type, row_id, row_supadr, row_support, order, out_type,
-                       out_id, out_supadr, out_support, w + 1 == (unsigned)nworld);
-}
-
-#define ORDER_SEGMENTED(NAME, K)                                                                  \
-    extern "C" __global__ void __launch_bounds__(ORDER_THREADS) NAME(                           \
-        OrderLayout L, unsigned bits, const unsigned* world_rowadr, const unsigned char* row_type, \
-        const int* row_id, const int* geom, const int* colid, const unsigned* row_supadr,        \
-        const int* row_support, K* keys_a, K* keys_b, unsigned* vals_a, unsigned* vals_b,        \
-        unsigned* order, unsigned char* out_type, int* out_id, unsigned* out_supadr,             \
-        int* out_support, int* status, int nworld) {                                             \
-        order_segmented<K>(L, bits, world_rowadr, row_type, row_id, geom, colid, row_supadr,     \
-                           row_support, keys_a, keys_b, vals_a, vals_b, order, out_type, out_id, \
-                           out_supadr, out_support, status, nworld);                             \
+    unsigned carry = a.supadr[r0];
+    for (unsigned start = 0; start < n; start += ORDER_RADIX_THREADS) {
+        unsigned p = start + tid;
+        order_gather_round(a, r0, p, p < n ? sv[p] : 0u, p < n, &carry);
     }
-ORDER_SEGMENTED(order_segmented_u32, unsigned)
-ORDER_SEGMENTED(order_segmented_u64, unsigned long long)
-
-// ---- global: the world as the leading digit of one device-wide sort (64-bit keys) ----
-
-// One thread per row: key = world << bits | row key; value = the row.
-extern "C" __global__ void order_global_keys(OrderLayout L, unsigned bits,
-                                             const unsigned* world_rowadr, int nworld,
-                                             const unsigned char* row_type, const int* row_id,
-                                             const int* geom, const int* colid,
-                                             unsigned long long* keys, unsigned* vals, int* status) {
-    unsigned nrow = world_rowadr[nworld];
-    unsigned r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= nrow) return;
-    // The world of row r: the last w with world_rowadr[w] <= r (binary search).
-    int lo = 0, hi = nworld - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (world_rowadr[mid] <= r) lo = mid; else hi = mid - 1;
-    }
-    keys[r] = ((unsigned long long)lo << bits) |
-              order_key<unsigned long long>(L, r, row_type, row_id, geom, colid, status);
-    vals[r] = r;
-}
-
-// Per chunk of `chunk` rows: digit counts into counts[digit * nchunk + chunk].
-extern "C" __global__ void __launch_bounds__(ORDER_THREADS)
-order_global_hist(const unsigned long long* keys, const unsigned* world_rowadr, int nworld,
-                  unsigned shift, unsigned chunk, unsigned nchunk, unsigned* counts) {
-    __shared__ unsigned hist[ORDER_RADIX];
-    unsigned nrow = world_rowadr[nworld];
-    unsigned c = blockIdx.x, tid = threadIdx.x;
-    hist[tid] = 0;
-    __syncthreads();
-    unsigned start = c * chunk, end = min(start + chunk, nrow);
-    for (unsigned i = start + tid; i < end; i += ORDER_THREADS)
-        atomicAdd(&hist[order_digit(keys[i], shift)], 1u);
-    __syncthreads();
-    counts[tid * nchunk + c] = hist[tid];
-}
-
-// Exclusive scan of counts[0 .. 256 * nchunk) in place, one block.
-extern "C" __global__ void __launch_bounds__(ORDER_THREADS)
-order_global_scan(unsigned* counts, unsigned nchunk) {
-    unsigned n = ORDER_RADIX * nchunk;
-    unsigned per = (n + ORDER_THREADS - 1) / ORDER_THREADS;
-    unsigned start = threadIdx.x * per, end = min(start + per, n);
-    unsigned sum = 0;
-    for (unsigned i = start; i < end; ++i) sum += counts[i];
-    unsigned total;
-    unsigned run = order_block_scan(sum, &total);
-    for (unsigned i = start; i < end; ++i) {
-        unsigned c = counts[i];
-        counts[i] = run;
-        run += c;
-    }
-}
-
-// Per chunk: stable scatter from the chunk's digit offsets.
-extern "C" __global__ void __launch_bounds__(ORDER_THREADS)
-order_global_scatter(const unsigned long long* src_k, const unsigned* src_v,
-                     unsigned long long* dst_k, unsigned* dst_v, const unsigned* world_rowadr,
-                     int nworld, unsigned shift, unsigned chunk, unsigned nchunk,
-                     const unsigned* counts) {
-    __shared__ unsigned base[ORDER_RADIX];
-    unsigned nrow = world_rowadr[nworld];
-    unsigned c = blockIdx.x;
-    base[threadIdx.x] = counts[threadIdx.x * nchunk + c];
-    __syncthreads();
-    unsigned start = c * chunk;
-    if (start >= nrow) return;
-    unsigned n = min(chunk, nrow - start);
-    order_scatter<unsigned long long>(src_k + start, src_v + start, dst_k, dst_v, n, shift, base);
-}
-
-// One block per world: gather in the order the global sort left in vals.
-extern "C" __global__ void __launch_bounds__(ORDER_THREADS)
-order_global_gather(const unsigned* world_rowadr, int nworld, const unsigned* vals,
-                    const unsigned char* row_type, const int* row_id,
-                    const unsigned* row_supadr, const int* row_support, unsigned* order,
-                    unsigned char* out_type, int* out_id, unsigned* out_supadr,
-                    int* out_support) {
-    unsigned w = blockIdx.x;
-    order_gather_world(world_rowadr[w], world_rowadr[w + 1], vals, row_type, row_id,
-                       row_supadr, row_support, order, out_type, out_id, out_supadr, out_support,
-                       w + 1 == (unsigned)nworld);
+    order_copy_edges(a, w);
 }

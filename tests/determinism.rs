@@ -440,3 +440,119 @@ fn generated_corpus_is_identical_across_permuted_inputs() {
         }
     }
 }
+
+/// A trace step split into constraints: contact rows in runs of one key (a contact's rows share
+/// its geom pair and collision id), the rows of each (type, id) of the other kinds one
+/// constraint, in first-appearance order. Per world the constraints, each a list of input rows.
+fn constraints_keyed(batch: &Batch, keys: &RowKeys) -> Vec<Vec<Vec<usize>>> {
+    (0..batch.nworld())
+        .map(|w| {
+            let mut groups: Vec<Vec<usize>> = Vec::new();
+            let mut seen: Vec<((RowType, i32), usize)> = Vec::new();
+            let mut last_contact: Option<([i32; 2], i32)> = None;
+            for r in batch.rows_of(w) {
+                let kind = batch.row_type[r];
+                if kind.is_contact() {
+                    let key = (keys.geom[r], keys.colid[r]);
+                    match (last_contact == Some(key), groups.last_mut()) {
+                        (true, Some(g)) => g.push(r),
+                        _ => groups.push(vec![r]),
+                    }
+                    last_contact = Some(key);
+                    continue;
+                }
+                last_contact = None;
+                match seen.iter().find(|(k, _)| *k == (kind, batch.row_id[r])) {
+                    Some(&(_, g)) => groups[g].push(r),
+                    None => {
+                        seen.push(((kind, batch.row_id[r]), groups.len()));
+                        groups.push(vec![r]);
+                    }
+                }
+            }
+            groups
+        })
+        .collect()
+}
+
+/// The step with each world's constraints in `shuffle`'s order, contact ids renumbered in
+/// arrival order (as upstream assigns them); keys travel with their rows, tags name the input
+/// row.
+fn rebuild_keyed(
+    batch: &Batch,
+    keys: &RowKeys,
+    groups: &[Vec<Vec<usize>>],
+    shuffle: Option<&mut Rng>,
+) -> (Batch, RowKeys, Vec<(usize, usize)>) {
+    let mut rng = shuffle;
+    let mut b = Batch::builder();
+    let mut out = RowKeys::default();
+    let mut tags = Vec::new();
+    for (w, world) in groups.iter().enumerate() {
+        let mut order: Vec<&Vec<usize>> = world.iter().collect();
+        if let Some(rng) = rng.as_deref_mut() {
+            rng.shuffle(&mut order);
+        }
+        let mut contact = 0;
+        for group in order {
+            for (i, &r) in group.iter().enumerate() {
+                let kind = batch.row_type[r];
+                let id = if kind.is_contact() {
+                    contact
+                } else {
+                    batch.row_id[r]
+                };
+                b.row(kind, id, batch.row_support_of(r));
+                out.push_contact(keys.geom[r], keys.colid[r]);
+                tags.push((r, i));
+            }
+            contact += 1;
+        }
+        for e in batch.edges_of(w) {
+            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
+        }
+        b.end_world();
+    }
+    (b.finish(), out, tags)
+}
+
+#[test]
+fn committed_traces_are_identical_across_permuted_inputs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("traces/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 30, "found {} traces", paths.len());
+    let mut rng = Rng(2026);
+    let mut permuted_contacts = 0;
+    for path in &paths {
+        let tr = archipelago::trace::Trace::open(path).unwrap();
+        let busiest = (0..tr.nstep()).max_by_key(|&s| tr.nrow(s)).unwrap_or(0);
+        for step in [busiest, tr.nstep() / 2] {
+            let (mut raw, mut raw_keys) = (Batch::default(), RowKeys::default());
+            tr.batch(step, &mut raw);
+            tr.row_keys(step, &mut raw_keys);
+            let groups = constraints_keyed(&raw, &raw_keys);
+            let (batch, keys, tags) = rebuild_keyed(&raw, &raw_keys, &groups, None);
+            let mut runner = Runner {
+                canon: Canonicalizer::new(&Capacity::fit(tr.model(), &batch)),
+                modes: cpu::NAMES
+                    .iter()
+                    .map(|n| cpu::by_name(n).unwrap())
+                    .collect(),
+                out: Islands::default(),
+            };
+            let want = runner.run(tr.model(), &batch, &keys, &tags);
+            for _ in 0..3 {
+                let (batch, keys, tags) = rebuild_keyed(&raw, &raw_keys, &groups, Some(&mut rng));
+                let got = runner.run(tr.model(), &batch, &keys, &tags);
+                assert_same(&got, &want, &format!("{} step {step}", path.display()));
+            }
+            permuted_contacts += raw.row_type.iter().filter(|t| t.is_contact()).count();
+        }
+    }
+    assert!(permuted_contacts > 1000, "{permuted_contacts} contact rows");
+}

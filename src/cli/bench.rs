@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use archipelago::gpu::solver::Options;
 use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 
 /// Arguments of `archipelago bench`.
@@ -32,6 +33,10 @@ pub struct BenchArgs {
     /// Also write the table (Markdown) to this file.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// Compare deterministic mode on versus off for every GPU mode (the canonical order step
+    /// inside the captured graph) instead of the plain table.
+    #[arg(long)]
+    deterministic: bool,
 }
 
 impl Default for BenchArgs {
@@ -43,6 +48,7 @@ impl Default for BenchArgs {
             dense_limit_gib: 64.0,
             cpu: false,
             out: None,
+            deterministic: false,
         }
     }
 }
@@ -70,6 +76,31 @@ struct Shape {
     name: String,
     model: Model,
     batch: Batch,
+    /// Canonical-order keys of the rows (deterministic mode).
+    keys: RowKeys,
+}
+
+/// Keys for synthetic contacts: tree `t` carries geoms `2t + 1` and `2t + 2`, geom 0 is the
+/// floor; the collision id counts earlier rows of the same pair in the world.
+fn synthetic_keys(batch: &Batch) -> RowKeys {
+    let mut keys = RowKeys::with_capacity(batch.nrow());
+    for w in 0..batch.nworld() {
+        let mut seen: std::collections::HashMap<[i32; 2], i32> = Default::default();
+        for r in batch.rows_of(w) {
+            if !batch.row_type[r].is_contact() {
+                keys.push_other();
+                continue;
+            }
+            let s = batch.row_support_of(r);
+            let a = 2 * s[0] + 1;
+            let b = s.get(1).map_or(0, |t| 2 * t + 2);
+            let pair = [a.min(b), a.max(b)];
+            let n = seen.entry(pair).or_insert(0);
+            keys.push_contact(pair, *n);
+            *n += 1;
+        }
+    }
+    keys
 }
 
 /// Trees with a free joint (6 dofs) every fourth tree, hinges otherwise.
@@ -124,10 +155,12 @@ fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, se
     for _ in 0..nworld {
         contacts(&mut rng, &mut b, ntree, rows, 8, 4);
     }
+    let batch = b.finish();
     Shape {
         name: name.to_string(),
         model: robot_model(ntree),
-        batch: b.finish(),
+        keys: synthetic_keys(&batch),
+        batch,
     }
 }
 
@@ -144,10 +177,12 @@ fn chain_shape(name: &'static str, ntree: usize, seed: u64) -> Shape {
         b.row(RowType::Equality, i as i32, &[perm[i], perm[i + 1]]);
     }
     b.end_world();
+    let batch = b.finish();
     Shape {
         name: name.to_string(),
         model: Model::from_dofnum(&vec![1; ntree]).expect("valid"),
-        batch: b.finish(),
+        keys: synthetic_keys(&batch),
+        batch,
     }
 }
 
@@ -180,10 +215,12 @@ fn particle_shape(
         }
         b.end_world();
     }
+    let batch = b.finish();
     Shape {
         name: name.to_string(),
         model: Model::from_dofnum(&vec![3; ntree]).expect("valid"),
-        batch: b.finish(),
+        keys: synthetic_keys(&batch),
+        batch,
     }
 }
 
@@ -197,6 +234,9 @@ fn shapes() -> Vec<(String, Make)> {
             random_shape("aloha-2048x22", 2048, 22, 100, 2)
         }),
         ("1024x256", || random_shape("1024x256", 1024, 256, 256, 3)),
+        ("humanoid-256x200", || {
+            random_shape("humanoid-256x200", 256, 200, 1090, 9)
+        }),
         ("64x1024", || random_shape("64x1024", 64, 1024, 1024, 4)),
         ("1x4096", || random_shape("1x4096", 1, 4096, 4096, 5)),
         ("1x4096-chain", || chain_shape("1x4096-chain", 4096, 6)),
@@ -247,12 +287,16 @@ fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Op
     let step = (0..tr.nstep()).max_by_key(|&s| tr.nrow(s)).unwrap_or(0);
     let mut src = Batch::default();
     tr.batch(step, &mut src);
+    let mut src_keys = RowKeys::default();
+    tr.row_keys(step, &mut src_keys);
     let mut b = Batch::builder();
+    let mut keys = RowKeys::default();
     for w in 0..nworld {
         let sw = w % src.nworld().max(1);
         if src.nworld() > 0 {
             for r in src.rows_of(sw) {
                 b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
+                keys.push_contact(src_keys.geom[r], src_keys.colid[r]);
             }
             for e in src.edges_of(sw) {
                 b.rowless(src.edge_id[e], src.edge_support_of(e));
@@ -264,6 +308,7 @@ fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Op
         name: format!("{name} (step {step} of {})", tr.nstep()),
         model: tr.model().clone(),
         batch: b.finish(),
+        keys,
     }))
 }
 
@@ -320,7 +365,11 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     } else {
         Gpu::open()
     };
-    let mut report = String::new();
+    let mut report = format!(
+        "Date: {} · command: `{}`\n\n",
+        today(),
+        std::env::args().collect::<Vec<_>>().join(" ")
+    );
     let mut failed = false;
     match &gpu {
         Ok(g) => {
@@ -367,6 +416,9 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             .solve(&input, &mut reference)?;
         let mut section = format!("### {}\n{}\n\n", shape.name, describe(&shape));
         let ok = match &gpu {
+            Ok(g) if args.deterministic => {
+                deterministic_table(g, &shape, &input, &reference, args, &mut section)?
+            }
             Ok(g) => gpu_table(g, &shape, &input, &reference, args, &mut section)?,
             Err(_) => cpu_table(&input, &reference, args, &mut section)?,
         };
@@ -414,6 +466,7 @@ fn measure(
     let (free_before, _) = g.mem_info()?;
     let opts = Options {
         dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
+        ..Options::default()
     };
     let start = Instant::now();
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
@@ -560,6 +613,112 @@ fn cpu_table(
             mib(stats.scratch_bytes),
             if ok { "yes" } else { "NO" }
         );
+    }
+    Ok(all_ok)
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    // Civil date from days since 1970-01-01 (Gregorian, proleptic).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// Median µs per step of `mode` with deterministic mode `on` or off, and whether the outputs
+/// equal `expected` (the CPU reference, canonical when on).
+fn measure_det(
+    g: &Gpu,
+    mode: Mode,
+    shape: &Shape,
+    input: &Input<'_>,
+    expected: &Islands,
+    on: bool,
+    args: &BenchArgs,
+) -> archipelago::Result<(f64, bool, String)> {
+    let cap = Capacity::fit(input.model(), input.batch());
+    let opts = Options {
+        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
+        deterministic: on,
+        ..Options::default()
+    };
+    let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
+    solver.upload_keyed(input, &shape.keys)?;
+    solver.replay()?;
+    let mut out = Islands::default();
+    solver.download(input, &mut out)?;
+    let ok = out.first_mismatch(expected).is_none();
+    let plan = solver
+        .order()
+        .and_then(|o| o.plan())
+        .map_or(String::new(), |p| format!("{p:?}"));
+    let probe = median(solver.time_replays(0, 1)?);
+    let reps = if probe > 0.0 {
+        args.reps.min((2e6 / probe).ceil() as usize).max(1)
+    } else {
+        args.reps
+    };
+    let times = solver.time_replays(2.min(reps), reps)?;
+    Ok((median(times), ok, plan))
+}
+
+/// Deterministic mode on versus off for every GPU mode on one shape.
+fn deterministic_table(
+    g: &Gpu,
+    shape: &Shape,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+    out: &mut String,
+) -> archipelago::Result<bool> {
+    let cap = Capacity::fit(input.model(), input.batch());
+    let mut canon = Canonicalizer::new(&cap);
+    let (sorted, _) = canon.canonicalize(input, &shape.keys)?;
+    let sorted_input = Input::new(input.model(), sorted)?;
+    let mut canonical = Islands::default();
+    cpu::by_name("dsu")
+        .ok_or_else(|| Error::Refused {
+            mode: "bench",
+            reason: "no cpu dsu".into(),
+        })?
+        .solve(&sorted_input, &mut canonical)?;
+    let bits = KeyLayout::fit(input.batch(), &shape.keys).bits();
+    let _ = writeln!(out, "canonical key: {bits} bits\n");
+    out.push_str("| mode | off µs/step | on µs/step | on/off | order step µs (on − off) | sort | off equals CPU | on equals CPU canonical |\n|---|---|---|---|---|---|---|---|\n");
+    let mut all_ok = true;
+    for mode in Mode::ALL {
+        let off = measure_det(g, mode, shape, input, reference, false, args);
+        let on = measure_det(g, mode, shape, input, &canonical, true, args);
+        match (off, on) {
+            (Ok((off_us, off_ok, _)), Ok((on_us, on_ok, plan))) => {
+                all_ok &= off_ok && on_ok;
+                let _ = writeln!(
+                    out,
+                    "| {mode} | {off_us:.1} | {on_us:.1} | {:.2} | {:.1} | {plan} | {} | {} |",
+                    on_us / off_us,
+                    on_us - off_us,
+                    if off_ok { "yes" } else { "NO" },
+                    if on_ok { "yes" } else { "NO" }
+                );
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let text = e.to_string();
+                let refused = text.contains("refused");
+                all_ok &= refused;
+                let short = if refused { "does not fit (refused)" } else { &text };
+                let _ = writeln!(out, "| {mode} | {short} | — | — | — | — | — | — |");
+            }
+        }
     }
     Ok(all_ok)
 }

@@ -37,6 +37,7 @@ pub mod graph;
 pub mod labelprop;
 pub mod maps;
 pub mod module;
+pub mod order;
 pub mod quotient;
 pub mod solver;
 pub mod tiled;

@@ -13,7 +13,7 @@ use super::cuda;
 use crate::error::{Error, Result};
 
 /// The CUDA C sources, in the order they are concatenated into one program.
-pub const SOURCES: [(&str, &str); 7] = [
+pub const SOURCES: [(&str, &str); 8] = [
     ("common.cu", include_str!("../../kernels/common.cu")),
     ("dense.cu", include_str!("../../kernels/dense.cu")),
     ("dsu.cu", include_str!("../../kernels/dsu.cu")),
@@ -21,6 +21,7 @@ pub const SOURCES: [(&str, &str); 7] = [
     ("labelprop.cu", include_str!("../../kernels/labelprop.cu")),
     ("tiled.cu", include_str!("../../kernels/tiled.cu")),
     ("warp.cu", include_str!("../../kernels/warp.cu")),
+    ("order.cu", include_str!("../../kernels/order.cu")),
 ];
 
 /// The whole program: every source, each preceded by a `#line` so NVRTC's log names the file.
@@ -136,6 +137,13 @@ impl Kernels {
             _module: module,
         };
         Ok((kernels, secs))
+    }
+
+    /// Any kernel of the module by name (for example deterministic mode's `order_*`).
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        self._module
+            .load_function(name)
+            .map_err(cuda("cuModuleGetFunction"))
     }
 
     /// Lets `f` use up to `bytes` of dynamic shared memory.

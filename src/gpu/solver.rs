@@ -9,12 +9,14 @@ use cudarc::driver::{CudaStream, sys};
 use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::Kernels;
+use super::order::DeviceOrder;
 use super::workspace::{Needs, Workspace};
 use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
 use crate::cpu::Stats;
 use crate::error::{Error, Result};
 use crate::islands::Islands;
 use crate::model::Model;
+use crate::order::{KeyBounds, RowKeys};
 use crate::rows::{Capacity, Input};
 
 /// The GPU full-rebuild modes.
@@ -82,6 +84,15 @@ impl FromStr for Mode {
 pub struct Options {
     /// Most bytes `dense` may take for its matrix and stack (besides the free memory).
     pub dense_limit: Option<usize>,
+    /// Deterministic mode: each world's rows are put into canonical order on the device
+    /// before discovery, in the same captured step ([`super::order`]). Outputs are then in
+    /// canonical row order and bitwise identical across runs and input permutations; steps
+    /// are uploaded with [`Solver::upload_keyed`] and the permutation read with
+    /// [`Solver::download_order`].
+    pub deterministic: bool,
+    /// Fixed bounds of the canonical key's fields (deterministic mode); `None` fits the key to
+    /// each step's rows.
+    pub key_bounds: Option<KeyBounds>,
 }
 
 /// One mode, its workspace and its captured step.
@@ -92,6 +103,7 @@ pub struct Solver {
     ws: Workspace,
     shape: BlockShape,
     graph: StepGraph,
+    order: Option<DeviceOrder>,
     setup_s: f64,
 }
 
@@ -132,7 +144,15 @@ impl Solver {
             fallback: shape.smem == 0 && cap.ntree > 0,
             dense: mode == Mode::Dense,
         };
-        let ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
+        let mut ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
+        let order = if opts.deterministic {
+            let order = DeviceOrder::new(gpu, &cap, &ws, opts.key_bounds)?;
+            let (supadr, support, row_type) = order.canonical_rows();
+            ws.redirect_rows(supadr, support, row_type);
+            Some(order)
+        } else {
+            None
+        };
         Ok(Solver {
             mode,
             kernels,
@@ -140,6 +160,7 @@ impl Solver {
             ws,
             shape,
             graph: StepGraph::default(),
+            order,
             setup_s: start.elapsed().as_secs_f64(),
         })
     }
@@ -164,12 +185,59 @@ impl Solver {
         self.setup_s
     }
 
-    /// Copies `input` to the device.
+    /// Copies `input` to the device. A deterministic solver needs the row keys: use
+    /// [`upload_keyed`](Self::upload_keyed).
     pub fn upload(&mut self, input: &Input<'_>) -> Result<()> {
+        if self.order.is_some() {
+            return Err(Error::Refused {
+                mode: "deterministic",
+                reason: "the canonical order needs row keys: use upload_keyed".into(),
+            });
+        }
         self.ws.upload(input, &self.stream)
     }
 
+    /// Copies `input` and its row keys to the device (the keys are only read in deterministic
+    /// mode).
+    pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
+        self.ws.upload(input, &self.stream)?;
+        if let Some(order) = &mut self.order
+            && order.upload(input, keys, &self.stream)?
+        {
+            // Another sort kernel: the captured step no longer applies.
+            self.graph = StepGraph::default();
+        }
+        Ok(())
+    }
+
+    /// Whether the solver runs deterministic mode.
+    pub fn deterministic(&self) -> bool {
+        self.order.is_some()
+    }
+
+    /// Deterministic mode's order step (its plan, layout and bytes).
+    pub fn order(&self) -> Option<&DeviceOrder> {
+        self.order.as_ref()
+    }
+
+    /// The permutation of the last deterministic step: `order[k]` = input row of canonical
+    /// row `k`, `rank[r]` = canonical row of input row `r` (global rows), so that
+    /// `dst[k] = src[order[k]]` puts per-row data of the caller's into the outputs' order.
+    /// Refused when the solver is not deterministic.
+    pub fn download_order(&self, order: &mut Vec<u32>, rank: &mut Vec<u32>) -> Result<()> {
+        match &self.order {
+            Some(o) => o.download(order, rank, &self.stream),
+            None => Err(Error::Refused {
+                mode: "gpu",
+                reason: "the solver was not built with deterministic: true".into(),
+            }),
+        }
+    }
+
     fn enqueue(&self, stream: &CudaStream) -> Result<()> {
+        if let Some(order) = &self.order {
+            order.enqueue(stream)?;
+        }
         let (k, s, ws) = (&*self.kernels, self.shape, &self.ws);
         match self.mode {
             Mode::Dense => dense::enqueue(k, s, ws, stream),
@@ -198,6 +266,9 @@ impl Solver {
 
     /// Waits for the device and copies every output into `out`.
     pub fn download(&self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        if let Some(order) = &self.order {
+            order.check(&self.stream)?;
+        }
         self.ws.download(input, out, &self.stream)?;
         let rounds = match self.mode {
             Mode::Labelprop | Mode::Tiled => self.ws.max_rounds(&self.stream)?,
@@ -227,6 +298,19 @@ impl Solver {
     /// Upload, graph replay, download: every output of `input` into `out`.
     pub fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         self.upload(input)?;
+        self.replay()?;
+        self.download(input, out)
+    }
+
+    /// [`solve`](Self::solve) with row keys (deterministic mode: outputs in canonical row
+    /// order; see [`download_order`](Self::download_order)).
+    pub fn solve_keyed(
+        &mut self,
+        input: &Input<'_>,
+        keys: &RowKeys,
+        out: &mut Islands,
+    ) -> Result<Stats> {
+        self.upload_keyed(input, keys)?;
         self.replay()?;
         self.download(input, out)
     }

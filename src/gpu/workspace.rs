@@ -420,6 +420,14 @@ impl Workspace {
         self.args
     }
 
+    /// Points the kernels' row inputs (support offsets, supports, row types) at other device
+    /// buffers laid out like this workspace's: deterministic mode's canonical rows.
+    pub(crate) fn redirect_rows(&mut self, supadr: u64, support: u64, row_type: u64) {
+        self.args.supadr = supadr;
+        self.args.support = support;
+        self.args.row_type = row_type;
+    }
+
     /// Worlds of the batch now on the device.
     pub fn nworld(&self) -> usize {
         self.nworld

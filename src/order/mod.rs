@@ -7,7 +7,8 @@
 //! bitwise identical across runs and across input permutations of the constraints.
 //!
 //! [`Canonicalizer`] does the whole step on the CPU with scratch sized once from a [`Capacity`];
-//! `gpu::order` runs the same algorithm on the device.
+//! [`crate::gpu::order`] runs the same order on the device, inside a deterministic GPU solver's
+//! captured step.
 //!
 //! ```
 //! use archipelago::order::{Canonicalizer, RowKeys};
@@ -27,7 +28,6 @@
 //! assert_eq!(sorted.row_id, [3, 1, 0]);
 //! ```
 
-pub mod device;
 pub mod gather;
 pub mod keys;
 pub mod sort;

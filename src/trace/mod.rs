@@ -141,6 +141,24 @@ pub struct RowExtra<'a> {
     pub colid: &'a [i32],
 }
 
+impl RowExtra<'_> {
+    /// The canonical-order keys of these rows ([`crate::order::RowKeys`], replacing `keys`'
+    /// contents): contacts by their two sides and collision id, where a flex side `f` is named
+    /// `-2 - f` (geoms are `>= 0`), so that contacts of different flexes against one geom get
+    /// different keys; other rows are ordered by type and id.
+    pub fn row_keys(&self, keys: &mut crate::order::RowKeys) {
+        keys.clear();
+        for ((geom, flex), &colid) in self.geom.iter().zip(self.flex).zip(self.colid) {
+            if colid < 0 {
+                keys.push_other();
+                continue;
+            }
+            let side = |k: usize| if geom[k] >= 0 { geom[k] } else { -2 - flex[k].max(0) };
+            keys.push_contact([side(0), side(1)], colid);
+        }
+    }
+}
+
 impl Trace {
     /// Reads and validates a trace file.
     pub fn open(path: impl AsRef<std::path::Path>) -> crate::Result<Trace> {
@@ -285,6 +303,11 @@ impl Trace {
             flex: &self.row_flex[rows.clone()],
             colid: &self.row_colid[rows],
         }
+    }
+
+    /// The canonical-order keys of `step`'s rows (see [`RowExtra::row_keys`]).
+    pub fn row_keys(&self, step: usize, keys: &mut crate::order::RowKeys) {
+        self.row_extra(step).row_keys(keys);
     }
 
     /// `tree_awake` of one world at `step` (1 awake, 0 asleep).

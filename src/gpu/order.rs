@@ -1,0 +1,411 @@
+//! Deterministic mode on the device: each world's rows put into canonical order (the order of
+//! [`crate::order::Canonicalizer`]) before discovery, inside the solver's captured step.
+//!
+//! The solver uploads the batch as usual into its [`Workspace`]; [`DeviceOrder`] uploads the
+//! row keys ([`RowKeys`] and the row ids) and the key layout, then its kernel (one block per
+//! world, `kernels/order.cu`) sorts the world's rows and gathers row types, support offsets and
+//! supports into its own buffers, which the mode kernels read instead of the workspace's
+//! ([`Workspace::redirect_rows`]). Every buffer is allocated once from the [`Capacity`]; the
+//! layout is data in device memory, so a new layout per step needs no new graph.
+//!
+//! Worlds of at most [`SMALL_MAX`] rows sort a tile of packed `(key, row)` values in registers
+//! and shared memory with a bitonic network (32-bit values when key and row index fit, else
+//! 64-bit); larger worlds and keys too wide to pack use a stable 8-bit LSD radix sort.
+
+use cudarc::driver::{CudaFunction, CudaStream, result};
+
+use super::module::Kernels;
+use super::workspace::{DevBuf, Workspace};
+use super::{Gpu, cuda};
+use crate::error::{Error, Result};
+use crate::order::{Bounds, KeyBounds, KeyLayout, KeyWidth, RowKeys};
+use crate::rows::{Capacity, Input};
+
+/// Most rows per world that the shared-memory sort takes (its tile is the next power of two).
+pub const SMALL_MAX: usize = 4096;
+
+/// Threads of the radix kernel; must match `ORDER_RADIX_THREADS` in `kernels/order.cu`.
+const RADIX_THREADS: u32 = 256;
+
+/// `OrderLayout` of `kernels/order.cu`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct LayoutArg {
+    id_min: i32,
+    id_max: i32,
+    geom_min: i32,
+    geom_max: i32,
+    colid_min: i32,
+    colid_max: i32,
+    id_bits: u32,
+    geom_bits: u32,
+    colid_bits: u32,
+    payload_bits: u32,
+    bits: u32,
+    pad: u32,
+}
+
+impl LayoutArg {
+    fn new(layout: &KeyLayout) -> LayoutArg {
+        // An empty range (min > max) for a field without rows: any row needing it is flagged.
+        let range = |b: Option<Bounds>| b.map_or((1, 0), |b| (b.min, b.max));
+        let bounds = layout.bounds();
+        let (id, geom, colid) = (range(bounds.id), range(bounds.geom), range(bounds.colid));
+        let (id_bits, geom_bits, colid_bits) = layout.field_bits();
+        LayoutArg {
+            id_min: id.0,
+            id_max: id.1,
+            geom_min: geom.0,
+            geom_max: geom.1,
+            colid_min: colid.0,
+            colid_max: colid.1,
+            id_bits,
+            geom_bits,
+            colid_bits,
+            payload_bits: layout.payload_bits(),
+            bits: layout.bits(),
+            pad: 0,
+        }
+    }
+}
+
+/// `OrderArgs` of `kernels/order.cu`: device pointers, then two 32-bit fields.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct OrderArgs {
+    world_rowadr: u64,
+    world_edgeadr: u64,
+    supadr: u64,
+    support: u64,
+    row_type: u64,
+    row_id: u64,
+    geom: u64,
+    colid: u64,
+    layout: u64,
+    out_supadr: u64,
+    out_support: u64,
+    out_type: u64,
+    order: u64,
+    rank: u64,
+    status: u64,
+    keys_a: u64,
+    keys_b: u64,
+    vals_a: u64,
+    vals_b: u64,
+    nworld: i32,
+    idx_bits: u32,
+}
+
+/// How a step is sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Plan {
+    /// Bitonic sort of packed values in a block: 64-bit values when `wide`.
+    Small {
+        /// 64-bit packed values (else 32-bit).
+        wide: bool,
+    },
+    /// Stable LSD radix sort of 64-bit keys in global scratch.
+    Radix,
+}
+
+// Buffer indices.
+const ROW_ID: usize = 0;
+const GEOM: usize = 1;
+const COLID: usize = 2;
+const LAYOUT: usize = 3;
+const OUT_SUPADR: usize = 4;
+const OUT_SUPPORT: usize = 5;
+const OUT_TYPE: usize = 6;
+const ORDER: usize = 7;
+const RANK: usize = 8;
+const STATUS: usize = 9;
+const KEYS_A: usize = 10;
+const KEYS_B: usize = 11;
+const VALS_A: usize = 12;
+const VALS_B: usize = 13;
+
+/// The canonical-order step of a deterministic [`super::Solver`].
+pub struct DeviceOrder {
+    small: [[CudaFunction; 3]; 2],
+    radix: CudaFunction,
+    bufs: Vec<DevBuf>,
+    args: OrderArgs,
+    fixed: Option<KeyLayout>,
+    layout: Option<KeyLayout>,
+    host_layout: [LayoutArg; 1],
+    plan: Option<Plan>,
+    /// Tile of the shared-memory sort (a power of two, at least 32) and its threads.
+    tile: usize,
+    threads: u32,
+    nworld: usize,
+    nrow: usize,
+}
+
+impl std::fmt::Debug for DeviceOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceOrder")
+            .field("plan", &self.plan)
+            .field("layout", &self.layout)
+            .field("tile", &self.tile)
+            .finish()
+    }
+}
+
+fn checked(parts: &[usize]) -> Result<usize> {
+    parts
+        .iter()
+        .try_fold(1usize, |acc, &p| acc.checked_mul(p))
+        .ok_or_else(|| Error::Refused {
+            mode: "deterministic",
+            reason: "capacity overflows the address space".into(),
+        })
+}
+
+impl DeviceOrder {
+    /// Allocates every buffer for `cap`, reading its input rows from `ws` (which must be sized
+    /// for the same capacity). With `bounds`, every step uses that key layout (rows outside it
+    /// are reported by [`check`](Self::check)); without, each step gets the narrowest layout
+    /// of its rows.
+    pub fn new(
+        gpu: &Gpu,
+        cap: &Capacity,
+        ws: &Workspace,
+        bounds: Option<KeyBounds>,
+    ) -> Result<DeviceOrder> {
+        let k = gpu.kernels();
+        let f = |name: &str| k.function(name);
+        let small = [
+            [
+                f("order_small_u32_e1")?,
+                f("order_small_u32_e2")?,
+                f("order_small_u32_e4")?,
+            ],
+            [
+                f("order_small_u64_e1")?,
+                f("order_small_u64_e2")?,
+                f("order_small_u64_e4")?,
+            ],
+        ];
+        let tile = cap.njmax.max(32).next_power_of_two();
+        let threads = tile.min(1024) as u32;
+        if tile <= SMALL_MAX {
+            for (wide, fs) in small.iter().enumerate() {
+                let bytes = 2 * tile * if wide == 1 { 8 } else { 4 };
+                for func in fs {
+                    Kernels::allow_smem(func, bytes)?;
+                }
+            }
+        }
+        let rows = checked(&[cap.nworld, cap.njmax])?;
+        let hyper = checked(&[cap.nworld, cap.njmax + cap.nedge])? + 1;
+        let entries = checked(&[cap.nworld, cap.nsupport])?;
+        let sizes: [(&'static str, usize); 14] = [
+            ("order_row_id", rows * 4),
+            ("order_geom", rows * 8),
+            ("order_colid", rows * 4),
+            ("order_layout", std::mem::size_of::<LayoutArg>()),
+            ("order_supadr", hyper * 4),
+            ("order_support", entries * 4),
+            ("order_row_type", rows),
+            ("order_order", rows * 4),
+            ("order_rank", rows * 4),
+            ("order_status", 4),
+            ("order_keys_a", rows * 8),
+            ("order_keys_b", rows * 8),
+            ("order_vals_a", rows * 4),
+            ("order_vals_b", rows * 4),
+        ];
+        let ctx = ws.ctx();
+        let mut bufs = Vec::with_capacity(sizes.len());
+        for (name, bytes) in sizes {
+            bufs.push(DevBuf::new(ctx, name, bytes)?);
+        }
+        let p = |i: usize| bufs[i].ptr();
+        let w = ws.args();
+        let args = OrderArgs {
+            world_rowadr: w.world_rowadr,
+            world_edgeadr: w.world_edgeadr,
+            supadr: w.supadr,
+            support: w.support,
+            row_type: w.row_type,
+            row_id: p(ROW_ID),
+            geom: p(GEOM),
+            colid: p(COLID),
+            layout: p(LAYOUT),
+            out_supadr: p(OUT_SUPADR),
+            out_support: p(OUT_SUPPORT),
+            out_type: p(OUT_TYPE),
+            order: p(ORDER),
+            rank: p(RANK),
+            status: p(STATUS),
+            keys_a: p(KEYS_A),
+            keys_b: p(KEYS_B),
+            vals_a: p(VALS_A),
+            vals_b: p(VALS_B),
+            nworld: 0,
+            idx_bits: tile.trailing_zeros(),
+        };
+        Ok(DeviceOrder {
+            small,
+            radix: k.function("order_radix")?,
+            bufs,
+            args,
+            fixed: bounds.map(KeyLayout::new),
+            layout: None,
+            host_layout: [LayoutArg::default()],
+            plan: None,
+            tile,
+            threads,
+            nworld: 0,
+            nrow: 0,
+        })
+    }
+
+    /// Device addresses of the canonical rows: support offsets (rows, then the rowless
+    /// hyperedges), supports, row types; laid out like the workspace's.
+    pub fn canonical_rows(&self) -> (u64, u64, u64) {
+        let p = |i: usize| self.bufs[i].ptr();
+        (p(OUT_SUPADR), p(OUT_SUPPORT), p(OUT_TYPE))
+    }
+
+    /// The plan of the uploaded step (`None` before the first upload).
+    pub fn plan(&self) -> Option<Plan> {
+        self.plan
+    }
+
+    /// The key layout of the uploaded step.
+    pub fn layout(&self) -> Option<KeyLayout> {
+        self.layout
+    }
+
+    /// Every buffer with its bytes.
+    pub fn report(&self) -> Vec<(&'static str, usize)> {
+        self.bufs.iter().map(|b| (b.name(), b.bytes())).collect()
+    }
+
+    /// Total device bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bufs.iter().map(DevBuf::bytes).sum()
+    }
+
+    /// Copies the step's row ids, contact keys and key layout to the device on `stream` and
+    /// waits for the copies. Returns whether the plan changed (a captured step must then be
+    /// captured again). Refuses keys wider than 64 bits.
+    pub fn upload(
+        &mut self,
+        input: &Input<'_>,
+        keys: &RowKeys,
+        stream: &CudaStream,
+    ) -> Result<bool> {
+        let batch = input.batch();
+        keys.check(batch)?;
+        let layout = self.fixed.unwrap_or_else(|| KeyLayout::fit(batch, keys));
+        if layout.width() == KeyWidth::Split {
+            return Err(Error::Refused {
+                mode: "deterministic",
+                reason: format!(
+                    "a {}-bit row key is wider than the device sort's 64 bits",
+                    layout.bits()
+                ),
+            });
+        }
+        let packed = layout.bits() + self.args.idx_bits;
+        let plan = if self.tile > SMALL_MAX || packed > 64 {
+            Plan::Radix
+        } else {
+            Plan::Small { wide: packed > 32 }
+        };
+        self.host_layout = [LayoutArg::new(&layout)];
+        self.bufs[ROW_ID].upload(&batch.row_id, stream)?;
+        self.bufs[GEOM].upload(keys.geom.as_flattened(), stream)?;
+        self.bufs[COLID].upload(&keys.colid, stream)?;
+        self.bufs[LAYOUT].upload(&self.host_layout, stream)?;
+        stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))?;
+        self.nworld = batch.nworld();
+        self.nrow = batch.nrow();
+        self.args.nworld = batch.nworld() as i32;
+        self.layout = Some(layout);
+        let changed = self.plan != Some(plan);
+        self.plan = Some(plan);
+        Ok(changed)
+    }
+
+    /// Enqueues the order step for the uploaded batch on `stream` (capturable).
+    pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
+        self.bufs[STATUS].fill(0, 4, stream)?;
+        if self.nworld == 0 {
+            return Ok(());
+        }
+        let grid = (self.nworld as u32, 1, 1);
+        match self.plan {
+            None => Ok(()),
+            Some(Plan::Small { wide }) => {
+                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
+                let bytes = 2 * self.tile * if wide { 8 } else { 4 };
+                let f = &self.small[usize::from(wide)][e];
+                self.launch(f, grid, self.threads, bytes as u32, stream)
+            }
+            Some(Plan::Radix) => self.launch(&self.radix, grid, RADIX_THREADS, 0, stream),
+        }
+    }
+
+    fn launch(
+        &self,
+        f: &CudaFunction,
+        grid: (u32, u32, u32),
+        threads: u32,
+        smem: u32,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        let mut params = [&self.args as *const OrderArgs as *mut std::ffi::c_void];
+        // SAFETY: every order kernel takes one `OrderArgs` by value; its pointers are buffers of
+        // this order and of the solver's workspace, which outlive every launch and graph.
+        unsafe {
+            result::launch_kernel(
+                f.cu_function(),
+                grid,
+                (threads, 1, 1),
+                smem,
+                stream.cu_stream(),
+                &mut params,
+            )
+        }
+        .map_err(cuda("cuLaunchKernel"))
+    }
+
+    /// After the step: [`Error::KeyBounds`] when a row lay outside a fixed layout.
+    pub fn check(&self, stream: &CudaStream) -> Result<()> {
+        let mut status = [0i32];
+        self.bufs[STATUS].download(&mut status, stream)?;
+        stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))?;
+        if status[0] > 0 {
+            return Err(Error::KeyBounds {
+                row: status[0] as usize - 1,
+                detail: format!("{:?}", self.layout.map(|l| l.bounds())),
+            });
+        }
+        Ok(())
+    }
+
+    /// Copies the permutation of the last step: `order[k]` = input row of canonical row `k`,
+    /// `rank[r]` = canonical row of input row `r` (global rows).
+    pub fn download(
+        &self,
+        order: &mut Vec<u32>,
+        rank: &mut Vec<u32>,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        self.check(stream)?;
+        order.clear();
+        order.resize(self.nrow, 0);
+        rank.clear();
+        rank.resize(self.nrow, 0);
+        self.bufs[ORDER].download(order.as_mut_slice(), stream)?;
+        self.bufs[RANK].download(rank.as_mut_slice(), stream)?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+}
