@@ -146,7 +146,9 @@ fn main() {
         .and_then(|i| args.get(i + 1));
     let budget = if quick { 0.3 } else { 2.0 };
     let mut table = String::new();
-    table.push_str("| shape | worlds | rows/world | key bits | CPU dsu off µs | CPU order µs | CPU on/off |\n");
+    table.push_str(
+        "| shape | worlds | rows/world | key bits | CPU dsu off µs | CPU order µs | CPU on/off |\n",
+    );
     table.push_str("|---|---|---|---|---|---|---|\n");
     for shape in &SHAPES {
         let mut rng = Rng(42);

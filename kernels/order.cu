@@ -41,7 +41,7 @@ struct OrderArgs {
     unsigned char* out_type;
     unsigned* order;                // canonical global row -> input global row
     unsigned* rank;                 // input global row -> canonical global row
-    int* status;                    // first out-of-bounds row + 1
+    int* status;                    // per world: its first out-of-bounds row + 1, or 0
     unsigned long long* keys_a;     // radix scratch, per global row
     unsigned long long* keys_b;
     unsigned* vals_a;
@@ -52,16 +52,16 @@ struct OrderArgs {
 
 __device__ __forceinline__ bool order_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-// Key of global row r (at most 64 bits); flags the first out-of-bounds row in a.status.
+// Key of global row r (at most 64 bits); an out-of-bounds row lowers *bad (shared) to r + 1.
 __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, const OrderLayout& L,
-                                                        unsigned r) {
+                                                        unsigned r, int* bad) {
     typedef unsigned long long K;
     unsigned type = a.row_type[r];
     if (type >= ORDER_CONTACT_CLASS) {
         int g1 = a.geom[2 * r], g2 = a.geom[2 * r + 1], c = a.colid[r];
         if (!order_in(g1, L.geom_min, L.geom_max) || !order_in(g2, L.geom_min, L.geom_max) ||
             !order_in(c, L.colid_min, L.colid_max)) {
-            atomicCAS(a.status, 0, (int)r + 1);
+            atomicMin(bad, (int)r + 1);
             return 0;
         }
         K packed = ((K)(unsigned)(g1 - L.geom_min) << (L.geom_bits + L.colid_bits)) |
@@ -71,7 +71,7 @@ __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, cons
     }
     int id = a.row_id[r];
     if (!order_in(id, L.id_min, L.id_max)) {
-        atomicCAS(a.status, 0, (int)r + 1);
+        atomicMin(bad, (int)r + 1);
         return 0;
     }
     K v = (K)(unsigned)(id - L.id_min);
@@ -128,16 +128,21 @@ __device__ __forceinline__ void order_gather_round(const OrderArgs& a, unsigned 
 }
 
 // The rowless hyperedges of world w keep their place (the rows' supports fill the same span in
-// any order); the last world also writes the offset that ends the rows.
-__device__ void order_copy_edges(const OrderArgs& a, unsigned w) {
+// any order), their supports one contiguous span copied by the whole block; the last world also
+// writes the offset that ends the rows. Then the world's bounds status (every thread must call
+// this; `bad` is the block's shared flag).
+__device__ void order_finish(const OrderArgs& a, unsigned w, const int* bad) {
     unsigned nrow = a.world_rowadr[a.nworld];
     unsigned e0 = a.world_edgeadr[w], e1 = a.world_edgeadr[w + 1];
-    for (unsigned e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
-        unsigned s0 = a.supadr[nrow + e], s1 = a.supadr[nrow + e + 1];
-        a.out_supadr[nrow + e + 1] = s1;
-        for (unsigned j = s0; j < s1; ++j) a.out_support[j] = a.support[j];
+    for (unsigned e = e0 + threadIdx.x; e < e1; e += blockDim.x)
+        a.out_supadr[nrow + e + 1] = a.supadr[nrow + e + 1];
+    unsigned s0 = a.supadr[nrow + e0], s1 = a.supadr[nrow + e1];
+    for (unsigned j = s0 + threadIdx.x; j < s1; j += blockDim.x) a.out_support[j] = a.support[j];
+    if (threadIdx.x == 0) {
+        if (w + 1 == (unsigned)a.nworld) a.out_supadr[nrow] = a.supadr[nrow];
+        int b = *bad;
+        a.status[w] = b == 0x7fffffff ? 0 : b;
     }
-    if (threadIdx.x == 0 && w + 1 == (unsigned)a.nworld) a.out_supadr[nrow] = a.supadr[nrow];
 }
 
 // ---- small worlds: bitonic sort of packed (key, index) values in registers ----
@@ -148,11 +153,14 @@ __device__ void order_small(const OrderArgs& a) {
     const unsigned T = blockDim.x, N = T * E, tid = threadIdx.x, w = blockIdx.x;
     const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
+    __shared__ int bad;
+    if (tid == 0) bad = 0x7fffffff;
+    __syncthreads();
     V v[E];
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         unsigned p = e * T + tid;
-        v[e] = p < n ? (V)((order_key(a, L, r0 + p) << a.idx_bits) | p) : ~(V)0;
+        v[e] = p < n ? (V)((order_key(a, L, r0 + p, &bad) << a.idx_bits) | p) : ~(V)0;
     }
     V* tile = (V*)order_tile;
     unsigned flip = 0;
@@ -190,7 +198,7 @@ __device__ void order_small(const OrderArgs& a) {
         unsigned p = e * T + tid;
         order_gather_round(a, r0, p, r0 + (unsigned)(v[e] & mask), p < n, &carry);
     }
-    order_copy_edges(a, w);
+    order_finish(a, w, &bad);
 }
 
 #define ORDER_SMALL(NAME, V, E)                                                                   \
@@ -204,16 +212,17 @@ ORDER_SMALL(order_small_u64_e4, unsigned long long, 4)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 
-__device__ __forceinline__ unsigned order_digit(unsigned long long k, unsigned shift) {
+template <typename K>
+__device__ __forceinline__ unsigned order_digit(K k, unsigned shift) {
     return (unsigned)(k >> shift) & (ORDER_RADIX - 1);
 }
 
 // Stable scatter of src[0..n) by the digit at `shift` to dst, starting each digit at base[d]
 // (shared, advanced by this call). 256-element tiles in order; inside a tile, warps in order and
 // lanes in order (match + popc), so equal digits keep their input order.
-__device__ void order_scatter(const unsigned long long* src_k, const unsigned* src_v,
-                              unsigned long long* dst_k, unsigned* dst_v, unsigned n,
-                              unsigned shift, unsigned* base) {
+template <typename K>
+__device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, unsigned* dst_v,
+                              unsigned n, unsigned shift, unsigned* base) {
     __shared__ unsigned warp_cnt[ORDER_RADIX_WARPS][ORDER_RADIX];
     __shared__ unsigned tile_cnt[ORDER_RADIX];
     unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -222,7 +231,7 @@ __device__ void order_scatter(const unsigned long long* src_k, const unsigned* s
     for (unsigned start = 0; start < n; start += ORDER_RADIX_THREADS) {
         unsigned i = start + tid;
         bool valid = i < n;
-        unsigned long long k = valid ? src_k[i] : 0ull;
+        K k = valid ? src_k[i] : (K)0;
         unsigned v = valid ? src_v[i] : 0u;
         unsigned d = valid ? order_digit(k, shift) : ORDER_RADIX;  // invalid lanes group apart
         unsigned peers = __match_any_sync(0xffffffffu, d);
@@ -251,17 +260,24 @@ __device__ void order_scatter(const unsigned long long* src_k, const unsigned* s
     }
 }
 
-extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix(OrderArgs a) {
+// Keys of type K (32-bit when the key fits) in the 64-bit-per-row scratch.
+template <typename K>
+__device__ void order_radix(const OrderArgs& a) {
     __shared__ unsigned hist[ORDER_RADIX];
     __shared__ int skip;
+    __shared__ int bad;
     const unsigned w = blockIdx.x, tid = threadIdx.x;
     const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
+    K* keys_a = (K*)a.keys_a;
+    K* keys_b = (K*)a.keys_b;
+    if (tid == 0) bad = 0x7fffffff;
+    __syncthreads();
     for (unsigned i = tid; i < n; i += ORDER_RADIX_THREADS) {
-        a.keys_a[r0 + i] = order_key(a, L, r0 + i);
+        keys_a[r0 + i] = (K)order_key(a, L, r0 + i, &bad);
         a.vals_a[r0 + i] = r0 + i;
     }
-    unsigned long long *sk = a.keys_a + r0, *dk = a.keys_b + r0;
+    K *sk = keys_a + r0, *dk = keys_b + r0;
     unsigned *sv = a.vals_a + r0, *dv = a.vals_b + r0;
     unsigned passes = (L.bits + 7) / 8;
     for (unsigned p = 0; p < passes; ++p) {
@@ -281,8 +297,8 @@ extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix(Or
         if (identity) continue;
         hist[tid] = b;
         __syncthreads();
-        order_scatter(sk, sv, dk, dv, n, shift, hist);
-        unsigned long long* tk = sk; sk = dk; dk = tk;
+        order_scatter<K>(sk, sv, dk, dv, n, shift, hist);
+        K* tk = sk; sk = dk; dk = tk;
         unsigned* tv = sv; sv = dv; dv = tv;
     }
     __syncthreads();
@@ -291,5 +307,12 @@ extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix(Or
         unsigned p = start + tid;
         order_gather_round(a, r0, p, p < n ? sv[p] : 0u, p < n, &carry);
     }
-    order_copy_edges(a, w);
+    order_finish(a, w, &bad);
+}
+
+extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_u32(OrderArgs a) {
+    order_radix<unsigned>(a);
+}
+extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_u64(OrderArgs a) {
+    order_radix<unsigned long long>(a);
 }

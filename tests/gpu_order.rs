@@ -1,11 +1,29 @@
-//! The GPU canonical order against the CPU one: random keys on both sides of the 32-bit
-//! boundary, both strategies, many-tile worlds, empty worlds, bounds errors and graph replay.
-//! Without a device every test reports `skipped: no CUDA device` and passes.
+//! Deterministic mode on the GPU: every mode with the canonical order inside its captured step
+//! gives bitwise identical outputs across repeated runs and across randomly permuted input
+//! rows, equal to the CPU canonical path (the oracle on `order::Canonicalizer`'s batch), with
+//! the same permutation as the CPU. Both sorts (shared-memory bitonic with 32- and 64-bit
+//! packed values, radix for wide keys and large worlds) and the boundaries between them, fixed
+//! bounds, empty worlds and the committed traces. Without a device every test prints
+//! `skipped: no CUDA device` and passes.
 
-use archipelago::order::device::{self, DeviceOrder, Strategy};
-use archipelago::order::{Bounds, Canonicalizer, KeyBounds, KeyLayout, KeyWidth, RowKeys};
-use archipelago::{Batch, Capacity, Error, Input, Model, RowType};
+use archipelago::gpu::order::{Plan, SMALL_MAX};
+use archipelago::gpu::solver::Options;
+use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
+use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
 
+fn open() -> Option<Gpu> {
+    match Gpu::open() {
+        Ok(g) => Some(g),
+        Err(Error::NoDevice(why)) => {
+            println!("skipped: no CUDA device ({why})");
+            None
+        }
+        Err(e) => panic!("opening the device failed with {e}"),
+    }
+}
+
+/// splitmix64: reproducible cases.
 struct Rng(u64);
 
 impl Rng {
@@ -16,192 +34,498 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
     }
-}
-
-fn device_or_skip() -> Option<device::Device> {
-    match device::open() {
-        Ok(d) => Some(d),
-        Err(e) => {
-            println!("skipped: no CUDA device ({e})");
-            None
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, self.below(i + 1));
         }
     }
 }
 
-/// Worlds of `rows[w]` random rows; contact geoms below 2^geom_bits, collision ids below
-/// 2^colid_bits, ids below 2^id_bits (rows 0 and 1 of the batch pin the spans).
-fn batch(rng: &mut Rng, rows: &[usize], bits: (u32, u32, u32), ntree: i32) -> (Batch, RowKeys) {
+/// One constraint: its rows (consecutive, one type, id and support) and, for a contact, its
+/// key. Contact keys are unique in a world.
+#[derive(Debug, Clone)]
+struct Constraint {
+    kind: RowType,
+    id: i32,
+    nrow: usize,
+    support: Vec<i32>,
+    geom: [i32; 2],
+    colid: i32,
+}
+
+struct World {
+    constraints: Vec<Constraint>,
+    rowless: Vec<Vec<i32>>,
+}
+
+struct Case {
+    model: Model,
+    worlds: Vec<World>,
+}
+
+/// Worlds of about `rows[w]` rows over `ntree` trees; contact geoms below 2^geom_bits,
+/// collision ids below 2^colid_bits, other ids below 2^id_bits (the first world pins both ends
+/// of every range, so the fitted key has exactly those widths).
+fn generate(rng: &mut Rng, rows: &[usize], ntree: usize, bits: (u32, u32, u32)) -> Case {
     let (geom_bits, colid_bits, id_bits) = bits;
+    let model = Model::from_dofnum(&vec![1; ntree]).unwrap();
+    let max = |b: u32| ((1u64 << b) - 1) as i32;
+    let mut worlds = Vec::new();
+    for (w, &n) in rows.iter().enumerate() {
+        let mut cs = Vec::new();
+        let mut used = std::collections::HashSet::new();
+        let mut k = 0;
+        if w == 0 && n > 0 {
+            for (geom, colid) in [
+                ([0, 0], 0),
+                ([max(geom_bits), max(geom_bits)], max(colid_bits)),
+            ] {
+                used.insert((geom, colid));
+                cs.push(Constraint {
+                    kind: RowType::ContactPyramidal,
+                    id: 0,
+                    nrow: 1,
+                    support: vec![0],
+                    geom,
+                    colid,
+                });
+            }
+            for id in [0, max(id_bits)] {
+                cs.push(Constraint {
+                    kind: RowType::LimitJoint,
+                    id,
+                    nrow: 1,
+                    support: vec![(ntree - 1) as i32],
+                    geom: [-1; 2],
+                    colid: -1,
+                });
+            }
+            k = 4;
+        }
+        while k < n {
+            let t = rng.below(ntree) as i32;
+            let u = rng.below(ntree) as i32;
+            let support = if t == u {
+                vec![t]
+            } else {
+                vec![t.min(u), t.max(u)]
+            };
+            if rng.below(4) == 0 {
+                let kind = RowType::ALL[rng.below(5)];
+                // Distinct constraints of one type get distinct ids.
+                let Some(id) = (0..64)
+                    .map(|_| (rng.next() & max(id_bits) as u64) as i32)
+                    .find(|&id| used.insert(([kind as i32, -2], id)))
+                else {
+                    continue;
+                };
+                let nrow = [1, 1, 3, 6][rng.below(4)].min(n - k);
+                cs.push(Constraint {
+                    kind,
+                    id,
+                    nrow,
+                    support,
+                    geom: [-1; 2],
+                    colid: -1,
+                });
+                k += nrow;
+            } else {
+                let g = |rng: &mut Rng| (rng.next() & max(geom_bits) as u64) as i32;
+                let Some((geom, colid)) = (0..64)
+                    .map(|_| {
+                        let first = if rng.below(3) == 0 {
+                            rng.below(4) as i32 & max(geom_bits)
+                        } else {
+                            g(rng)
+                        };
+                        (
+                            [first, g(rng)],
+                            (rng.next() & max(colid_bits) as u64) as i32,
+                        )
+                    })
+                    .find(|&key| used.insert(key))
+                else {
+                    continue;
+                };
+                let nrow = [1, 4][rng.below(2)].min(n - k);
+                cs.push(Constraint {
+                    kind: [RowType::ContactPyramidal, RowType::ContactElliptic][rng.below(2)],
+                    id: 0,
+                    nrow,
+                    support,
+                    geom,
+                    colid,
+                });
+                k += nrow;
+            }
+        }
+        let rowless = (0..rng.below(3))
+            .map(|_| vec![rng.below(ntree) as i32, rng.below(ntree) as i32])
+            .collect();
+        worlds.push(World {
+            constraints: cs,
+            rowless,
+        });
+    }
+    Case { model, worlds }
+}
+
+/// The case's rows with each world's constraints in `shuffle`'s order and contact ids counted
+/// in arrival order (as upstream assigns them).
+fn build(case: &Case, mut shuffle: Option<&mut Rng>) -> (Batch, RowKeys) {
     let mut b = Batch::builder();
     let mut keys = RowKeys::default();
-    let mut r = 0;
-    let pick = |rng: &mut Rng, bits: u32, r: usize| -> i32 {
-        let max = ((1u64 << bits) - 1) as i32;
-        match r {
-            0 => 0,
-            1 => max,
-            _ if rng.below(3) == 0 => rng.below(4).min(max as u64) as i32,
-            _ => (rng.next() & max as u64) as i32,
+    for world in &case.worlds {
+        let mut cs: Vec<&Constraint> = world.constraints.iter().collect();
+        if let Some(rng) = shuffle.as_deref_mut() {
+            rng.shuffle(&mut cs);
         }
-    };
-    for &n in rows {
-        for _ in 0..n {
-            let t = rng.below(ntree as u64) as i32;
-            let support: Vec<i32> = (0..1 + rng.below(3))
-                .map(|k| (t + k as i32) % ntree)
-                .collect();
-            if rng.below(3) == 0 {
-                let kind = RowType::ALL[rng.below(5) as usize];
-                b.row(kind, pick(rng, id_bits, r), &support);
-                keys.push_other();
-            } else {
-                b.row(RowType::ContactPyramidal, r as i32, &support);
-                let g = [pick(rng, geom_bits, r), pick(rng, geom_bits, r + 1)];
-                keys.push_contact(g, pick(rng, colid_bits, r));
+        for (i, c) in cs.into_iter().enumerate() {
+            let id = if c.kind.is_contact() { i as i32 } else { c.id };
+            for _ in 0..c.nrow {
+                b.row(c.kind, id, &c.support);
+                keys.push_contact(c.geom, c.colid);
             }
-            r += 1;
         }
-        if rng.below(2) == 0 {
-            b.rowless(0, &[0, ntree - 1]);
+        for s in &world.rowless {
+            b.rowless(0, s);
         }
         b.end_world();
     }
     (b.finish(), keys)
 }
 
-fn check_against_cpu(
-    dev: &device::Device,
-    model: &Model,
-    batch: &Batch,
-    keys: &RowKeys,
-    what: &str,
-) {
-    let input = Input::new(model, batch).unwrap();
-    let cap = Capacity::fit(model, batch);
-    let mut cpu = Canonicalizer::new(&cap);
-    let layout = KeyLayout::fit(batch, keys);
-    let (want_batch, want_order) = cpu.canonicalize(&input, keys).unwrap();
-    for strategy in [Strategy::Segmented, Strategy::Global] {
-        let mut gpu = match DeviceOrder::new(dev, &cap, layout, strategy) {
-            Ok(g) => g,
-            Err(Error::Refused { reason, .. }) => {
-                println!("{what}: {strategy:?} refused: {reason}");
-                continue;
-            }
-            Err(e) => panic!("{what}: {e}"),
+fn deterministic(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Option<Solver> {
+    let opts = Options {
+        deterministic: true,
+        ..Options::default()
+    };
+    match Solver::with_options(gpu, mode, cap, model, opts) {
+        Ok(s) => Some(s),
+        Err(Error::Refused { .. }) if mode == Mode::Dense => None,
+        Err(e) => panic!("{mode}: {e}"),
+    }
+}
+
+/// Every mode, deterministic: outputs equal the oracle on the CPU's canonical batch, the
+/// permutation equals the CPU's, repeated replays and `permutations` shuffled inputs give
+/// bitwise identical outputs. Returns the plan the device used.
+fn check(gpu: &Gpu, case: &Case, permutations: usize, seed: u64, what: &str) -> Option<Plan> {
+    let (batch, keys) = build(case, None);
+    let input = Input::new(&case.model, &batch).unwrap();
+    let cap = Capacity::fit(&case.model, &batch);
+    let mut canon = Canonicalizer::new(&cap);
+    let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
+    let want = oracle::solve(&Input::new(&case.model, sorted).unwrap());
+    let (cpu_order, cpu_rank) = (canon.order().to_vec(), canon.rank().to_vec());
+    let mut plan = None;
+    for mode in Mode::ALL {
+        let Some(mut solver) = deterministic(gpu, mode, cap, &case.model) else {
+            continue;
         };
-        let (got_batch, got_order) = gpu.canonicalize(&input, keys).unwrap();
-        assert_eq!(got_order, want_order, "{what}: {strategy:?} order");
-        assert_eq!(got_batch, want_batch, "{what}: {strategy:?} batch");
+        let mut first = Islands::default();
+        solver.solve_keyed(&input, &keys, &mut first).unwrap();
+        assert_eq!(first.first_mismatch(&want), None, "{what}: {mode}");
+        let (mut order, mut rank) = (Vec::new(), Vec::new());
+        solver.download_order(&mut order, &mut rank).unwrap();
+        assert!(
+            order == cpu_order,
+            "{what}: {mode}: order differs from the CPU's"
+        );
+        assert!(
+            rank == cpu_rank,
+            "{what}: {mode}: rank differs from the CPU's"
+        );
+        plan = solver.order().and_then(|o| o.plan());
+        let mut again = Islands::default();
+        for run in 0..3 {
+            solver.replay().unwrap();
+            solver.download(&input, &mut again).unwrap();
+            assert!(again == first, "{what}: {mode}: replay {run} differs");
+        }
+        let mut rng = Rng(seed);
+        for p in 0..permutations {
+            let (batch, keys) = build(case, Some(&mut rng));
+            let input = Input::new(&case.model, &batch).unwrap();
+            solver.solve_keyed(&input, &keys, &mut again).unwrap();
+            assert_eq!(
+                again.first_mismatch(&first),
+                None,
+                "{what}: {mode}: perm {p}"
+            );
+            assert!(again == first, "{what}: {mode}: permutation {p} differs");
+        }
+    }
+    plan
+}
+
+#[test]
+fn packed_32_bit_tiles_are_deterministic() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng(1);
+    let case = generate(&mut rng, &[120, 0, 77, 130, 1, 64, 33, 100], 24, (5, 2, 4));
+    let plan = check(&gpu, &case, 4, 10, "32-bit tiles");
+    assert_eq!(plan, Some(Plan::Small { wide: false }));
+}
+
+#[test]
+fn packed_64_bit_tiles_are_deterministic() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng(2);
+    let case = generate(&mut rng, &[300, 2000, 0, 1090, 4096], 200, (13, 6, 9));
+    let plan = check(&gpu, &case, 3, 20, "64-bit tiles");
+    assert_eq!(plan, Some(Plan::Small { wide: true }));
+}
+
+/// The boundary cases below: (geom, colid, id) bits and the fitted key's width.
+const BOUNDARY: [((u32, u32, u32), u32, Plan); 7] = [
+    ((9, 4, 3), 25, Plan::Small { wide: false }), // + 7 index bits = 32
+    ((9, 5, 3), 26, Plan::Small { wide: true }),  // 33
+    ((12, 5, 3), 32, Plan::Small { wide: true }), // key 32 bits
+    ((12, 6, 3), 33, Plan::Small { wide: true }), // key 33 bits
+    ((24, 6, 3), 57, Plan::Small { wide: true }), // + 7 = 64
+    ((24, 7, 3), 58, Plan::Radix { wide: true }), // 65
+    ((30, 1, 3), 64, Plan::Radix { wide: true }), // key 64 bits
+];
+
+fn boundary_case(i: usize) -> Case {
+    generate(&mut Rng(100 + i as u64), &[100, 90, 100], 16, BOUNDARY[i].0)
+}
+
+#[test]
+fn boundary_cases_have_the_intended_key_widths() {
+    for (i, (bits, want, _)) in BOUNDARY.into_iter().enumerate() {
+        let (batch, keys) = build(&boundary_case(i), None);
+        let layout = archipelago::order::KeyLayout::fit(&batch, &keys);
+        assert_eq!(layout.bits(), want, "bits {bits:?}");
+        assert_eq!(Capacity::fit(&boundary_case(i).model, &batch).njmax, 100);
+    }
+}
+
+/// Key bits plus row-index bits on either side of 32 (the 32/64-bit packing boundary) and of
+/// 64 (the bitonic/radix boundary), and the key itself on either side of 32 bits.
+#[test]
+fn both_sides_of_each_packing_boundary() {
+    let Some(gpu) = open() else { return };
+    // 100 rows → 128-row tile → 7 index bits.
+    for (i, (bits, _, want)) in BOUNDARY.into_iter().enumerate() {
+        let plan = check(
+            &gpu,
+            &boundary_case(i),
+            2,
+            30 + i as u64,
+            &format!("bits {bits:?}"),
+        );
+        assert_eq!(plan, Some(want), "bits {bits:?}");
     }
 }
 
 #[test]
-fn kernels_compile_with_nvrtc() {
-    if !device::nvrtc_present() {
-        println!("skipped: no NVRTC library");
+fn worlds_beyond_the_tile_use_the_radix_sort() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng(3);
+    let case = generate(&mut rng, &[SMALL_MAX + 900, 10, 0, 3000], 300, (10, 3, 8));
+    let plan = check(&gpu, &case, 2, 40, "large worlds");
+    assert_eq!(plan, Some(Plan::Radix { wide: false }));
+}
+
+#[test]
+fn fixed_bounds_flag_rows_outside_them() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng(4);
+    let case = generate(&mut rng, &[50, 60], 8, (6, 2, 3));
+    let (batch, keys) = build(&case, None);
+    let input = Input::new(&case.model, &batch).unwrap();
+    let cap = Capacity::fit(&case.model, &batch);
+    let bounds = |geom_max| KeyBounds {
+        id: Some(Bounds::below(8)),
+        geom: Some(Bounds::below(geom_max)),
+        colid: Some(Bounds::below(4)),
+    };
+    let opts = |b| Options {
+        deterministic: true,
+        key_bounds: Some(b),
+        ..Options::default()
+    };
+    let mut out = Islands::default();
+    let mut wide =
+        Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(1000))).unwrap();
+    wide.solve_keyed(&input, &keys, &mut out).unwrap();
+    let mut canon = Canonicalizer::new(&cap);
+    let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
+    let want = oracle::solve(&Input::new(&case.model, sorted).unwrap());
+    assert_eq!(out.first_mismatch(&want), None);
+    let mut narrow =
+        Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(10))).unwrap();
+    match narrow.solve_keyed(&input, &keys, &mut out) {
+        Err(Error::KeyBounds { .. }) => {}
+        other => panic!("expected a key-bounds error, got {other:?}"),
+    }
+}
+
+#[test]
+fn deterministic_solvers_need_keys_and_plain_ones_have_no_order() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng(5);
+    let case = generate(&mut rng, &[20], 4, (3, 1, 2));
+    let (batch, _) = build(&case, None);
+    let input = Input::new(&case.model, &batch).unwrap();
+    let cap = Capacity::fit(&case.model, &batch);
+    let mut det = deterministic(&gpu, Mode::Warp, cap, &case.model).unwrap();
+    assert!(matches!(det.upload(&input), Err(Error::Refused { .. })));
+    let plain = Solver::new(&gpu, Mode::Warp, cap, &case.model).unwrap();
+    let (mut o, mut r) = (Vec::new(), Vec::new());
+    assert!(matches!(
+        plain.download_order(&mut o, &mut r),
+        Err(Error::Refused { .. })
+    ));
+}
+
+/// The committed traces: `$ARCHIPELAGO_ROOT/traces` when set (the GPU machine), else the
+/// crate's own.
+fn trace_paths() -> Vec<std::path::PathBuf> {
+    let root = std::env::var_os("ARCHIPELAGO_ROOT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let mut all: Vec<_> = std::fs::read_dir(root.join("traces"))
+        .expect("traces/ exists")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    all.sort();
+    all
+}
+
+/// A trace step as constraints: contact rows in runs of one key, other rows in runs of one
+/// type, id and support.
+fn trace_case(tr: &archipelago::trace::Trace, step: usize) -> Case {
+    let (mut batch, mut keys) = (Batch::default(), RowKeys::default());
+    tr.batch(step, &mut batch);
+    tr.row_keys(step, &mut keys);
+    let worlds = (0..batch.nworld())
+        .map(|w| {
+            let mut cs: Vec<Constraint> = Vec::new();
+            let mut last: Option<([i32; 2], i32)> = None;
+            for r in batch.rows_of(w) {
+                let kind = batch.row_type[r];
+                let support = batch.row_support_of(r).to_vec();
+                let key = (keys.geom[r], keys.colid[r]);
+                if kind.is_contact() {
+                    if last == Some(key) {
+                        cs.last_mut().unwrap().nrow += 1;
+                    } else {
+                        cs.push(Constraint {
+                            kind,
+                            id: 0,
+                            nrow: 1,
+                            support,
+                            geom: key.0,
+                            colid: key.1,
+                        });
+                    }
+                    last = Some(key);
+                    continue;
+                }
+                last = None;
+                cs.push(Constraint {
+                    kind,
+                    id: batch.row_id[r],
+                    nrow: 1,
+                    support,
+                    geom: [-1; 2],
+                    colid: -1,
+                });
+            }
+            let rowless = batch
+                .edges_of(w)
+                .map(|e| batch.edge_support_of(e).to_vec())
+                .collect();
+            World {
+                constraints: group_rows(cs),
+                rowless,
+            }
+        })
+        .collect();
+    Case {
+        model: tr.model().clone(),
+        worlds,
+    }
+}
+
+/// Merges consecutive non-contact rows of one type, id and support into one constraint (a
+/// weld's six rows, a limit's row).
+fn group_rows(cs: Vec<Constraint>) -> Vec<Constraint> {
+    let mut out: Vec<Constraint> = Vec::new();
+    for c in cs {
+        match out.last_mut() {
+            Some(last)
+                if !c.kind.is_contact()
+                    && last.kind == c.kind
+                    && last.id == c.id
+                    && last.support == c.support =>
+            {
+                last.nrow += 1
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn committed_traces_are_deterministic_on_every_mode() {
+    let Some(gpu) = open() else { return };
+    let paths = trace_paths();
+    assert!(paths.len() >= 30, "found {} traces", paths.len());
+    let mut checked = 0;
+    for (i, path) in paths.iter().enumerate() {
+        let tr = archipelago::trace::Trace::open(path).unwrap();
+        let step = (0..tr.nstep()).max_by_key(|&s| tr.nrow(s)).unwrap_or(0);
+        let case = trace_case(&tr, step);
+        // Constraints sharing a non-contact key (a flex equality's rows, each with its own
+        // support) keep their relative order as caller data: such steps are checked against
+        // the CPU and across runs, not permuted.
+        let permutations = if unique_non_contact_keys(&case) { 2 } else { 0 };
+        check(
+            &gpu,
+            &case,
+            permutations,
+            500 + i as u64,
+            &path.display().to_string(),
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, paths.len());
+}
+
+/// Whether no two constraints of a world share a non-contact (type, id).
+fn unique_non_contact_keys(case: &Case) -> bool {
+    case.worlds.iter().all(|w| {
+        let mut seen = std::collections::HashSet::new();
+        w.constraints
+            .iter()
+            .filter(|c| !c.kind.is_contact())
+            .all(|c| seen.insert((c.kind as i32, c.id)))
+    })
+}
+
+#[test]
+fn the_order_kernels_compile_for_hopper() {
+    if !archipelago::gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
-    for arch in ["80", "90"] {
-        if let Err(e) = device::compile(arch) {
-            panic!("sm_{arch}: {e}");
-        }
-    }
-}
-
-#[test]
-fn gpu_sort_matches_cpu_across_the_32_bit_boundary() {
-    let Some(dev) = device_or_skip() else { return };
-    let model = Model::from_dofnum(&[1; 16]).unwrap();
-    let mut rng = Rng(21);
-    for (bits, width) in [
-        ((12, 5, 4), KeyWidth::Narrow),
-        ((12, 6, 4), KeyWidth::Wide),
-        ((28, 5, 20), KeyWidth::Wide),
-        ((2, 1, 3), KeyWidth::Narrow),
+    let src = archipelago::gpu::module::program_source();
+    let (ptx, _) = archipelago::gpu::module::compile_cached(&src, (9, 0)).unwrap();
+    for k in [
+        "order_small_u32_e1",
+        "order_small_u64_e4",
+        "order_radix_u32",
+        "order_radix_u64",
     ] {
-        let shapes: [&[usize]; 5] = [
-            &[0],
-            &[5, 0, 300, 1, 0],
-            &[700; 9],
-            &[40; 257],
-            &[1024, 1025, 1, 255, 256, 257, 1023, 3000],
-        ];
-        for rows in shapes {
-            let (b, keys) = batch(&mut rng, rows, bits, 16);
-            let layout = KeyLayout::fit(&b, &keys);
-            if b.nrow() > 2 {
-                assert_eq!(layout.width(), width, "{bits:?}");
-            }
-            check_against_cpu(
-                &dev,
-                &model,
-                &b,
-                &keys,
-                &format!("{bits:?} {:?}", &rows[..1]),
-            );
-        }
-    }
-}
-
-#[test]
-fn gpu_flags_rows_outside_a_fixed_layout() {
-    let Some(dev) = device_or_skip() else { return };
-    let model = Model::from_dofnum(&[1, 1]).unwrap();
-    let mut b = Batch::builder();
-    b.row(RowType::Equality, 3, &[0])
-        .row(RowType::ContactPyramidal, 0, &[0, 1])
-        .end_world();
-    let batch = b.finish();
-    let keys = RowKeys {
-        geom: vec![[-1, -1], [4, 40]],
-        colid: vec![-1, 0],
-    };
-    let layout = KeyLayout::new(KeyBounds {
-        id: Some(Bounds::below(8)),
-        geom: Some(Bounds::below(32)),
-        colid: Some(Bounds::below(4)),
-    });
-    let input = Input::new(&model, &batch).unwrap();
-    let cap = Capacity::fit(&model, &batch);
-    for strategy in [Strategy::Segmented, Strategy::Global] {
-        let mut gpu = DeviceOrder::new(&dev, &cap, layout, strategy).unwrap();
-        let err = gpu.canonicalize(&input, &keys).unwrap_err();
-        assert!(matches!(err, Error::KeyBounds { row: 1, .. }), "{err}");
-    }
-}
-
-#[test]
-fn gpu_order_replays_from_a_cuda_graph() {
-    let Some(dev) = device_or_skip() else { return };
-    let model = Model::from_dofnum(&[1; 8]).unwrap();
-    let mut rng = Rng(5);
-    let (b, keys) = batch(&mut rng, &[90; 64], (6, 2, 5), 8);
-    let input = Input::new(&model, &b).unwrap();
-    let cap = Capacity::fit(&model, &b);
-    let layout = KeyLayout::fit(&b, &keys);
-    for strategy in [Strategy::Segmented, Strategy::Global] {
-        let mut gpu = DeviceOrder::new(&dev, &cap, layout, strategy).unwrap();
-        let (want_b, want_o) = gpu
-            .canonicalize(&input, &keys)
-            .map(|(b, o)| (b.clone(), o.to_vec()))
-            .unwrap();
-        let graph = gpu.capture().unwrap();
-        // Scramble the outputs with a different batch, then replay the graph on the first one.
-        let (b2, k2) = batch(&mut rng, &[90; 64], (6, 2, 5), 8);
-        let input2 = Input::new(&model, &b2).unwrap();
-        gpu.upload(&input2, &k2).unwrap();
-        gpu.enqueue().unwrap();
-        gpu.download(&input2).unwrap();
-        gpu.upload(&input, &keys).unwrap();
-        for _ in 0..3 {
-            graph.launch().unwrap();
-        }
-        let (got_b, got_o) = gpu.download(&input).unwrap();
-        assert_eq!(got_o, &want_o[..], "{strategy:?}");
-        assert_eq!(got_b, &want_b, "{strategy:?}");
+        assert!(ptx.contains(k), "{k} missing from the PTX");
     }
 }

@@ -715,7 +715,11 @@ fn deterministic_table(
                 let text = e.to_string();
                 let refused = text.contains("refused");
                 all_ok &= refused;
-                let short = if refused { "does not fit (refused)" } else { &text };
+                let short = if refused {
+                    "does not fit (refused)"
+                } else {
+                    &text
+                };
                 let _ = writeln!(out, "| {mode} | {short} | — | — | — | — | — | — |");
             }
         }

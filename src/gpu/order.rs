@@ -104,8 +104,11 @@ pub enum Plan {
         /// 64-bit packed values (else 32-bit).
         wide: bool,
     },
-    /// Stable LSD radix sort of 64-bit keys in global scratch.
-    Radix,
+    /// Stable LSD radix sort of keys in global scratch: 64-bit keys when `wide`.
+    Radix {
+        /// 64-bit keys (else 32-bit).
+        wide: bool,
+    },
 }
 
 // Buffer indices.
@@ -127,7 +130,7 @@ const VALS_B: usize = 13;
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
     small: [[CudaFunction; 3]; 2],
-    radix: CudaFunction,
+    radix: [CudaFunction; 2],
     bufs: Vec<DevBuf>,
     args: OrderArgs,
     fixed: Option<KeyLayout>,
@@ -209,7 +212,7 @@ impl DeviceOrder {
             ("order_row_type", rows),
             ("order_order", rows * 4),
             ("order_rank", rows * 4),
-            ("order_status", 4),
+            ("order_status", cap.nworld * 4),
             ("order_keys_a", rows * 8),
             ("order_keys_b", rows * 8),
             ("order_vals_a", rows * 4),
@@ -247,7 +250,10 @@ impl DeviceOrder {
         };
         Ok(DeviceOrder {
             small,
-            radix: k.function("order_radix")?,
+            radix: [
+                k.function("order_radix_u32")?,
+                k.function("order_radix_u64")?,
+            ],
             bufs,
             args,
             fixed: bounds.map(KeyLayout::new),
@@ -311,7 +317,9 @@ impl DeviceOrder {
         }
         let packed = layout.bits() + self.args.idx_bits;
         let plan = if self.tile > SMALL_MAX || packed > 64 {
-            Plan::Radix
+            Plan::Radix {
+                wide: layout.width() == KeyWidth::Wide,
+            }
         } else {
             Plan::Small { wide: packed > 32 }
         };
@@ -320,9 +328,7 @@ impl DeviceOrder {
         self.bufs[GEOM].upload(keys.geom.as_flattened(), stream)?;
         self.bufs[COLID].upload(&keys.colid, stream)?;
         self.bufs[LAYOUT].upload(&self.host_layout, stream)?;
-        stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize"))?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
         self.nworld = batch.nworld();
         self.nrow = batch.nrow();
         self.args.nworld = batch.nworld() as i32;
@@ -332,9 +338,8 @@ impl DeviceOrder {
         Ok(changed)
     }
 
-    /// Enqueues the order step for the uploaded batch on `stream` (capturable).
+    /// Enqueues the order step for the uploaded batch on `stream` (capturable): one launch.
     pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
-        self.bufs[STATUS].fill(0, 4, stream)?;
         if self.nworld == 0 {
             return Ok(());
         }
@@ -347,7 +352,10 @@ impl DeviceOrder {
                 let f = &self.small[usize::from(wide)][e];
                 self.launch(f, grid, self.threads, bytes as u32, stream)
             }
-            Some(Plan::Radix) => self.launch(&self.radix, grid, RADIX_THREADS, 0, stream),
+            Some(Plan::Radix { wide }) => {
+                let f = &self.radix[usize::from(wide)];
+                self.launch(f, grid, RADIX_THREADS, 0, stream)
+            }
         }
     }
 
@@ -377,14 +385,13 @@ impl DeviceOrder {
 
     /// After the step: [`Error::KeyBounds`] when a row lay outside a fixed layout.
     pub fn check(&self, stream: &CudaStream) -> Result<()> {
-        let mut status = [0i32];
+        let mut status = vec![0i32; self.nworld];
         self.bufs[STATUS].download(&mut status, stream)?;
-        stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize"))?;
-        if status[0] > 0 {
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        // Each world wrote its own first bad row + 1 (0: none); report the first overall.
+        if let Some(&first) = status.iter().find(|&&s| s > 0) {
             return Err(Error::KeyBounds {
-                row: status[0] as usize - 1,
+                row: first as usize - 1,
                 detail: format!("{:?}", self.layout.map(|l| l.bounds())),
             });
         }

@@ -153,7 +153,13 @@ impl RowExtra<'_> {
                 keys.push_other();
                 continue;
             }
-            let side = |k: usize| if geom[k] >= 0 { geom[k] } else { -2 - flex[k].max(0) };
+            let side = |k: usize| {
+                if geom[k] >= 0 {
+                    geom[k]
+                } else {
+                    -2 - flex[k].max(0)
+                }
+            };
             keys.push_contact([side(0), side(1)], colid);
         }
     }
