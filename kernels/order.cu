@@ -4,10 +4,11 @@
 //
 // Two sorts, picked per capacity and key width by the host:
 //  - small worlds (<= 4096 rows): the key is packed with the row's index in the world into one
-//    unique 32- or 64-bit value, and the block sorts its tile in registers with a bitonic
-//    network: partner exchanges closer than 32 positions go through warp shuffles (no barrier),
-//    the others through a ping-pong shared-memory tile (one barrier per stage). Unique values
-//    make the order equal to a stable sort by key.
+//    unique 32- or 64-bit value, and the block sorts its tile with a bitonic network, each
+//    thread holding E consecutive values: exchanges inside a thread's E values stay in
+//    registers, those within 32 threads go through warp shuffles (no barrier), the others
+//    through a ping-pong shared-memory tile (one barrier per stage). Unique values make the
+//    order equal to a stable sort by key.
 //  - larger worlds or wider keys: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and
 //    values ping-ponging through global scratch.
 // Both end in the same gather: canonical row types, support offsets (a block scan of the row
@@ -147,10 +148,14 @@ __device__ void order_finish(const OrderArgs& a, unsigned w, const int* bad) {
 
 // ---- small worlds: bitonic sort of packed (key, index) values in registers ----
 
+// Thread t holds tile positions t*E .. t*E + E - 1. A compare-exchange at distance j is done in
+// the thread's registers when j < E, by a warp shuffle with lane t ^ (j / E) when j < 32 E, and
+// through the shared-memory tile (one barrier) otherwise.
 template <typename V, int E>
 __device__ void order_small(const OrderArgs& a) {
     extern __shared__ unsigned long long order_tile[];
     const unsigned T = blockDim.x, N = T * E, tid = threadIdx.x, w = blockIdx.x;
+    const unsigned base = tid * E;
     const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
     __shared__ int bad;
@@ -159,22 +164,22 @@ __device__ void order_small(const OrderArgs& a) {
     V v[E];
 #pragma unroll
     for (int e = 0; e < E; ++e) {
-        unsigned p = e * T + tid;
+        unsigned p = base + e;
         v[e] = p < n ? (V)((order_key(a, L, r0 + p, &bad) << a.idx_bits) | p) : ~(V)0;
     }
     V* tile = (V*)order_tile;
     unsigned flip = 0;
     for (unsigned k = 2; k <= N; k <<= 1) {
-        for (unsigned j = k >> 1; j > 0; j >>= 1) {
-            if (j >= 32) {
+        for (unsigned j = k >> 1; j >= E; j >>= 1) {
+            if (j >= 32 * E) {
                 V* b = tile + flip * N;
                 flip ^= 1;
 #pragma unroll
-                for (int e = 0; e < E; ++e) b[e * T + tid] = v[e];
+                for (int e = 0; e < E; ++e) b[base + e] = v[e];
                 __syncthreads();
 #pragma unroll
                 for (int e = 0; e < E; ++e) {
-                    unsigned p = e * T + tid;
+                    unsigned p = base + e;
                     V o = b[p ^ j];
                     bool keep_min = ((p & j) == 0) == ((p & k) == 0);
                     v[e] = keep_min ? (o < v[e] ? o : v[e]) : (o > v[e] ? o : v[e]);
@@ -182,21 +187,53 @@ __device__ void order_small(const OrderArgs& a) {
             } else {
 #pragma unroll
                 for (int e = 0; e < E; ++e) {
-                    unsigned p = e * T + tid;
-                    V o = __shfl_xor_sync(0xffffffffu, v[e], j);
+                    unsigned p = base + e;
+                    V o = __shfl_xor_sync(0xffffffffu, v[e], j / E);
                     bool keep_min = ((p & j) == 0) == ((p & k) == 0);
                     v[e] = keep_min ? (o < v[e] ? o : v[e]) : (o > v[e] ? o : v[e]);
                 }
             }
         }
+#pragma unroll
+        for (int j = E / 2; j > 0; j >>= 1) {
+            if ((unsigned)j < k) {
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    if ((e & j) == 0) {
+                        bool asc = ((base + e) & k) == 0;
+                        V x = v[e], y = v[e | j];
+                        V lo = x < y ? x : y, hi = x < y ? y : x;
+                        v[e] = asc ? lo : hi;
+                        v[e | j] = asc ? hi : lo;
+                    }
+                }
+            }
+        }
     }
+    // Gather: the thread's E canonical rows are consecutive, so one block scan places them.
     const V mask = (V)((1ull << a.idx_bits) - 1);
-    unsigned carry = a.supadr[r0];
+    unsigned src[E], s0[E], len[E], sum = 0;
 #pragma unroll
     for (int e = 0; e < E; ++e) {
-        if (e * T >= n) break;  // block-uniform
-        unsigned p = e * T + tid;
-        order_gather_round(a, r0, p, r0 + (unsigned)(v[e] & mask), p < n, &carry);
+        bool valid = base + e < n;
+        src[e] = r0 + (unsigned)(v[e] & mask);
+        s0[e] = valid ? a.supadr[src[e]] : 0u;
+        len[e] = valid ? a.supadr[src[e] + 1] - s0[e] : 0u;
+        sum += len[e];
+    }
+    unsigned total;
+    unsigned adr = a.supadr[r0] + order_scan(sum, &total);
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        if (base + e < n) {
+            unsigned dst = r0 + base + e;
+            a.order[dst] = src[e];
+            a.rank[src[e]] = dst;
+            a.out_type[dst] = a.row_type[src[e]];
+            a.out_supadr[dst] = adr;
+            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = a.support[s0[e] + j];
+            adr += len[e];
+        }
     }
     order_finish(a, w, &bad);
 }

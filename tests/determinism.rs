@@ -506,7 +506,7 @@ fn rebuild_keyed(
                 out.push_contact(keys.geom[r], keys.colid[r]);
                 tags.push((r, i));
             }
-            contact += 1;
+            contact += i32::from(batch.row_type[group[0]].is_contact());
         }
         for e in batch.edges_of(w) {
             b.rowless(batch.edge_id[e], batch.edge_support_of(e));

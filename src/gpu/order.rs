@@ -137,7 +137,8 @@ pub struct DeviceOrder {
     layout: Option<KeyLayout>,
     host_layout: [LayoutArg; 1],
     plan: Option<Plan>,
-    /// Tile of the shared-memory sort (a power of two, at least 32) and its threads.
+    /// Tile of the shared-memory sort (a power of two, at least 32) and its threads (each
+    /// holding `tile / threads` values).
     tile: usize,
     threads: u32,
     nworld: usize,
@@ -190,7 +191,14 @@ impl DeviceOrder {
             ],
         ];
         let tile = cap.njmax.max(32).next_power_of_two();
-        let threads = tile.min(1024) as u32;
+        // Values per thread: more of them keeps more exchanges in registers, fewer keeps more
+        // threads in flight (and at most 1024 threads per block).
+        let per_thread = match tile {
+            0..=32 => 1,
+            33..=512 => 2,
+            _ => 4,
+        };
+        let threads = (tile / per_thread).min(1024) as u32;
         if tile <= SMALL_MAX {
             for (wide, fs) in small.iter().enumerate() {
                 let bytes = 2 * tile * if wide == 1 { 8 } else { 4 };
