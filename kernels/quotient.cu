@@ -1,17 +1,27 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
-// the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs).
+// the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
+// uses only these of common.cu: Args, world_nrow, world_nhyper, hyper_index, world_scratch,
+// activate, unite, union_support, jump_all, world_maps.
 //
-// Per world, with the quotient slot the host contracted (src/quotient/contract.rs):
+// Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
+// decisions as the CPU step (src/quotient/step.rs):
 //  1. Replay check: the world's rows must be some dynamic rows, then exactly the contracted
 //     static rows (type, id, support, in order), then only dynamic rows; and, when rowless
 //     couplings are static, exactly the contracted rowless hyperedges. Every thread compares
-//     its share; one __syncthreads_or decides.
-//  2. Replayed: parent[] over the slot's nodes in shared memory, every node with contracted
-//     rows active; the dynamic hyperedges' trees are mapped to nodes (tree_node) and min-root
-//     united; pointer jumping; each tree's label = the smallest tree of its root node.
-//  3. Not replayed (a toggle, an edit, a sleeping component nobody reported, no slot yet): the
-//     world is solved directly (tree-level union over every hyperedge, as `block` does) — never
-//     a stale answer — and flagged in q.stale so the host rebuilds its quotient for next step.
+//     its share; one __syncthreads_or decides. Replayed: parent[] over the slot's nodes in
+//     shared memory, every node with contracted rows active; the dynamic hyperedges' trees are
+//     mapped to nodes (tree_node) and min-root united; pointer jumping; each tree's label = the
+//     smallest tree of its root node.
+//  2. Otherwise the guard with the per-node awake mask (src/quotient/guard.rs): each static
+//     hyperedge must lie inside one node; per node, the count and wrapping hash sum of the
+//     static hyperedges present are compared with the contracted ones: all present = active,
+//     none = asleep (MuJoCo sleeps whole islands: the node's trees are not bound together this
+//     step), anything else = stale. A dynamic hyperedge touching a sleeping node of several
+//     trees is stale too. Not stale: the node solve with asleep nodes left untouched.
+//  3. Stale (a toggle, an edit, a partial sleep nobody reported, no slot yet): the world is
+//     solved directly (tree-level union over every hyperedge, as `block` does) — never a stale
+//     answer — and flagged for the host to rebuild its quotient before the next step.
+// q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked.
 
 struct QArgs {
     const int* row_id;                 // per global row
@@ -21,6 +31,8 @@ struct QArgs {
     const int* tree_node;              // nslot * ntree
     const int* node_mintree;           // nslot * ntree
     const unsigned* node_rows;         // nslot * ntree
+    const unsigned long long* node_sum; // nslot * ntree: wrapping sum of row hashes
+    const int* node_treeadr;           // nslot * (ntree + 1), per slot from 0
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static
@@ -28,7 +40,7 @@ struct QArgs {
     const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
-    int* stale;                        // nworld: set to 1 when the world was solved directly
+    int* stale;                        // nworld: 0 replayed, 1 solved directly, 2 masked
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -112,6 +124,136 @@ __device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, i
     return __syncthreads_or(bad);
 }
 
+#define Q_IDLE 0u
+#define Q_ACTIVE 1u
+#define Q_ASLEEP 2u
+#define Q_ROWLESS_KIND 8
+
+// invalidation::signature::mix (splitmix64's finalizer).
+__device__ __forceinline__ unsigned long long q_mix(unsigned long long x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// invalidation::signature::row_hash over support[s0, s1).
+__device__ unsigned long long q_row_hash(int kind, int id, const int* support, unsigned s0,
+                                         unsigned s1) {
+    unsigned long long set = 0;
+    for (unsigned j = s0; j < s1; ++j)
+        set += q_mix((unsigned long long)(unsigned)support[j] ^ 0x5851f42d4c957f2dull);
+    const unsigned long long head = ((unsigned long long)kind << 56) ^
+                                    ((unsigned long long)(s1 - s0) << 32) ^
+                                    (unsigned long long)(unsigned)id;
+    return q_mix(q_mix(head) ^ set);
+}
+
+// Whether hyperedge h (of nr rows) of world w is static.
+__device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, int w, int h, int nr) {
+    if (h >= nr) return q.flex_static != 0;
+    const unsigned r = a.world_rowadr[w] + (unsigned)h;
+    return q_row_static(q, a.row_type[r], q.row_id[r]);
+}
+
+// Step 1's solve: nodes with contracted rows active, dynamic hyperedges united over nodes.
+__device__ void q_solve_replayed(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                                 int start, int k, int* lab) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const size_t sn = (size_t)slot * a.ntree;
+    const int nnode = (int)q.nnode[slot];
+    const int* tn = q.tree_node + sn;
+    for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
+    __syncthreads();
+    for (int h = tid; h < nh; h += bd) {
+        if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
+        const unsigned x = hyper_index(a, w, h, nr);
+        const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+        if (s0 >= s1) continue;
+        const int f = tn[a.support[s0]];
+        activate(lab, f);
+        for (unsigned j = s0 + 1; j < s1; ++j) {
+            const int n = tn[a.support[j]];
+            activate(lab, n);
+            unite(lab, f, n);
+        }
+    }
+    __syncthreads();
+}
+
+// Step 2: the guard with the awake mask, then the node solve. Returns 1 (block-uniform) when
+// the quotient does not fit this step's static hyperedges; then `lab` holds garbage.
+__device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                              int* lab, int* cnt) {
+    const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
+    const size_t sn = (size_t)slot * ntree;
+    const int nnode = (int)q.nnode[slot];
+    const int* tn = q.tree_node + sn;
+    const int* adr = q.node_treeadr + (size_t)slot * (ntree + 1);
+    // Accumulators in the maps' scratch (the maps clear it themselves): per node a count in
+    // cnt[0, nnode), later its state, and a 64-bit hash sum from the first 8-byte boundary at or
+    // after cnt + ntree (at most 2 * ntree + 1 more ints: cnt holds 6 * ntree).
+    unsigned* state = (unsigned*)cnt;
+    unsigned long long* sum = (unsigned long long*)(((size_t)(cnt + ntree) + 7) & ~(size_t)7);
+    for (int n = tid; n < nnode; n += bd) {
+        state[n] = 0;
+        sum[n] = 0;
+    }
+    __syncthreads();
+    int bad = 0;
+    for (int h = tid; h < nh; h += bd) {
+        if (!q_hyper_static(a, q, w, h, nr)) continue;
+        const unsigned x = hyper_index(a, w, h, nr);
+        const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+        if (s0 >= s1) continue;
+        const int node = tn[a.support[s0]];
+        int spans = 0;
+        for (unsigned j = s0 + 1; j < s1; ++j) spans |= tn[a.support[j]] != node;
+        if (spans) {
+            bad = 1;
+            continue;
+        }
+        const int kind = h < nr ? (int)a.row_type[a.world_rowadr[w] + h] : Q_ROWLESS_KIND;
+        const int id = h < nr ? q.row_id[a.world_rowadr[w] + h]
+                              : q.edge_id[a.world_edgeadr[w] + (h - nr)];
+        atomicAdd(&state[node], 1u);
+        atomicAdd(&sum[node], q_row_hash(kind, id, a.support, s0, s1));
+    }
+    if (__syncthreads_or(bad)) return 1;
+    // invalidation::signature::compare: present = expected, none present, or stale.
+    for (int n = tid; n < nnode; n += bd) {
+        const unsigned rows = state[n], want = q.node_rows[sn + n];
+        unsigned s;
+        if (rows == want && sum[n] == q.node_sum[sn + n]) s = want > 0 ? Q_ACTIVE : Q_IDLE;
+        else if (rows == 0) s = Q_ASLEEP;
+        else {
+            bad = 1;
+            s = Q_IDLE;
+        }
+        state[n] = s;
+        lab[n] = s == Q_ACTIVE ? n : -1;
+    }
+    if (__syncthreads_or(bad)) return 1;
+    for (int h = tid; h < nh; h += bd) {
+        if (q_hyper_static(a, q, w, h, nr)) continue;
+        const unsigned x = hyper_index(a, w, h, nr);
+        const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+        if (s0 >= s1) continue;
+        const int f = tn[a.support[s0]];
+        for (unsigned j = s0; j < s1; ++j) {
+            const int n = tn[a.support[j]];
+            // A sleeping component's trees are not bound together this step.
+            if (state[n] == Q_ASLEEP && adr[n + 1] - adr[n] > 1) {
+                bad = 1;
+                break;
+            }
+            activate(lab, n);
+            if (j > s0) unite(lab, f, n);
+        }
+    }
+    return __syncthreads_or(bad);
+}
+
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
     extern __shared__ int smem[];
     __shared__ int s_start;
@@ -124,29 +266,20 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     const unsigned slot = q.world_slot[w];
     if (tid == 0) s_start = nr;
     __syncthreads();
-    int start = 0, k = 0;
-    const int bad = slot == 0xffffffffu ? 1 : q_mismatch(a, q, w, slot, nr, nh, &s_start, &start, &k);
-    if (!bad) {
-        const size_t sn = (size_t)slot * ntree;
-        const int nnode = (int)q.nnode[slot];
-        const int* tn = q.tree_node + sn;
-        for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
-        __syncthreads();
-        for (int h = tid; h < nh; h += bd) {
-            if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
-            const unsigned x = hyper_index(a, w, h, nr);
-            const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
-            if (s0 >= s1) continue;
-            const int f = tn[a.support[s0]];
-            activate(lab, f);
-            for (unsigned j = s0 + 1; j < s1; ++j) {
-                const int n = tn[a.support[j]];
-                activate(lab, n);
-                unite(lab, f, n);
-            }
+    int flag = 1;
+    if (slot != 0xffffffffu) {
+        int start = 0, k = 0;
+        if (!q_mismatch(a, q, w, slot, nr, nh, &s_start, &start, &k)) {
+            q_solve_replayed(a, q, w, slot, nr, nh, start, k, lab);
+            flag = 0;
+        } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
+            flag = 2;
         }
-        __syncthreads();
-        jump_all(lab, nnode);
+    }
+    if (flag != 1) {
+        const size_t sn = (size_t)slot * ntree;
+        const int* tn = q.tree_node + sn;
+        jump_all(lab, (int)q.nnode[slot]);
         // Pull back through the map scratch, then into lab (the maps clear cnt themselves).
         for (int t = tid; t < ntree; t += bd) {
             const int r = lab[tn[t]];
@@ -156,7 +289,6 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
         __syncthreads();
     } else {
-        if (tid == 0) q.stale[w] = 1;
         for (int t = tid; t < ntree; t += bd) lab[t] = -1;
         __syncthreads();
         for (int h = tid; h < nh; h += bd) {
@@ -166,6 +298,9 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         __syncthreads();
         jump_all(lab, ntree);
     }
-    if (tid == 0) a.rounds[w] = 0;
+    if (tid == 0) {
+        q.stale[w] = flag;
+        a.rounds[w] = 0;
+    }
     world_maps(a, w, lab, cnt);
 }

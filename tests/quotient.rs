@@ -771,3 +771,19 @@ fn gpu_quotient_matches_the_oracle_and_native() {
         }
     }
 }
+
+/// The device quotient's program (common.cu + quotient.cu) compiles for Hopper whenever NVRTC
+/// is present, device or not (skipped without NVRTC).
+#[test]
+fn gpu_quotient_kernel_compiles_for_hopper() {
+    use archipelago::gpu;
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    let src = gpu::quotient::program_source();
+    match gpu::module::compile_cached(&src, (9, 0)) {
+        Ok((ptx, _)) => assert!(ptx.contains("quotient_kernel"), "quotient_kernel missing"),
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -2,24 +2,25 @@
 //! the CPU mode uses), the device checks and solves every world in one launch
 //! (`kernels/quotient.cu`), fused with the maps.
 //!
-//! A step: record the events and rebuild what they invalidate on the host; upload the slots
-//! contracted since the last step and the world → slot map; upload the batch; one kernel: per
-//! world a replay check of the static rows against its slot, then the node solve over the
-//! dynamic rows (or, when the check fails, a direct tree-level solve, so nothing stale is ever
-//! used) and the maps; download the outputs and the per-world "solved directly" flags, and
-//! rebuild those worlds' quotients on the host for the next step.
-//!
-//! Sleeping components are not masked on the device yet: a world whose static rows changed in
-//! any way (a sleep included) is solved directly that step and rebuilt from the rows present.
+//! A step ([`QuotientSolver::upload`], [`QuotientSolver::replay`], [`QuotientSolver::download`]):
+//! record the events and rebuild what they invalidate on the host; upload the slots contracted
+//! since the last step and the world → slot map; upload the batch; replay the captured graph of
+//! one kernel: per world a replay check of the static rows against its slot, else the guard with
+//! the per-node awake mask (sleeping components absorbed without a rebuild, as on the CPU), then
+//! the node solve over the dynamic rows — or, when neither fits, a direct tree-level solve, so
+//! nothing stale is ever used — and the maps; download the outputs and the per-world flags, and
+//! rebuild the directly solved worlds' quotients on the host for the next step. Nothing is
+//! allocated per step.
 //!
 //! The kernel is compiled as its own NVRTC program (common.cu + quotient.cu), so a problem in it
 //! never affects the other GPU modes.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result, sys};
 use cudarc::nvrtc::Ptx;
 
+use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::compile_cached;
 use super::workspace::{Args, DevBuf, Needs, Workspace};
@@ -54,6 +55,8 @@ struct QArgs {
     tree_node: u64,
     node_mintree: u64,
     node_rows: u64,
+    node_sum: u64,
+    node_treeadr: u64,
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
@@ -79,6 +82,8 @@ struct QBufs {
     tree_node: DevBuf,
     node_mintree: DevBuf,
     node_rows: DevBuf,
+    node_sum: DevBuf,
+    node_treeadr: DevBuf,
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
@@ -103,6 +108,23 @@ pub struct QuotientSolver {
     contracted: Vec<u32>,
     eqs_on_device: Vec<i32>,
     eqs_uploaded: bool,
+    graph: StepGraph,
+    /// The classifier's scalars the graph was captured with (kernel arguments are by value).
+    graph_key: Option<[i32; 4]>,
+    last: StepCounts,
+}
+
+/// How the worlds of the last device step were solved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepCounts {
+    /// Worlds whose static rows replayed the contracted stream exactly.
+    pub replayed: usize,
+    /// Worlds solved over their quotient with at least one node masked as asleep (or with the
+    /// static rows in another order).
+    pub masked: usize,
+    /// Worlds solved directly (their quotient did not fit; rebuilt on the host for the next
+    /// step).
+    pub direct: usize,
 }
 
 /// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
@@ -165,6 +187,8 @@ impl QuotientSolver {
             tree_node: buf("q_tree_node", w * t * 4)?,
             node_mintree: buf("q_node_mintree", w * t * 4)?,
             node_rows: buf("q_node_rows", w * t * 4)?,
+            node_sum: buf("q_node_sum", w * t * 8)?,
+            node_treeadr: buf("q_node_treeadr", w * (t + 1) * 4)?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -187,6 +211,9 @@ impl QuotientSolver {
             contracted: Vec::with_capacity(w),
             eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
             eqs_uploaded: false,
+            graph: StepGraph::default(),
+            graph_key: None,
+            last: StepCounts::default(),
         })
     }
 
@@ -211,6 +238,8 @@ impl QuotientSolver {
             &b.tree_node,
             &b.node_mintree,
             &b.node_rows,
+            &b.node_sum,
+            &b.node_treeadr,
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
@@ -225,30 +254,128 @@ impl QuotientSolver {
         .sum()
     }
 
-    /// One step: every output of `input` into `out`, with `events` reported since the last step.
+    /// How the worlds of the last downloaded step were solved.
+    pub fn last_counts(&self) -> StepCounts {
+        self.last
+    }
+
+    /// One step: every output of `input` into `out`, with `events` reported since the last step
+    /// (upload, graph replay, download).
     pub fn step(&mut self, input: &Input<'_>, events: &Events, out: &mut Islands) -> Result<Stats> {
+        self.upload(input, events)?;
+        self.replay()?;
+        self.download(input, out)
+    }
+
+    /// The host half and the copies: records `events`, rebuilds the quotients they invalidate,
+    /// mirrors new slots and the world → slot map, and copies `input` to the device.
+    pub fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
         self.quotient.prepare(input, events)?;
         self.upload_tables()?;
-        self.upload(input)?;
-        self.launch()?;
+        self.upload_batch(input)
+    }
+
+    /// Runs the kernel on the uploaded batch by replaying its graph (captured on first use, and
+    /// again when the world count or the classification changes).
+    pub fn replay(&mut self) -> Result<()> {
+        let c = self.quotient.classifier();
+        let key = [
+            self.eqs_on_device.len() as i32,
+            c.eq_static() as i32,
+            c.friction_static() as i32,
+            c.rowless_is_static() as i32,
+        ];
+        if self.graph_key != Some(key) {
+            self.graph = StepGraph::default();
+            self.graph_key = Some(key);
+        }
+        let stream = self.stream.clone();
+        let nworld = self.ws.nworld();
+        if nworld == 0 {
+            return Ok(());
+        }
+        let mut graph = std::mem::take(&mut self.graph);
+        let r = graph.replay(&stream, nworld, |s| self.launch(s));
+        self.graph = graph;
+        if r.is_err() {
+            self.graph_key = None;
+        }
+        r
+    }
+
+    /// Runs the kernel on the uploaded batch with a direct launch (no graph).
+    pub fn launch_direct(&mut self) -> Result<()> {
+        let stream = self.stream.clone();
+        self.launch(&stream)
+    }
+
+    /// Waits for the device, copies every output into `out`, and rebuilds on the host the
+    /// quotients of the worlds the device had to solve directly.
+    pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         self.ws.download(input, out, &self.stream)?;
         let nworld = input.batch().nworld();
+        if nworld != self.ws.nworld() {
+            return Err(Error::Refused {
+                mode: "gpu-quotient",
+                reason: format!(
+                    "download of {nworld} worlds after an upload of {}",
+                    self.ws.nworld()
+                ),
+            });
+        }
         self.bufs
             .stale
             .download(&mut self.stale[..nworld], &self.stream)?;
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
+        let mut counts = StepCounts::default();
         for w in 0..nworld {
-            if self.stale[w] != 0 {
-                self.quotient
-                    .rebuild_stale(input, w, GuardFinding::Unmatched);
+            match self.stale[w] {
+                0 => counts.replayed += 1,
+                2 => counts.masked += 1,
+                _ => {
+                    counts.direct += 1;
+                    self.quotient
+                        .rebuild_stale(input, w, GuardFinding::Unmatched);
+                }
             }
         }
+        self.quotient
+            .note_device_step(nworld as u64, counts.masked as u64);
+        self.last = counts;
         Ok(Stats {
             rounds: 0,
             scratch_bytes: self.quotient_bytes(),
         })
+    }
+
+    /// Waits for the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events, in
+    /// microseconds (after `warmup` untimed replays). The host half is not included.
+    pub fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
+        for _ in 0..warmup {
+            self.replay()?;
+        }
+        let ctx = self.ws.ctx().clone();
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+        let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            start.record(&self.stream).map_err(cuda("cuEventRecord"))?;
+            self.replay()?;
+            end.record(&self.stream).map_err(cuda("cuEventRecord"))?;
+            let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+            times.push(ms as f64 * 1000.0);
+        }
+        Ok(times)
     }
 
     /// Mirrors the slots contracted since the last step, the world → slot map and the policy.
@@ -278,6 +405,19 @@ impl QuotientSolver {
                 &b.node_rows,
                 s * n,
                 &t.node_rows[s * n..(s + 1) * n],
+                stream,
+            )?;
+            upload_at(
+                &b.node_sum,
+                s * n,
+                &t.node_sum[s * n..(s + 1) * n],
+                stream,
+            )?;
+            let nnode = t.nnode[s] as usize;
+            upload_at(
+                &b.node_treeadr,
+                s * (n + 1),
+                &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
                 stream,
             )?;
             upload_at(&b.nnode, s, &t.nnode[s..=s], stream)?;
@@ -325,9 +465,8 @@ impl QuotientSolver {
     }
 
     /// The batch (the workspace's upload synchronizes, so every copy before it is done too),
-    /// the row ids, the coupling rowless hyperedges' ids in the workspace's order, and cleared
-    /// flags.
-    fn upload(&mut self, input: &Input<'_>) -> Result<()> {
+    /// the row ids and the coupling rowless hyperedges' ids in the workspace's order.
+    fn upload_batch(&mut self, input: &Input<'_>) -> Result<()> {
         let batch = input.batch();
         self.edge_ids.clear();
         for w in 0..batch.nworld() {
@@ -340,11 +479,12 @@ impl QuotientSolver {
         }
         upload_at(&self.bufs.row_id, 0, &batch.row_id, &self.stream)?;
         upload_at(&self.bufs.edge_id, 0, &self.edge_ids, &self.stream)?;
-        self.bufs.stale.fill(0, batch.nworld() * 4, &self.stream)?;
         self.ws.upload(input, &self.stream)
     }
 
-    fn launch(&self) -> Result<()> {
+    /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
+    /// buffer of this solver or a scalar of the classifier, fixed until the graph is recaptured.
+    fn launch(&self, stream: &CudaStream) -> Result<()> {
         let nworld = self.ws.nworld() as u32;
         if nworld == 0 {
             return Ok(());
@@ -361,6 +501,8 @@ impl QuotientSolver {
             tree_node: b.tree_node.ptr(),
             node_mintree: b.node_mintree.ptr(),
             node_rows: b.node_rows.ptr(),
+            node_sum: b.node_sum.ptr(),
+            node_treeadr: b.node_treeadr.ptr(),
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
@@ -381,14 +523,14 @@ impl QuotientSolver {
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
         // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
-        // this solver, which outlives the launch (the step synchronizes before returning).
+        // this solver, which outlives the launch and every graph captured from it.
         unsafe {
             result::launch_kernel(
                 self.kernel.cu_function(),
                 (nworld, 1, 1),
                 (self.shape.threads, 1, 1),
                 self.shape.smem,
-                self.stream.cu_stream(),
+                stream.cu_stream(),
                 &mut params,
             )
         }

@@ -268,6 +268,13 @@ impl Quotient {
         }
     }
 
+    /// Counts a step a device solved: `worlds` world-steps, `masked` of them with a sleeping
+    /// node masked (the device's share of [`Counters`]).
+    pub fn note_device_step(&mut self, worlds: u64, masked: u64) {
+        self.counters.world_steps += worlds;
+        self.counters.masked += masked;
+    }
+
     /// Rebuilds world `w`'s quotient from `input` because the guard found `finding` (on the host
     /// or on a device), listing it in the decision.
     pub fn rebuild_stale(
