@@ -22,6 +22,11 @@
 //! assert_eq!(islands.world(0).nisland, 0);
 //! assert_eq!(engine.decision().verdict(), Verdict::Rebuild);
 //! ```
+//!
+//! On a GPU ([`Engine::with_gpu`]) the same modes run on the device: `dense`, `dsu`,
+//! `labelprop` as the GPU modes of those names, `quotient` as [`gpu::quotient::QuotientSolver`],
+//! and `auto` as the fastest full-rebuild GPU mode measured on the first batch
+//! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +35,7 @@ use invalidation::{Decision, Events};
 
 use crate::cpu::{self, CpuMode, dsu::Dsu};
 use crate::error::{Error, Result};
+use crate::gpu::{self, Gpu, quotient::QuotientSolver};
 use crate::islands::Islands;
 use crate::model::Model;
 use crate::quotient::{Policy, Quotient};
@@ -46,7 +52,8 @@ pub enum Mode {
     Labelprop,
     /// The static quotient with explicit invalidation.
     Quotient,
-    /// Measures the quotient against a full rebuild (`dsu`) and keeps the faster.
+    /// Measures the quotient against a full rebuild (`dsu` on the CPU, the fastest full-rebuild
+    /// mode on a GPU) and keeps the faster.
     #[default]
     Auto,
 }
@@ -134,6 +141,15 @@ impl Auto {
     }
 }
 
+/// The device half of an engine built with [`Engine::with_gpu`].
+struct Device {
+    gpu: Gpu,
+    /// The full-rebuild solver (for `auto`, chosen on the first batch).
+    full: Option<gpu::Solver>,
+    /// The device quotient (its host half tracks every event).
+    quotient: QuotientSolver,
+}
+
 /// The island engine: built once from a model, a capacity and options; each
 /// [`step`](Engine::step) takes one batch of rows and the events reported since the last step.
 pub struct Engine {
@@ -145,6 +161,7 @@ pub struct Engine {
     out: Islands,
     auto: Auto,
     last_mode: Mode,
+    device: Option<Device>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -154,6 +171,7 @@ impl std::fmt::Debug for Engine {
             .field("options", &self.options)
             .field("full", &self.full.name())
             .field("last_mode", &self.last_mode)
+            .field("gpu", &self.device.as_ref().map(|d| d.gpu.info().name.clone()))
             .finish_non_exhaustive()
     }
 }
@@ -197,9 +215,55 @@ impl Engine {
             out: Islands::default(),
             auto: Auto::default(),
             last_mode: Mode::Quotient,
+            device: None,
         };
         engine.reserve_outputs();
         Ok(engine)
+    }
+
+    /// An engine whose modes run on `gpu` (see the module documentation); every device buffer is
+    /// allocated here, except `auto`'s full-rebuild solver, chosen by timing on the first batch.
+    pub fn with_gpu(
+        gpu: &Gpu,
+        model: &Model,
+        capacity: Capacity,
+        options: Options,
+    ) -> Result<Engine> {
+        let mut engine = Engine::new(model, capacity, options)?;
+        let mode = engine.options.mode;
+        let full = match mode {
+            Mode::Dense => Some(gpu::Mode::Dense),
+            Mode::Dsu => Some(gpu::Mode::Dsu),
+            Mode::Labelprop => Some(gpu::Mode::Labelprop),
+            Mode::Quotient | Mode::Auto => None,
+        }
+        .map(|m| gpu::Solver::new(gpu, m, capacity, model))
+        .transpose()?;
+        let quotient = QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
+        engine.device = Some(Device {
+            gpu: gpu.clone(),
+            full,
+            quotient,
+        });
+        Ok(engine)
+    }
+
+    /// Whether the engine runs on a GPU.
+    pub fn on_gpu(&self) -> bool {
+        self.device.is_some()
+    }
+
+    /// The full-rebuild GPU mode in use (for `auto`, once chosen).
+    pub fn gpu_full_mode(&self) -> Option<gpu::Mode> {
+        self.device
+            .as_ref()
+            .and_then(|d| d.full.as_ref())
+            .map(|s| s.mode())
+    }
+
+    /// The device quotient, on a GPU engine.
+    pub fn gpu_quotient(&self) -> Option<&QuotientSolver> {
+        self.device.as_ref().map(|d| &d.quotient)
     }
 
     fn reserve_outputs(&mut self) {
@@ -254,7 +318,15 @@ impl Engine {
             _ => (false, false),
         };
         let start = timed.then(Instant::now);
-        if use_quotient {
+        if let Some(device) = &mut self.device {
+            device.step(input, events, use_quotient, &mut self.out)?;
+            self.last_mode = match (use_quotient, device.full.as_ref().map(|s| s.mode())) {
+                (true, _) => Mode::Quotient,
+                (false, Some(gpu::Mode::Dense)) => Mode::Dense,
+                (false, Some(gpu::Mode::Labelprop)) => Mode::Labelprop,
+                (false, _) => Mode::Dsu,
+            };
+        } else if use_quotient {
             self.quotient.step(input, events, &mut self.out)?;
             self.last_mode = Mode::Quotient;
         } else {
@@ -282,12 +354,16 @@ impl Engine {
     /// The quotient's decision at its last step: reuse, rebuild these worlds, or rebuild all,
     /// with the cause of each rebuild.
     pub fn decision(&self) -> &Decision {
-        self.quotient.decision()
+        self.quotient().decision()
     }
 
-    /// The quotient engine (cache, tracker, counters).
+    /// The quotient engine (cache, tracker, counters); on a GPU engine, the device quotient's
+    /// host half.
     pub fn quotient(&self) -> &Quotient {
-        &self.quotient
+        match &self.device {
+            Some(d) => d.quotient.quotient(),
+            None => &self.quotient,
+        }
     }
 
     /// The model.
@@ -308,13 +384,25 @@ impl Engine {
     /// Changes the quotient's classification policy; every world is rebuilt at the next step.
     pub fn set_policy(&mut self, policy: Policy) {
         self.quotient.set_policy(policy.clone());
+        if let Some(d) = &mut self.device {
+            d.quotient.set_policy(policy.clone());
+        }
         self.options.policy = policy;
     }
 
     /// Changes the capacity: every buffer is reallocated and every quotient dropped (a capacity
     /// change is an invalidation source). Call between steps.
     pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
-        *self = Engine::new(&self.model.clone(), capacity, self.options.clone())?;
+        let (model, options) = (self.model.clone(), self.options.clone());
+        *self = match self.device.take() {
+            Some(d) => {
+                // Free the old device buffers before allocating the new ones.
+                let gpu = d.gpu.clone();
+                drop(d);
+                Engine::with_gpu(&gpu, &model, capacity, options)?
+            }
+            None => Engine::new(&model, capacity, options)?,
+        };
         Ok(())
     }
 
@@ -345,5 +433,34 @@ impl Engine {
         i32s.iter().map(|v| v.capacity() * 4).sum::<usize>()
             + o.world_rowadr.capacity() * 4
             + self.quotient.bytes()
+    }
+}
+
+impl Device {
+    /// One step on the device: the quotient, or the full rebuild (choosing it first for `auto`)
+    /// while the quotient's tracker records the events.
+    fn step(
+        &mut self,
+        input: &Input<'_>,
+        events: &Events,
+        use_quotient: bool,
+        out: &mut Islands,
+    ) -> Result<()> {
+        if use_quotient {
+            self.quotient.step(input, events, out)?;
+            return Ok(());
+        }
+        self.quotient.record(events)?;
+        let full = match &mut self.full {
+            Some(s) => s,
+            None => {
+                let cap = self.quotient.workspace().capacity();
+                let opts = gpu::solver::Options::default();
+                let (solver, _) = gpu::auto::choose(&self.gpu, cap, input.model(), input, opts)?;
+                self.full.insert(solver)
+            }
+        };
+        full.solve(input, out)?;
+        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 pub mod dense;
 pub mod dsu;
 pub mod labelprop;
+pub mod quotient;
 
 use crate::error::Result;
 use crate::islands::Islands;
@@ -28,7 +29,7 @@ pub trait CpuMode {
 }
 
 /// Names of the CPU modes, in the order the tools list them.
-pub const NAMES: [&str; 3] = ["dense", "dsu", "labelprop"];
+pub const NAMES: [&str; 4] = ["dense", "dsu", "labelprop", "quotient"];
 
 /// A fresh CPU mode by name (`dense` with its default memory cap).
 pub fn by_name(name: &str) -> Option<Box<dyn CpuMode>> {
@@ -36,6 +37,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn CpuMode>> {
         "dense" => Some(Box::new(dense::Dense::default())),
         "dsu" => Some(Box::new(dsu::Dsu::default())),
         "labelprop" => Some(Box::new(labelprop::LabelProp::default())),
+        "quotient" => Some(Box::new(quotient::QuotientMode::default())),
         _ => None,
     }
 }

@@ -53,6 +53,8 @@ use crate::error::{Error, Result};
 pub use solver::{Mode, Solver};
 
 /// An open CUDA device: context, the stream every solver works on, and the compiled kernels.
+/// Cloning shares them (every handle is reference-counted).
+#[derive(Clone)]
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,

@@ -254,6 +254,17 @@ impl QuotientSolver {
         .sum()
     }
 
+    /// Changes the classification policy; every world is rebuilt at the next step.
+    pub fn set_policy(&mut self, policy: Policy) {
+        self.quotient.set_policy(policy);
+    }
+
+    /// Records `events` without stepping (while another mode solves), so the quotients they
+    /// invalidate are rebuilt before they are used again.
+    pub fn record(&mut self, events: &Events) -> Result<()> {
+        self.quotient.record(events)
+    }
+
     /// How the worlds of the last downloaded step were solved.
     pub fn last_counts(&self) -> StepCounts {
         self.last
