@@ -1,0 +1,451 @@
+//! The device quotient against the oracle (and native MuJoCo on the committed traces): the
+//! kernel compiles for Hopper, sleeping components are masked on the device without a rebuild,
+//! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
+//! launches, long random invalidation sequences of every source, the generated corpus in and
+//! out of order, every committed trace with its events, and the GPU engine in every mode.
+//! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
+//! compile test needs only NVRTC.
+
+#[path = "support/quotient_scenes.rs"]
+mod scenes;
+
+use archipelago::gpu::{self, Gpu, quotient::QuotientSolver};
+use archipelago::quotient::{EqPolicy, Policy};
+use archipelago::trace::{self, Trace};
+use archipelago::{Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType};
+use archipelago::{oracle, synth};
+use invalidation::Events;
+
+fn open() -> Option<Gpu> {
+    match Gpu::open() {
+        Ok(g) => Some(g),
+        Err(Error::NoDevice(why)) => {
+            println!("skipped: no CUDA device ({why})");
+            None
+        }
+        Err(e) => panic!("opening the device failed with {e}"),
+    }
+}
+
+fn policies() -> [Policy; 4] {
+    [
+        Policy::default(),
+        Policy {
+            eq: EqPolicy::Dynamic,
+            ..Policy::default()
+        },
+        Policy {
+            eq: EqPolicy::Learn { after: 3 },
+            ..Policy::default()
+        },
+        Policy::all_dynamic(),
+    ]
+}
+
+#[test]
+fn the_quotient_kernel_compiles_for_hopper() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    let src = gpu::quotient::program_source();
+    match gpu::module::compile_cached(&src, (9, 0)) {
+        Ok((ptx, _)) => assert!(ptx.contains("quotient_kernel"), "quotient_kernel missing"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// Eight one-dof trees; per world: equality 0 twice on {0,1}, equality 1 on {2,3}, dof friction
+/// on 5, contacts {1,4} and {3,6}; trees in `asleep` produce no rows; `eq0_rows` of equality 0.
+fn world(b: &mut archipelago::BatchBuilder, asleep: &[i32], eq0_rows: usize) {
+    let awake = |s: &[i32]| s.iter().all(|t| !asleep.contains(t));
+    if awake(&[0, 1]) {
+        for _ in 0..eq0_rows {
+            b.row(RowType::Equality, 0, &[0, 1]);
+        }
+    }
+    if awake(&[2, 3]) {
+        b.row(RowType::Equality, 1, &[2, 3]);
+    }
+    if awake(&[5]) {
+        b.row(RowType::FrictionDof, 5, &[5]);
+    }
+    if awake(&[1, 4]) {
+        b.row(RowType::ContactPyramidal, 0, &[1, 4]);
+    }
+    if awake(&[3, 6]) {
+        b.row(RowType::ContactPyramidal, 1, &[3, 6]);
+    }
+    b.end_world();
+}
+
+fn eight() -> Model {
+    Model::from_dofnum(&[1; 8]).unwrap()
+}
+
+/// Steps the solver and checks every output against the oracle.
+fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
+    let input = Input::new(model, batch).unwrap();
+    let mut out = Islands::default();
+    s.step(&input, events, &mut out).unwrap();
+    assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+}
+
+#[test]
+fn sleeping_components_are_masked_on_the_device() {
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let cap = Capacity {
+        nworld: 4,
+        ntree: 8,
+        nv: 8,
+        njmax: 16,
+        nsupport: 32,
+        nedge: 1,
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    let all = |asleep: [&[i32]; 4], eq0: [usize; 4]| {
+        let mut b = Batch::builder();
+        for w in 0..4 {
+            world(&mut b, asleep[w], eq0[w]);
+        }
+        b.finish()
+    };
+    let awake = all([&[], &[], &[], &[]], [2; 4]);
+    let mut events = Events::new();
+    step(&mut s, &model, &awake, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked, c.direct), (4, 0, 0), "{c:?}");
+    // Component {2,3} (with tree 6, bound by a contact) sleeps in world 1 (reported) and in
+    // world 2 (not reported): both masked on the device, nothing rebuilt.
+    let island = [2, 3, 6];
+    for t in island {
+        events.sleep(1, t);
+    }
+    let asleep = all([&[], &island, &island, &[]], [2; 4]);
+    step(&mut s, &model, &asleep, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked, c.direct), (2, 2, 0), "{c:?}");
+    assert_eq!(s.quotient().counters().guarded, 0);
+    // Awake again: the quotients still replay.
+    events.clear();
+    for t in island {
+        events.wake(1, t);
+    }
+    step(&mut s, &model, &awake, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked, c.direct), (4, 0, 0), "{c:?}");
+    // One of equality 0's two rows gone in world 3 (nothing reported): solved directly, then
+    // rebuilt, so the next identical step replays.
+    events.clear();
+    let partial = all([&[], &[], &[], &[]], [2, 2, 2, 1]);
+    step(&mut s, &model, &partial, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked, c.direct), (3, 0, 1), "{c:?}");
+    step(&mut s, &model, &partial, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked, c.direct), (4, 0, 0), "{c:?}");
+    // A contact reaching a sleeping component of two trees: the node cannot stand for them.
+    let mut b = Batch::builder();
+    for w in 0..4 {
+        if w == 0 {
+            b.row(RowType::Equality, 1, &[2, 3]);
+            b.row(RowType::FrictionDof, 5, &[5]);
+            b.row(RowType::ContactPyramidal, 0, &[1, 4]);
+            b.end_world();
+        } else {
+            world(&mut b, &[], if w == 3 { 1 } else { 2 });
+        }
+    }
+    step(&mut s, &model, &b.finish(), &events);
+    let c = s.last_counts();
+    assert_eq!((c.masked, c.direct), (0, 1), "{c:?}");
+}
+
+#[test]
+fn graph_replays_equal_direct_launches_and_fewer_worlds_fit() {
+    let Some(gpu) = open() else { return };
+    let mut rng = scenes::Rng::new(5);
+    let scene = scenes::Scene::random(&mut rng, 30, 12, 5);
+    let cap = Capacity {
+        nworld: 16,
+        ntree: 30,
+        nv: scene.model.nv(),
+        njmax: 300,
+        nsupport: 1200,
+        nedge: 4,
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &scene.model, Policy::default()).unwrap();
+    let events = Events::new();
+    for nworld in [16, 3, 16, 1, 0, 7] {
+        let worlds = vec![scenes::World::new(&scene); nworld];
+        let batch = scenes::batch(&scene, &worlds, &mut rng);
+        let input = Input::new(&scene.model, &batch).unwrap();
+        let want = oracle::solve(&input);
+        let (mut graphed, mut direct) = (Islands::default(), Islands::default());
+        s.upload(&input, &events).unwrap();
+        s.replay().unwrap();
+        s.download(&input, &mut graphed).unwrap();
+        s.upload(&input, &events).unwrap();
+        s.launch_direct().unwrap();
+        s.download(&input, &mut direct).unwrap();
+        assert_eq!(graphed.first_mismatch(&want), None, "{nworld} worlds");
+        assert_eq!(direct.first_mismatch(&want), None, "{nworld} worlds");
+    }
+}
+
+#[test]
+fn random_invalidation_of_every_source_matches_the_oracle() {
+    let Some(gpu) = open() else { return };
+    let mut rng = scenes::Rng::new(77);
+    let scene = scenes::Scene::random(&mut rng, 40, 20, 6);
+    let nworld = 64;
+    let cap = Capacity {
+        nworld,
+        ntree: 40,
+        nv: scene.model.nv(),
+        njmax: 400,
+        nsupport: 1600,
+        nedge: 4,
+    };
+    let mut world_steps = 0u64;
+    for policy in policies() {
+        let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy.clone()).unwrap();
+        let mut worlds = vec![scenes::World::new(&scene); nworld];
+        let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
+        let (mut out, mut last) = (Islands::default(), Islands::default());
+        for step in 0..600 {
+            events.clear();
+            // Bursts: now and then every world changes at once, or none does.
+            let p = match step % 50 {
+                10 => 1.0,
+                11..=20 => 0.0,
+                _ => 0.15,
+            };
+            for (w, world) in worlds.iter_mut().enumerate() {
+                if step > 0 && rng.chance(p) {
+                    let islands = last.world(w).tree_island.to_vec();
+                    let (w, r) = (w as u32, &mut rng);
+                    scenes::mutate(&scene, world, w, &islands, r, 0.8, &mut events, &mut tally);
+                }
+            }
+            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let input = Input::new(&scene.model, &batch).unwrap();
+            let want = oracle::solve(&input);
+            solver.step(&input, &events, &mut out).unwrap();
+            if let Some(m) = out.first_mismatch(&want) {
+                panic!("{policy:?} step {step}: {m:?}");
+            }
+            world_steps += nworld as u64;
+            last = want;
+        }
+        let c = solver.quotient().counters();
+        assert!(c.contracted > 1, "{policy:?} {c:?}");
+        assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
+    }
+    println!("{world_steps} world-steps on the device");
+}
+
+/// Reverses the rows (and rowless hyperedges) inside each world: the same hypergraph, but the
+/// static rows no longer replay in order, so the device takes the hashed guard.
+fn reversed(batch: &Batch) -> Batch {
+    let mut b = Batch::builder();
+    for w in 0..batch.nworld() {
+        for r in batch.rows_of(w).rev() {
+            b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
+        }
+        for e in batch.edges_of(w).rev() {
+            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
+        }
+        b.end_world();
+    }
+    b.finish()
+}
+
+#[test]
+fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
+    let Some(gpu) = open() else { return };
+    let events = Events::new();
+    let mut out = Islands::default();
+    for case in synth::corpus(11).take(150) {
+        let cap = Capacity::fit(&case.model, &case.batch);
+        let flipped = reversed(&case.batch);
+        for policy in [Policy::default(), Policy::all_dynamic()] {
+            let mut s = match QuotientSolver::new(&gpu, cap, &case.model, policy) {
+                Ok(s) => s,
+                Err(e) => panic!("{:?}: {e}", case.spec),
+            };
+            for batch in [&case.batch, &case.batch, &flipped, &case.batch] {
+                let input = Input::new(&case.model, batch).unwrap();
+                s.step(&input, &events, &mut out).unwrap();
+                let want = oracle::solve(&input);
+                assert_eq!(out.first_mismatch(&want), None, "{:?}", case.spec);
+            }
+        }
+    }
+}
+
+fn trace_paths() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+fn trace_capacity(t: &Trace) -> Capacity {
+    let model = t.model();
+    let mut cap = Capacity {
+        nworld: t.nworld(),
+        ntree: model.ntree(),
+        nv: model.nv(),
+        njmax: 1,
+        nsupport: 1,
+        nedge: 1,
+    };
+    let mut batch = Batch::default();
+    for step in 0..t.nstep() {
+        t.batch(step, &mut batch);
+        let fit = Capacity::fit(model, &batch);
+        cap.njmax = cap.njmax.max(fit.njmax);
+        cap.nsupport = cap.nsupport.max(fit.nsupport);
+        cap.nedge = cap.nedge.max(fit.nedge);
+    }
+    cap
+}
+
+/// The `eq_active` toggles and sleep/wake transitions between two recorded steps as events
+/// (the first step starts from every tree awake).
+fn trace_events(t: &Trace, step: usize, events: &mut Events) {
+    events.clear();
+    let ntree = t.model().ntree();
+    for w in 0..t.nworld() {
+        if step > 0 {
+            let pairs = t.eq_active(step - 1, w).iter().zip(t.eq_active(step, w));
+            for (eq, (&a, &b)) in pairs.enumerate() {
+                if a != b {
+                    events.eq_active(w as u32, eq as i32, b != 0);
+                }
+            }
+        }
+        let before: Vec<u8> = if step == 0 {
+            vec![1; ntree]
+        } else {
+            t.tree_awake(step - 1, w).to_vec()
+        };
+        for (tree, (&a, &b)) in before.iter().zip(t.tree_awake(step, w)).enumerate() {
+            if a != b {
+                if b != 0 {
+                    events.wake(w as u32, tree as i32);
+                } else {
+                    events.sleep(w as u32, tree as i32);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_trace_replays_on_the_device_without_mismatch() {
+    let Some(gpu) = open() else { return };
+    let paths = trace_paths();
+    assert!(!paths.is_empty());
+    let (mut batch, mut native, mut out) =
+        (Batch::default(), Islands::default(), Islands::default());
+    let (mut failures, mut world_steps, mut masked) = (Vec::new(), 0u64, 0u64);
+    let mut events = Events::new();
+    for path in &paths {
+        let t = Trace::open(path).unwrap();
+        let model = t.model();
+        let cap = trace_capacity(&t);
+        // Events reported (equalities static, then dynamic), then none at all (guard only).
+        for (k, (policy, report)) in [
+            (Policy::default(), true),
+            (
+                Policy {
+                    eq: EqPolicy::Dynamic,
+                    ..Policy::default()
+                },
+                true,
+            ),
+            (Policy::default(), false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
+            for step in 0..t.nstep() {
+                t.batch(step, &mut batch);
+                t.native(step, &mut native);
+                if report {
+                    trace_events(&t, step, &mut events);
+                } else {
+                    events.clear();
+                }
+                let input = Input::new(model, &batch).unwrap();
+                if let Err(e) = s.step(&input, &events, &mut out) {
+                    failures.push(format!("{} [{k}] step {step}: {e}", path.display()));
+                    break;
+                }
+                if let Some(m) = trace::compare(&out, &native) {
+                    failures.push(format!("{} [{k}] step {step}: {m}", path.display()));
+                }
+                world_steps += t.nworld() as u64;
+            }
+            masked += s.quotient().counters().masked;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    println!("{world_steps} world-steps, {masked} with sleeping nodes masked");
+}
+
+#[test]
+fn the_gpu_engine_matches_the_oracle_in_every_mode() {
+    let Some(gpu) = open() else { return };
+    let mut rng = scenes::Rng::new(3);
+    let scene = scenes::Scene::random(&mut rng, 24, 10, 5);
+    let nworld = 32;
+    let cap = Capacity {
+        nworld,
+        ntree: 24,
+        nv: scene.model.nv(),
+        njmax: 300,
+        nsupport: 1200,
+        nedge: 4,
+    };
+    for mode in Mode::ALL {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut e = match Engine::with_gpu(&gpu, &scene.model, cap, options) {
+            Ok(e) => e,
+            Err(err) => panic!("{mode:?}: {err}"),
+        };
+        assert!(e.on_gpu());
+        let mut worlds = vec![scenes::World::new(&scene); nworld];
+        let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
+        let mut last = Islands::default();
+        for step in 0..60 {
+            events.clear();
+            for (w, world) in worlds.iter_mut().enumerate() {
+                if step > 0 && rng.chance(0.1) {
+                    let islands = last.world(w).tree_island.to_vec();
+                    let (w, r) = (w as u32, &mut rng);
+                    scenes::mutate(&scene, world, w, &islands, r, 0.9, &mut events, &mut tally);
+                }
+            }
+            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let want = oracle::solve(&Input::new(&scene.model, &batch).unwrap());
+            let got = e.step(&batch, &events).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "{mode:?} step {step}");
+            last = want;
+        }
+        if mode == Mode::Auto {
+            assert!(e.gpu_full_mode().is_some());
+        }
+    }
+}
