@@ -171,7 +171,10 @@ impl std::fmt::Debug for Engine {
             .field("options", &self.options)
             .field("full", &self.full.name())
             .field("last_mode", &self.last_mode)
-            .field("gpu", &self.device.as_ref().map(|d| d.gpu.info().name.clone()))
+            .field(
+                "gpu",
+                &self.device.as_ref().map(|d| d.gpu.info().name.clone()),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -37,7 +37,13 @@ pub struct BenchArgs {
     /// inside the captured graph) instead of the plain table.
     #[arg(long)]
     deterministic: bool,
+    /// The static quotient against the best full-rebuild GPU mode on shapes of 0–99% static
+    /// rows and the committed traces, with rebuild costs and a summary table (GPU only).
+    #[arg(long)]
+    quotient: bool,
 }
+
+mod quotient;
 
 impl Default for BenchArgs {
     fn default() -> Self {
@@ -49,6 +55,7 @@ impl Default for BenchArgs {
             cpu: false,
             out: None,
             deterministic: false,
+            quotient: false,
         }
     }
 }
@@ -349,7 +356,11 @@ fn mib(bytes: usize) -> String {
 
 /// Runs the subcommand.
 pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
-    let all = shapes();
+    let all = if args.quotient {
+        quotient::shapes(shapes())
+    } else {
+        shapes()
+    };
     if args.shapes.iter().any(|s| s == "list") {
         for (name, _) in &all {
             println!("{name}");
@@ -398,6 +409,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         }
     }
     print!("{report}");
+    let mut summaries = Vec::new();
     for (name, make) in selected {
         let Some(shape) = make()? else {
             println!(
@@ -416,6 +428,12 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             .solve(&input, &mut reference)?;
         let mut section = format!("### {}\n{}\n\n", shape.name, describe(&shape));
         let ok = match &gpu {
+            Ok(g) if args.quotient => {
+                let (ok, line) =
+                    quotient::table(g, &shape, &input, &reference, args, &mut section)?;
+                summaries.push(line);
+                ok
+            }
             Ok(g) if args.deterministic => {
                 deterministic_table(g, &shape, &input, &reference, args, &mut section)?
             }
@@ -426,6 +444,11 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         section.push('\n');
         print!("{section}");
         report.push_str(&section);
+    }
+    if !summaries.is_empty() {
+        let table = quotient::summary(&summaries);
+        print!("{table}");
+        report.push_str(&table);
     }
     if let Some(path) = &args.out {
         std::fs::write(path, &report).map_err(|e| Error::Trace {

@@ -418,12 +418,7 @@ impl QuotientSolver {
                 &t.node_rows[s * n..(s + 1) * n],
                 stream,
             )?;
-            upload_at(
-                &b.node_sum,
-                s * n,
-                &t.node_sum[s * n..(s + 1) * n],
-                stream,
-            )?;
+            upload_at(&b.node_sum, s * n, &t.node_sum[s * n..(s + 1) * n], stream)?;
             let nnode = t.nnode[s] as usize;
             upload_at(
                 &b.node_treeadr,

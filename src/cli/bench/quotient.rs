@@ -1,0 +1,457 @@
+//! `archipelago bench --quotient`: the device quotient against the best full-rebuild GPU mode in
+//! the same run, on shapes whose static share of rows is about 0%, 50%, 90% and 99% and on the
+//! committed traces tiled across worlds, plus the cost of a rebuild.
+//!
+//! Per shape: every full-rebuild mode (all but `dense` unless `--modes` names it) and the
+//! quotient, each checked against the CPU `dsu` first; device time per step from CUDA events
+//! around graph replays (the figure the other tables report), and wall time per whole step
+//! (host half, uploads, replay, downloads), which is what `auto` compares. The rebuild rows time
+//! a step whose events invalidate every world (a capacity change) or one world (an edit), minus
+//! a steady step's host half.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use super::{BenchArgs, Make, Rng, Shape, Synthetic, median, synthetic_keys};
+use archipelago::gpu::quotient::QuotientSolver;
+use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::quotient::{Policy, classify};
+use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
+use invalidation::{Edit, Events};
+
+/// The traces of issue 4's figures, by shape name in [`super::shapes`].
+const TRACES: [&str; 5] = [
+    "trace:flex_trampolinex64",
+    "trace:aloha_clutterx2048",
+    "trace:replicate_particlex1024",
+    "trace:benchmark_humanoid200x256",
+    "trace:humanoid_100_humanoidsx256",
+];
+
+/// Whole steps timed for the wall-time columns.
+const WALL_REPS: usize = 10;
+
+fn shape(name: &str, model: Model, batch: Batch) -> Shape {
+    Shape {
+        name: name.to_string(),
+        model,
+        keys: synthetic_keys(&batch),
+        batch,
+    }
+}
+
+/// Contacts only (0% static): pairs of nearby trees, 4 pyramidal rows each, some against the
+/// floor.
+fn contacts_only() -> Shape {
+    let (nworld, ntree, rows) = (4096, 64, 64);
+    let mut rng = Rng(11);
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        let mut k = 0;
+        while k < rows {
+            let a = rng.below(ntree) as i32;
+            let support = if rng.below(4) == 0 {
+                vec![a]
+            } else {
+                vec![a, ((a as usize + 1 + rng.below(6)) % ntree) as i32]
+            };
+            for _ in 0..4 {
+                b.row(RowType::ContactPyramidal, k, &support);
+                k += 1;
+            }
+        }
+        b.end_world();
+    }
+    let model = Model::from_dofnum(&vec![6; ntree]).expect("valid");
+    shape("q:contacts-0%", model, b.finish())
+}
+
+/// Humanoid-like (about 50% static): 32 trees of 4 dofs, two friction-loss rows per tree, then
+/// limits and contacts.
+fn humanoid_like() -> Shape {
+    let (nworld, ntree) = (1024, 32);
+    let mut rng = Rng(12);
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        for t in 0..ntree as i32 {
+            b.row(RowType::FrictionDof, 4 * t, &[t]);
+            b.row(RowType::FrictionDof, 4 * t + 1, &[t]);
+        }
+        for k in 0..8 {
+            b.row(RowType::LimitJoint, k, &[rng.below(ntree) as i32]);
+        }
+        for k in 0..14 {
+            let a = rng.below(ntree) as i32;
+            let c = ((a as usize + 1 + rng.below(3)) % ntree) as i32;
+            for _ in 0..4 {
+                b.row(RowType::ContactPyramidal, k, &[a, c]);
+            }
+        }
+        b.end_world();
+    }
+    let model = Model::from_dofnum(&vec![4; ntree]).expect("valid");
+    shape("q:humanoid-50%", model, b.finish())
+}
+
+/// Mechanism (about 90% static): 8 closed loops of 8 trees each, every link a connect equality
+/// of 3 rows, then a few contacts.
+fn mechanism() -> Shape {
+    let (nworld, ntree) = (1024, 64);
+    let mut rng = Rng(13);
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        for m in 0..8 {
+            for i in 0..8 {
+                let (a, c) = (8 * m + i, 8 * m + (i + 1) % 8);
+                for _ in 0..3 {
+                    b.row(RowType::Equality, a, &[a, c]);
+                }
+            }
+        }
+        for k in 0..5 {
+            let a = rng.below(ntree) as i32;
+            let c = rng.below(ntree) as i32;
+            for _ in 0..4 {
+                b.row(RowType::ContactPyramidal, k, &[a, c]);
+            }
+        }
+        b.end_world();
+    }
+    let model = Model::from_dofnum(&vec![1; ntree]).expect("valid");
+    shape("q:mechanism-90%", model, b.finish())
+}
+
+/// Cloth-like (about 99% static): a 20×20 grid of 3-dof vertices coupled by one flex-edge
+/// equality row per edge, then a few floor contacts.
+fn cloth_like() -> Shape {
+    let (nworld, side) = (256, 20usize);
+    let ntree = side * side;
+    let mut rng = Rng(14);
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        let mut eq = 0;
+        for y in 0..side {
+            for x in 0..side {
+                let t = (y * side + x) as i32;
+                if x + 1 < side {
+                    b.row(RowType::Equality, eq, &[t, t + 1]);
+                    eq += 1;
+                }
+                if y + 1 < side {
+                    b.row(RowType::Equality, eq, &[t, t + side as i32]);
+                    eq += 1;
+                }
+            }
+        }
+        for k in 0..8 {
+            b.row(RowType::ContactPyramidal, k, &[rng.below(ntree) as i32]);
+        }
+        b.end_world();
+    }
+    let model = Model::from_dofnum(&vec![3; ntree]).expect("valid");
+    shape("q:cloth-99%", model, b.finish())
+}
+
+/// The quotient section's shapes: the four synthetic static shares, then the traces (taken
+/// from `all`, the plain bench's list).
+pub(super) fn shapes(all: Vec<(String, Make)>) -> Vec<(String, Make)> {
+    let synthetic: [Synthetic; 4] = [
+        ("q:contacts-0%", contacts_only),
+        ("q:humanoid-50%", humanoid_like),
+        ("q:mechanism-90%", mechanism),
+        ("q:cloth-99%", cloth_like),
+    ];
+    let mut out: Vec<(String, Make)> = synthetic
+        .into_iter()
+        .map(|(n, f)| (n.to_string(), Box::new(move || Ok(Some(f()))) as Make))
+        .collect();
+    out.extend(
+        all.into_iter()
+            .filter(|(n, _)| TRACES.contains(&n.as_str())),
+    );
+    out
+}
+
+/// One contender's figures.
+struct Timed {
+    name: String,
+    construct_ms: f64,
+    device_us: f64,
+    wall_us: f64,
+    ok: bool,
+}
+
+fn full_mode(
+    g: &Gpu,
+    mode: Mode,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+) -> archipelago::Result<Timed> {
+    let cap = Capacity::fit(input.model(), input.batch());
+    let opts = archipelago::gpu::solver::Options {
+        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
+        ..Default::default()
+    };
+    let start = Instant::now();
+    let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
+    let mut out = Islands::default();
+    solver.solve(input, &mut out)?;
+    let construct_ms = start.elapsed().as_secs_f64() * 1e3;
+    let ok = out.first_mismatch(reference).is_none();
+    let mut wall = Vec::with_capacity(WALL_REPS);
+    for _ in 0..WALL_REPS {
+        let t = Instant::now();
+        solver.solve(input, &mut out)?;
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    solver.upload(input)?;
+    let device = solver.time_replays(2, args.reps.max(1))?;
+    Ok(Timed {
+        name: mode.to_string(),
+        construct_ms,
+        device_us: median(device),
+        wall_us: median(wall),
+        ok,
+    })
+}
+
+/// The quotient's figures besides the common ones.
+struct QuotientFigures {
+    timed: Timed,
+    first_ms: f64,
+    host_us: f64,
+    rebuild_all_ms: f64,
+    rebuild_one_us: f64,
+    slots: usize,
+    counts: archipelago::gpu::quotient::StepCounts,
+    bytes: usize,
+}
+
+fn quotient(
+    g: &Gpu,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+) -> archipelago::Result<QuotientFigures> {
+    let cap = Capacity::fit(input.model(), input.batch());
+    let start = Instant::now();
+    let mut q = QuotientSolver::new(g, cap, input.model(), Policy::default())?;
+    let construct_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (none, mut out) = (Events::new(), Islands::default());
+    // The first step contracts every world.
+    let t = Instant::now();
+    q.upload(input, &none)?;
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    q.replay()?;
+    q.download(input, &mut out)?;
+    let mut ok = out.first_mismatch(reference).is_none();
+    let (mut wall, mut host) = (Vec::new(), Vec::new());
+    for _ in 0..WALL_REPS {
+        let t = Instant::now();
+        q.upload(input, &none)?;
+        host.push(t.elapsed().as_secs_f64() * 1e6);
+        q.replay()?;
+        q.download(input, &mut out)?;
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    ok &= out.first_mismatch(reference).is_none();
+    let counts = q.last_counts();
+    let host_us = median(host);
+    let mut rebuild = |events: &Events| -> archipelago::Result<f64> {
+        let t = Instant::now();
+        q.upload(input, events)?;
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        q.replay()?;
+        q.download(input, &mut out)?;
+        ok &= out.first_mismatch(reference).is_none();
+        Ok((us - host_us).max(0.0))
+    };
+    let mut all = Events::new();
+    all.capacity();
+    let rebuild_all_ms = rebuild(&all)? / 1e3;
+    let mut one = Events::new();
+    one.edit(Some(0), Edit::EqRetargeted { eq: 0 });
+    let rebuild_one_us = rebuild(&one)?;
+    q.upload(input, &none)?;
+    let device = q.time_replays(2, args.reps.max(1))?;
+    Ok(QuotientFigures {
+        timed: Timed {
+            name: "quotient".into(),
+            construct_ms,
+            device_us: median(device),
+            wall_us: median(wall),
+            ok,
+        },
+        first_ms,
+        host_us,
+        rebuild_all_ms,
+        rebuild_one_us,
+        slots: q.quotient().cache().live_slots(),
+        counts,
+        bytes: q.quotient_bytes(),
+    })
+}
+
+/// One summary line per shape, for the table at the end.
+pub(super) struct Summary {
+    shape: String,
+    static_rows: f64,
+    best: Option<(String, f64, f64)>,
+    quotient: Option<(f64, f64)>,
+}
+
+/// Measures `shape` and appends its section to `out`; returns whether every result was exact,
+/// and the summary line.
+pub(super) fn table(
+    g: &Gpu,
+    shape: &Shape,
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+    out: &mut String,
+) -> archipelago::Result<(bool, Summary)> {
+    let share = classify::share(input, &Policy::default().classifier());
+    let _ = writeln!(
+        out,
+        "static share (default policy): {:.1}% of rows, {:.1}% of support entries\n",
+        100.0 * share.row_fraction(),
+        100.0 * share.entry_fraction()
+    );
+    let modes: Vec<Mode> = if args.modes.is_empty() {
+        Mode::ALL
+            .into_iter()
+            .filter(|&m| m != Mode::Dense)
+            .collect()
+    } else {
+        Mode::ALL
+            .into_iter()
+            .filter(|m| args.modes.iter().any(|n| n == m.name()))
+            .collect()
+    };
+    out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU |\n|---|---|---|---|---|\n");
+    let mut all_ok = true;
+    let mut best: Option<(String, f64, f64)> = None;
+    let row = |out: &mut String, t: &Timed| {
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1} | {:.1} | {} |",
+            t.name,
+            t.construct_ms,
+            t.device_us,
+            t.wall_us,
+            if t.ok { "yes" } else { "NO" }
+        );
+    };
+    for mode in modes {
+        match full_mode(g, mode, input, reference, args) {
+            Ok(t) => {
+                all_ok &= t.ok;
+                if t.ok && best.as_ref().is_none_or(|b| t.device_us < b.1) {
+                    best = Some((t.name.clone(), t.device_us, t.wall_us));
+                }
+                row(out, &t);
+            }
+            Err(e) => {
+                let refused = matches!(e, archipelago::Error::Refused { .. });
+                all_ok &= refused;
+                let _ = writeln!(out, "| {mode} | — | {e} | — | — |");
+            }
+        }
+    }
+    let mut summary = Summary {
+        shape: shape.name.clone(),
+        static_rows: share.row_fraction(),
+        best: best.clone(),
+        quotient: None,
+    };
+    match quotient(g, input, reference, args) {
+        Ok(f) => {
+            all_ok &= f.timed.ok;
+            row(out, &f.timed);
+            summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
+            let _ = writeln!(
+                out,
+                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
+                f.slots,
+                input.batch().nworld(),
+                f.bytes as f64 / (1 << 20) as f64,
+                f.counts.replayed,
+                f.counts.masked,
+                f.counts.direct,
+                f.host_us,
+                f.first_ms,
+                f.rebuild_all_ms,
+                f.rebuild_one_us
+            );
+            if let Some((mode, d, w)) = &best {
+                let _ = writeln!(
+                    out,
+                    "\nvs best full rebuild ({mode}): device {:.2}x, wall {:.2}x; auto picks {}",
+                    d / f.timed.device_us,
+                    w / f.timed.wall_us,
+                    if f.timed.wall_us < *w {
+                        "quotient"
+                    } else {
+                        mode.as_str()
+                    }
+                );
+            }
+        }
+        Err(e) => {
+            all_ok = false;
+            let _ = writeln!(out, "| quotient | — | {e} | — | — |");
+        }
+    }
+    Ok((all_ok, summary))
+}
+
+/// The summary table over every shape.
+pub(super) fn summary(rows: &[Summary]) -> String {
+    let mut out = String::from(
+        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in rows {
+        let best = s
+            .best
+            .as_ref()
+            .map_or("—".into(), |(m, d, _)| format!("{m} {d:.1}"));
+        let (q, speed, bw, qw, wspeed, auto) = match (&s.best, s.quotient) {
+            (Some((m, d, w)), Some((qd, qw))) => (
+                format!("{qd:.1}"),
+                format!("{:.2}x", d / qd),
+                format!("{w:.1}"),
+                format!("{qw:.1}"),
+                format!("{:.2}x", w / qw),
+                if qw < *w {
+                    "quotient".into()
+                } else {
+                    m.clone()
+                },
+            ),
+            (_, Some((qd, qw))) => (
+                format!("{qd:.1}"),
+                "—".into(),
+                "—".into(),
+                format!("{qw:.1}"),
+                "—".into(),
+                "quotient".into(),
+            ),
+            _ => (
+                "failed".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+                "—".into(),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} |",
+            s.shape,
+            100.0 * s.static_rows
+        );
+    }
+    out
+}
