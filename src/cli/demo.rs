@@ -85,6 +85,7 @@ pub fn runners() -> Vec<Runner> {
                     .into_iter()
                     .map(|mode| gpu_runner(&device, mode)),
             );
+            list.push(gpu_quotient_runner(&device));
         }
         Err(e) => eprintln!("GPU modes skipped: {e}"),
     }
@@ -111,6 +112,35 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
             }
             match built.as_mut() {
                 Some((_, _, solver)) => solver.solve(input, out),
+                None => unreachable!("a solver was just built"),
+            }
+        }),
+    }
+}
+
+/// The device quotient as a runner (no events reported: the device guard keeps it exact),
+/// rebuilt like [`gpu_runner`]'s solver when a batch no longer fits.
+fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>) -> Runner {
+    use archipelago::gpu::quotient::QuotientSolver;
+    let device = device.clone();
+    let mut built: Option<(Model, Capacity, QuotientSolver)> = None;
+    let events = invalidation::Events::new();
+    Runner {
+        name: "gpu-quotient".into(),
+        solve: Box::new(move |input, out| {
+            let (model, batch) = (input.model(), input.batch());
+            let reusable = built
+                .as_ref()
+                .is_some_and(|(m, cap, _)| m == model && cap.check(model, batch).is_ok());
+            if !reusable {
+                built = None;
+                let cap = Capacity::fit(model, batch);
+                let policy = archipelago::quotient::Policy::default();
+                let solver = QuotientSolver::new(&device, cap, model, policy)?;
+                built = Some((model.clone(), cap, solver));
+            }
+            match built.as_mut() {
+                Some((_, _, solver)) => solver.step(input, &events, out),
                 None => unreachable!("a solver was just built"),
             }
         }),
