@@ -267,7 +267,7 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     let Some(gpu) = open() else { return };
     let events = Events::new();
     let mut out = Islands::default();
-    for case in synth::corpus(11).take(150) {
+    for case in synth::corpus(11).take(100) {
         let cap = Capacity::fit(&case.model, &case.batch);
         let flipped = reversed(&case.batch);
         for policy in [Policy::default(), Policy::all_dynamic()] {
