@@ -1,7 +1,7 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
 // the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
-// uses only these of common.cu: Args, world_nrow, world_nhyper, hyper_index, world_scratch,
-// activate, unite, union_support, jump_all, world_maps.
+// uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
+// world_scratch, activate, unite, union_support, jump_all, world_maps.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -68,14 +68,28 @@ __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
 
 // Step 1: 1 when world w's static hyperedges are not exactly the slot's stream.
 __device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                          int* s_start, int* start_out, int* k_out) {
+                          int* s_span, int* start_out, int* k_out) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
     const int k = (int)q.nstatic_rows[slot];
+    // The first and last static rows: per thread, per warp (shuffles), then one shared atomic
+    // per warp (s_span = {first, last}, set to {nr, -1} by the caller).
+    int lo = nr, hi = -1;
     for (int r = tid; r < nr; r += bd)
-        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) atomicMin(s_start, r);
+        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) {
+            lo = min(lo, r);
+            hi = max(hi, r);
+        }
+    for (int o = 16; o > 0; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(FULL_MASK, lo, o));
+        hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
+    }
+    if ((tid & 31) == 0 && hi >= 0) {
+        atomicMin(&s_span[0], lo);
+        atomicMax(&s_span[1], hi);
+    }
     __syncthreads();
-    const int start = k == 0 ? 0 : *s_start;
+    const int start = k == 0 ? 0 : s_span[0];
     *start_out = start;
     *k_out = k;
     if (nr - start < k) return 1;  // uniform: every thread sees the same values
@@ -96,9 +110,8 @@ __device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, i
     const unsigned m = nent < have ? nent : have;
     for (unsigned j = tid; j < m; j += bd)
         if (a.support[base + j] != q.stream_support[se + j]) bad = 1;
-    // Rows after the block are dynamic.
-    for (int r = start + k + tid; r < nr; r += bd)
-        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) bad = 1;
+    // Rows after the block are dynamic (rows before it are, by the choice of start).
+    if (s_span[1] >= start + k) bad = 1;
     // Rowless couplings, when static.
     if (q.flex_static) {
         const int ne = nh - nr;
@@ -256,7 +269,7 @@ __device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slo
 
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
     extern __shared__ int smem[];
-    __shared__ int s_start;
+    __shared__ int s_span[2];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
     int *lab, *cnt;
@@ -264,12 +277,15 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     const unsigned slot = q.world_slot[w];
-    if (tid == 0) s_start = nr;
+    if (tid == 0) {
+        s_span[0] = nr;
+        s_span[1] = -1;
+    }
     __syncthreads();
     int flag = 1;
     if (slot != 0xffffffffu) {
         int start = 0, k = 0;
-        if (!q_mismatch(a, q, w, slot, nr, nh, &s_start, &start, &k)) {
+        if (!q_mismatch(a, q, w, slot, nr, nh, s_span, &start, &k)) {
             q_solve_replayed(a, q, w, slot, nr, nh, start, k, lab);
             flag = 0;
         } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
