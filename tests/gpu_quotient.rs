@@ -240,7 +240,10 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
             last = want;
         }
         let c = solver.quotient().counters();
-        assert!(c.contracted > 1, "{policy:?} {c:?}");
+        // With nothing static every world shares the one trivial quotient: nothing to rebuild.
+        if policy != Policy::all_dynamic() {
+            assert!(c.contracted > 1, "{policy:?} {c:?}");
+        }
         assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
     }
     println!("{world_steps} world-steps on the device");
