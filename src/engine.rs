@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu, quotient::QuotientSolver};
 use crate::islands::Islands;
 use crate::model::Model;
+use crate::order::{Canonicalizer, RowKeys};
 use crate::quotient::{Policy, Quotient};
 use crate::rows::{Batch, Capacity, Input};
 
@@ -92,6 +93,10 @@ pub struct Options {
     pub mode: Mode,
     /// Which rows the quotient treats as static.
     pub policy: Policy,
+    /// Put each world's rows in canonical order before discovery (DESIGN.md §6), so that every
+    /// output is bitwise identical across runs and input row orders. Steps then need the rows'
+    /// keys: [`Engine::step_keyed`].
+    pub deterministic: bool,
 }
 
 /// Steps each contender runs in an `auto` trial, and steps between trials.
@@ -162,6 +167,8 @@ pub struct Engine {
     auto: Auto,
     last_mode: Mode,
     device: Option<Device>,
+    /// Deterministic mode's host-side sort (scratch sized once from the capacity).
+    canon: Option<Canonicalizer>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -219,7 +226,11 @@ impl Engine {
             auto: Auto::default(),
             last_mode: Mode::Quotient,
             device: None,
+            canon: None,
         };
+        if engine.options.deterministic {
+            engine.canon = Some(Canonicalizer::new(&sized));
+        }
         engine.reserve_outputs();
         Ok(engine)
     }
@@ -299,12 +310,69 @@ impl Engine {
         }
     }
 
-    /// Validates `batch` (structure and capacity), then finds every island output.
+    /// Validates `batch` (structure and capacity), then finds every island output. A
+    /// deterministic engine refuses: it needs the rows' keys ([`step_keyed`](Engine::step_keyed)).
     pub fn step(&mut self, batch: &Batch, events: &Events) -> Result<&Islands> {
+        if self.options.deterministic {
+            return Err(Error::Refused {
+                mode: "deterministic",
+                reason: "a deterministic engine needs each row's key: call step_keyed".into(),
+            });
+        }
         // A second handle on the model (no copy), so the input can borrow it while `self` steps.
         let model = Arc::clone(&self.model);
         let input = Input::with_capacity(&model, batch, &self.capacity)?;
         self.step_input(&input, events)
+    }
+
+    /// [`step`](Engine::step) with each row's canonical-order key (contact geoms and collision
+    /// id; see [`RowKeys`]). With `deterministic` on, the rows are first put in canonical order
+    /// and every output — row-level maps included — refers to that order; [`order`](Engine::order)
+    /// gives the input row of each canonical row. With it off, `keys` is ignored.
+    ///
+    /// ```
+    /// use archipelago::engine::{Engine, Mode, Options};
+    /// use archipelago::order::RowKeys;
+    /// use archipelago::{Batch, Capacity, Model, RowType};
+    /// let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    /// let capacity = Capacity { nworld: 1, ntree: 3, nv: 3, njmax: 4, nsupport: 8, nedge: 0 };
+    /// let options = Options { mode: Mode::Dsu, deterministic: true, ..Options::default() };
+    /// let mut engine = Engine::new(&model, capacity, options).unwrap();
+    /// let (mut b, mut keys) = (Batch::builder(), RowKeys::default());
+    /// b.row(RowType::ContactPyramidal, 0, &[1, 2]); keys.push_contact([7, 8], 0);
+    /// b.row(RowType::ContactPyramidal, 1, &[0]);    keys.push_contact([3, 8], 0);
+    /// b.end_world();
+    /// let islands = engine.step_keyed(&b.finish(), &keys, &Default::default()).unwrap();
+    /// assert_eq!(islands.world(0).efc_island, &[0, 1]); // canonical order: geom pair (3, 8) first
+    /// assert_eq!(engine.order(), &[1, 0]);
+    /// ```
+    pub fn step_keyed(
+        &mut self,
+        batch: &Batch,
+        keys: &RowKeys,
+        events: &Events,
+    ) -> Result<&Islands> {
+        let model = Arc::clone(&self.model);
+        let input = Input::with_capacity(&model, batch, &self.capacity)?;
+        let Some(mut canon) = self.canon.take() else {
+            return self.step_input(&input, events);
+        };
+        // The sorter lends the canonical batch while the engine steps, then goes back in place.
+        let result = match canon.canonicalize(&input, keys) {
+            Ok((sorted, _)) => Input::new(&model, sorted).and_then(|sorted| {
+                self.step_input(&sorted, events)?;
+                Ok(())
+            }),
+            Err(e) => Err(e),
+        };
+        self.canon = Some(canon);
+        result.map(|()| &self.out)
+    }
+
+    /// Deterministic mode: for each canonical row of the last [`step_keyed`](Engine::step_keyed),
+    /// the input row it came from (`canonical[k] = input[order[k]]`); empty otherwise.
+    pub fn order(&self) -> &[u32] {
+        self.canon.as_ref().map_or(&[], |c| c.order())
     }
 
     /// [`step`](Engine::step) for an input already validated against this engine's model.

@@ -65,6 +65,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
             Options {
                 mode: Mode::Quotient,
                 policy,
+                ..Options::default()
             },
         )
         .unwrap()

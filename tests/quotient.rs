@@ -96,6 +96,7 @@ fn engine(nworld: usize, policy: Policy) -> Engine {
     let options = Options {
         mode: Mode::Quotient,
         policy,
+        ..Options::default()
     };
     Engine::new(&model(), capacity(nworld), options).unwrap()
 }
@@ -567,6 +568,7 @@ fn every_trace_replays_in_quotient_mode_without_mismatch() {
             let options = Options {
                 mode: Mode::Quotient,
                 policy,
+                ..Options::default()
             };
             Engine::new(model, cap, options).unwrap()
         });
