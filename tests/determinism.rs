@@ -557,28 +557,27 @@ fn committed_traces_are_identical_across_permuted_inputs() {
     assert!(permuted_contacts > 1000, "{permuted_contacts} contact rows");
 }
 
-/// The `Engine`'s `deterministic` option, in every CPU engine mode: outputs bitwise identical
-/// across permuted inputs, equal to the oracle on the canonical batch, the order returned maps
-/// canonical rows back to input rows, and a plain `step` is refused.
-#[test]
-fn the_deterministic_engine_is_identical_across_permuted_inputs_in_every_mode() {
-    use archipelago::engine::{Engine, Mode, Options};
+/// The `Engine`'s `deterministic` option, in every engine mode built by `make`: outputs bitwise
+/// identical across permuted inputs, equal to the oracle on the canonical batch, the order
+/// returned maps canonical rows back to input rows, and a plain `step` is refused.
+fn check_deterministic_engine(
+    make: &dyn Fn(&Model, Capacity, archipelago::engine::Options) -> archipelago::engine::Engine,
+) {
+    use archipelago::engine::{Mode, Options};
     use invalidation::Events;
     let mut rng = Rng(23);
     let events = Events::new();
     for seed in 0..12 {
         let case = generate(&mut Rng(1000 + seed));
         let (batch, keys, tags) = build(&case, None);
-        let mut cap = Capacity::fit(&case.model, &batch);
-        cap.njmax += 8; // room for every permutation (the same rows, so the same counts)
-        cap.nsupport += 32;
+        let cap = Capacity::fit(&case.model, &batch);
         for mode in Mode::ALL {
             let options = Options {
                 mode,
                 deterministic: true,
                 ..Options::default()
             };
-            let mut engine = Engine::new(&case.model, cap, options).unwrap();
+            let mut engine = make(&case.model, cap, options);
             assert!(
                 engine.step(&batch, &events).is_err(),
                 "{mode:?}: a plain step needs keys"
@@ -602,4 +601,25 @@ fn the_deterministic_engine_is_identical_across_permuted_inputs_in_every_mode() 
             }
         }
     }
+}
+
+#[test]
+fn the_deterministic_engine_is_identical_across_permuted_inputs_in_every_mode() {
+    check_deterministic_engine(&|model, cap, options| {
+        archipelago::engine::Engine::new(model, cap, options).unwrap()
+    });
+}
+
+#[test]
+fn the_deterministic_gpu_engine_is_identical_across_permuted_inputs_in_every_mode() {
+    let gpu = match archipelago::gpu::Gpu::open() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    check_deterministic_engine(&|model, cap, options| {
+        archipelago::engine::Engine::with_gpu(&gpu, model, cap, options).unwrap()
+    });
 }
