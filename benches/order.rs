@@ -8,22 +8,8 @@
 use std::time::Instant;
 
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 struct Shape {
     name: &'static str,
@@ -151,7 +137,7 @@ fn main() {
     );
     table.push_str("|---|---|---|---|---|---|---|\n");
     for shape in &SHAPES {
-        let mut rng = Rng(42);
+        let mut rng = Rng::new(42);
         let (model, batch, keys) = make(shape, &mut rng);
         let input = Input::new(&model, &batch).unwrap();
         let cap = Capacity::fit(&model, &batch);

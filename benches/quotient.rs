@@ -10,24 +10,12 @@ use std::time::Duration;
 use archipelago::cpu::{CpuMode, dsu::Dsu};
 use archipelago::quotient::step::{self, StepScratch};
 use archipelago::quotient::{EqPolicy, Policy, Quotient, Quotients, classify};
+use archipelago::synth::Rng;
 use archipelago::{Batch, BatchBuilder, Capacity, Input, Islands, Model, RowType};
 use criterion::{Criterion, criterion_group, criterion_main};
 use invalidation::Events;
 
 const NWORLD: usize = 64;
-
-/// splitmix64, for reproducible contacts.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> i32 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % n as u64) as i32
-    }
-}
 
 /// A scene: `ntree` one-dof trees, static rows written by `statics`, `ncontact` random
 /// two-tree contacts (2 rows each) per world.
@@ -112,12 +100,12 @@ fn model(shape: &Shape) -> Model {
 
 /// One batch; worlds for which `toggled(w)` holds have equality 0 switched off.
 fn batch(shape: &Shape, seed: u64, toggled: impl Fn(usize) -> bool) -> Batch {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for w in 0..NWORLD {
         (shape.statics)(&mut b, shape.ntree, toggled(w));
         for c in 0..shape.ncontact as i32 {
-            let (a, z) = (rng.below(shape.ntree), rng.below(shape.ntree));
+            let (a, z) = (rng.below(shape.ntree) as i32, rng.below(shape.ntree) as i32);
             b.row(RowType::ContactPyramidal, c, &[a, z]);
             b.row(RowType::ContactPyramidal, c, &[a, z]);
         }

@@ -67,6 +67,28 @@ impl Rng {
             items.swap(i, self.below(i + 1));
         }
     }
+
+    /// `k` distinct values of `0..n` in random order (all `n` of them when `k > n`).
+    ///
+    /// ```
+    /// use archipelago::synth::Rng;
+    /// let mut picked = Rng::new(3).distinct(10, 4);
+    /// assert_eq!(picked.len(), 4);
+    /// picked.sort();
+    /// picked.dedup();
+    /// assert!(picked.len() == 4 && picked.iter().all(|&v| v < 10));
+    /// ```
+    pub fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let k = k.min(n);
+        let mut all: Vec<usize> = (0..n).collect();
+        // A partial Fisher–Yates: only the first `k` places are drawn.
+        for i in 0..k {
+            let j = i + self.below(n - i);
+            all.swap(i, j);
+        }
+        all.truncate(k);
+        all
+    }
 }
 
 /// The structure of a world's hyperedges.

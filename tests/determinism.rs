@@ -4,40 +4,8 @@
 //! arrival order).
 
 use archipelago::order::{Canonicalizer, RowKeys, gather};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu, oracle};
-
-/// splitmix64: a small deterministic generator, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
-        }
-    }
-    /// Fewer than `kmax` distinct values of `0..n` in random order.
-    fn some(&mut self, n: usize, kmax: usize) -> Vec<usize> {
-        let k = self.below(kmax);
-        self.distinct(n, k)
-    }
-    /// `k` distinct values of `0..n` in random order.
-    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
-        let mut all: Vec<usize> = (0..n).collect();
-        self.shuffle(&mut all);
-        all.truncate(k.min(n));
-        all
-    }
-}
 
 /// One constraint: several rows with one type, id and support (MuJoCo emits a constraint's rows
 /// consecutively), and for contacts the geom pair and collision id.
@@ -61,6 +29,12 @@ struct World {
 struct Case {
     model: Model,
     worlds: Vec<World>,
+}
+
+/// Fewer than `kmax` distinct values of `0..n` in random order.
+fn some(rng: &mut Rng, n: usize, kmax: usize) -> Vec<usize> {
+    let k = rng.below(kmax);
+    rng.distinct(n, k)
 }
 
 fn trees(rng: &mut Rng, ntree: usize, max: usize) -> Vec<i32> {
@@ -107,20 +81,20 @@ fn generate(rng: &mut Rng) -> Case {
             });
             continue;
         }
-        for id in rng.some(6, 4) {
+        for id in some(rng, 6, 4) {
             let nrow = [1, 3, 6][rng.below(3)];
             let s = trees(rng, ntree, 2);
             push(&mut cs, RowType::Equality, id as i32, nrow, s, [-1; 2], -1);
         }
-        for dof in rng.some(model.nv(), 4) {
+        for dof in some(rng, model.nv(), 4) {
             let s = vec![model.dof_treeid()[dof]];
             push(&mut cs, RowType::FrictionDof, dof as i32, 1, s, [-1; 2], -1);
         }
-        for jnt in rng.some(ntree, 3) {
+        for jnt in some(rng, ntree, 3) {
             let s = vec![jnt as i32];
             push(&mut cs, RowType::LimitJoint, jnt as i32, 1, s, [-1; 2], -1);
         }
-        for ten in rng.some(4, 3) {
+        for ten in some(rng, 4, 3) {
             let s = trees(rng, ntree, 3);
             push(&mut cs, RowType::LimitTendon, ten as i32, 1, s, [-1; 2], -1);
         }
@@ -292,10 +266,10 @@ impl Runner {
 
 #[test]
 fn every_output_is_identical_across_permuted_inputs() {
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let mut differed = 0;
     for seed in 0..40 {
-        let case = generate(&mut Rng(seed));
+        let case = generate(&mut Rng::new(seed));
         let mut runner = Runner::new(&case);
         let (batch, keys, tags) = build(&case, None);
         let want = runner.run(&case.model, &batch, &keys, &tags);
@@ -324,8 +298,8 @@ fn every_output_is_identical_across_permuted_inputs() {
 #[test]
 fn every_output_is_identical_across_100_runs() {
     for seed in 100..106 {
-        let case = generate(&mut Rng(seed));
-        let (batch, keys, tags) = build(&case, Some(&mut Rng(seed)));
+        let case = generate(&mut Rng::new(seed));
+        let (batch, keys, tags) = build(&case, Some(&mut Rng::new(seed)));
         let mut reused = Runner::new(&case);
         let want = reused.run(&case.model, &batch, &keys, &tags);
         for i in 0..100 {
@@ -341,8 +315,8 @@ fn every_output_is_identical_across_100_runs() {
 
 #[test]
 fn canonical_world_reads_in_mujoco_block_order() {
-    let case = generate(&mut Rng(5));
-    let (batch, keys, _) = build(&case, Some(&mut Rng(9)));
+    let case = generate(&mut Rng::new(5));
+    let (batch, keys, _) = build(&case, Some(&mut Rng::new(9)));
     let mut canon = Canonicalizer::new(&Capacity::fit(&case.model, &batch));
     let input = Input::new(&case.model, &batch).unwrap();
     let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
@@ -420,7 +394,7 @@ fn rebuild(
 
 #[test]
 fn generated_corpus_is_identical_across_permuted_inputs() {
-    let mut rng = Rng(77);
+    let mut rng = Rng::new(77);
     for case in archipelago::synth::corpus(3).take(150) {
         let groups = constraints_of(&case.batch);
         let (batch, keys, tags) = rebuild(&case.batch, &groups, None);
@@ -526,7 +500,7 @@ fn committed_traces_are_identical_across_permuted_inputs() {
         .collect();
     paths.sort();
     assert!(paths.len() >= 30, "found {} traces", paths.len());
-    let mut rng = Rng(2026);
+    let mut rng = Rng::new(2026);
     let mut permuted_contacts = 0;
     for path in &paths {
         let tr = archipelago::trace::Trace::open(path).unwrap();
@@ -565,10 +539,10 @@ fn check_deterministic_engine(
 ) {
     use archipelago::engine::{Mode, Options};
     use invalidation::Events;
-    let mut rng = Rng(23);
+    let mut rng = Rng::new(23);
     let events = Events::new();
     for seed in 0..12 {
-        let case = generate(&mut Rng(1000 + seed));
+        let case = generate(&mut Rng::new(1000 + seed));
         let (batch, keys, tags) = build(&case, None);
         let cap = Capacity::fit(&case.model, &batch);
         for mode in Mode::ALL {

@@ -5,6 +5,7 @@
 //! `skipped: no CUDA device` and passes.
 
 use archipelago::gpu::{self, Gpu, Mode, Solver};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
 
 fn open() -> Option<Gpu> {
@@ -15,25 +16,6 @@ fn open() -> Option<Gpu> {
             None
         }
         Err(e) => panic!("opening the device failed with {e}"),
-    }
-}
-
-/// splitmix64, enough for reproducible cases.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
     }
 }
 
@@ -66,9 +48,7 @@ fn world(
     if ntree > 0 {
         let perm: Vec<i32> = {
             let mut p: Vec<i32> = (0..ntree as i32).collect();
-            for i in (1..p.len()).rev() {
-                p.swap(i, rng.below(i + 1));
-            }
+            rng.shuffle(&mut p);
             p
         };
         for k in 0..rows {
@@ -119,7 +99,7 @@ fn world(
 }
 
 fn case(seed: u64, nworld: usize, ntree: usize, rows: usize, shape: Shape, rowless: usize) -> Case {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let dofnum: Vec<i32> = (0..ntree).map(|_| 1 + rng.below(6) as i32).collect();
     let model = Model::from_dofnum(&dofnum).unwrap();
     let mut b = Batch::builder();
@@ -157,7 +137,7 @@ fn corpus() -> Vec<Case> {
         case(14, 9, 1200, 1500, Shape::Mixed, 5),
     ];
     for seed in 100..130u64 {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let ntree = r.below(200);
         let shape = [
             Shape::Random,
@@ -305,7 +285,7 @@ fn every_mode_equals_the_oracle_on_the_generated_corpus() {
 fn one_solver_serves_many_batches_within_its_capacity() {
     let Some(gpu) = open() else { return };
     let a = case(40, 6, 120, 200, Shape::Mixed, 2);
-    let mut rng = Rng(41);
+    let mut rng = Rng::new(41);
     let mut b = Batch::builder();
     for _ in 0..3 {
         world(&mut rng, &mut b, 120, 150, Shape::Chain, 1);

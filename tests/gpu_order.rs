@@ -10,6 +10,7 @@ use archipelago::gpu::order::{Plan, SMALL_MAX};
 use archipelago::gpu::solver::Options;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
 
 fn open() -> Option<Gpu> {
@@ -20,27 +21,6 @@ fn open() -> Option<Gpu> {
             None
         }
         Err(e) => panic!("opening the device failed with {e}"),
-    }
-}
-
-/// splitmix64: reproducible cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, self.below(i + 1));
-        }
     }
 }
 
@@ -117,7 +97,7 @@ fn generate(rng: &mut Rng, rows: &[usize], ntree: usize, bits: (u32, u32, u32)) 
                 let kind = RowType::ALL[rng.below(5)];
                 // Distinct constraints of one type get distinct ids.
                 let Some(id) = (0..64)
-                    .map(|_| (rng.next() & max(id_bits) as u64) as i32)
+                    .map(|_| (rng.next_u64() & max(id_bits) as u64) as i32)
                     .find(|&id| used.insert(([kind as i32, -2], id)))
                 else {
                     continue;
@@ -133,7 +113,7 @@ fn generate(rng: &mut Rng, rows: &[usize], ntree: usize, bits: (u32, u32, u32)) 
                 });
                 k += nrow;
             } else {
-                let g = |rng: &mut Rng| (rng.next() & max(geom_bits) as u64) as i32;
+                let g = |rng: &mut Rng| (rng.next_u64() & max(geom_bits) as u64) as i32;
                 let Some((geom, colid)) = (0..64)
                     .map(|_| {
                         let first = if rng.below(3) == 0 {
@@ -143,7 +123,7 @@ fn generate(rng: &mut Rng, rows: &[usize], ntree: usize, bits: (u32, u32, u32)) 
                         };
                         (
                             [first, g(rng)],
-                            (rng.next() & max(colid_bits) as u64) as i32,
+                            (rng.next_u64() & max(colid_bits) as u64) as i32,
                         )
                     })
                     .find(|&key| used.insert(key))
@@ -246,7 +226,7 @@ fn check(gpu: &Gpu, case: &Case, permutations: usize, seed: u64, what: &str) -> 
             solver.download(&input, &mut again).unwrap();
             assert!(again == first, "{what}: {mode}: replay {run} differs");
         }
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         for p in 0..permutations {
             let (batch, keys) = build(case, Some(&mut rng));
             let input = Input::new(&case.model, &batch).unwrap();
@@ -265,7 +245,7 @@ fn check(gpu: &Gpu, case: &Case, permutations: usize, seed: u64, what: &str) -> 
 #[test]
 fn packed_32_bit_tiles_are_deterministic() {
     let Some(gpu) = open() else { return };
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     let case = generate(&mut rng, &[120, 0, 77, 130, 1, 64, 33, 100], 24, (5, 2, 4));
     let plan = check(&gpu, &case, 4, 10, "32-bit tiles");
     assert_eq!(plan, Some(Plan::Small { wide: false }));
@@ -274,7 +254,7 @@ fn packed_32_bit_tiles_are_deterministic() {
 #[test]
 fn packed_64_bit_tiles_are_deterministic() {
     let Some(gpu) = open() else { return };
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     let case = generate(&mut rng, &[300, 2000, 0, 1090, 4096], 200, (13, 6, 9));
     let plan = check(&gpu, &case, 3, 20, "64-bit tiles");
     assert_eq!(plan, Some(Plan::Small { wide: true }));
@@ -292,7 +272,12 @@ const BOUNDARY: [((u32, u32, u32), u32, Plan); 7] = [
 ];
 
 fn boundary_case(i: usize) -> Case {
-    generate(&mut Rng(100 + i as u64), &[100, 90, 100], 16, BOUNDARY[i].0)
+    generate(
+        &mut Rng::new(100 + i as u64),
+        &[100, 90, 100],
+        16,
+        BOUNDARY[i].0,
+    )
 }
 
 #[test]
@@ -326,7 +311,7 @@ fn both_sides_of_each_packing_boundary() {
 #[test]
 fn worlds_beyond_the_tile_use_the_radix_sort() {
     let Some(gpu) = open() else { return };
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let case = generate(&mut rng, &[SMALL_MAX + 900, 10, 0, 3000], 300, (10, 3, 8));
     let plan = check(&gpu, &case, 2, 40, "large worlds");
     assert_eq!(plan, Some(Plan::Radix { wide: false }));
@@ -335,7 +320,7 @@ fn worlds_beyond_the_tile_use_the_radix_sort() {
 #[test]
 fn fixed_bounds_flag_rows_outside_them() {
     let Some(gpu) = open() else { return };
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     let case = generate(&mut rng, &[50, 60], 8, (6, 2, 3));
     let (batch, keys) = build(&case, None);
     let input = Input::new(&case.model, &batch).unwrap();
@@ -369,7 +354,7 @@ fn fixed_bounds_flag_rows_outside_them() {
 #[test]
 fn deterministic_solvers_need_keys_and_plain_ones_have_no_order() {
     let Some(gpu) = open() else { return };
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let case = generate(&mut rng, &[20], 4, (3, 1, 2));
     let (batch, _) = build(&case, None);
     let input = Input::new(&case.model, &batch).unwrap();

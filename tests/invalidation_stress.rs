@@ -127,7 +127,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
             // A model-wide edit: a flex's vertex set changes in every world.
             let f = rng.below(scene.flexes.len());
             let k = 2 + rng.below(6);
-            scene.flexes[f] = rng.trees(ntree, k);
+            scene.flexes[f] = scenes::trees(&mut rng, ntree, k);
             for world in &mut worlds {
                 world.flex_support[f] = scene.flexes[f].clone();
             }

@@ -6,23 +6,8 @@ use archipelago::order::sort::sort_pairs;
 use archipelago::order::{
     Bounds, Canonicalizer, KeyBounds, KeyLayout, KeyWidth, RadixSorter, RowKeys, gather,
 };
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Model, RowType};
-
-/// splitmix64: a small deterministic generator, so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn mask(bits: u32) -> u64 {
     if bits >= 64 {
@@ -34,10 +19,8 @@ fn mask(bits: u32) -> u64 {
 
 /// Keys of `bits` bits, drawn from few distinct values so ties (stability) are exercised.
 fn random_keys(rng: &mut Rng, n: usize, bits: u32, distinct: usize) -> Vec<u64> {
-    let pool: Vec<u64> = (0..distinct).map(|_| rng.next() & mask(bits)).collect();
-    (0..n)
-        .map(|_| pool[rng.below(pool.len() as u64) as usize])
-        .collect()
+    let pool: Vec<u64> = (0..distinct).map(|_| rng.next_u64() & mask(bits)).collect();
+    (0..n).map(|_| pool[rng.below(pool.len())]).collect()
 }
 
 fn std_order(keys: &[u64]) -> Vec<u32> {
@@ -48,7 +31,7 @@ fn std_order(keys: &[u64]) -> Vec<u32> {
 
 #[test]
 fn radix_matches_std_stable_sort_for_every_width() {
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     let mut sorter = RadixSorter::new(4);
     for bits in [1, 7, 8, 9, 16, 24, 31, 32, 33, 40, 63, 64] {
         for n in [0, 1, 2, 17, 300, 5000] {
@@ -146,16 +129,16 @@ fn wide_world(
             0 => 0,
             1 => mask(bits) as i32,
             _ if rng.below(2) == 0 => rng.below(3) as i32,
-            _ => (rng.next() & mask(bits)) as i32,
+            _ => (rng.next_u64() & mask(bits)) as i32,
         }
     };
     for r in 0..nrow {
         if r % 3 == 2 {
-            let kind = RowType::ALL[rng.below(5) as usize];
+            let kind = RowType::ALL[rng.below(5)];
             b.row(kind, pick(rng, id_bits, r / 3), &[0]);
             keys.push_other();
         } else {
-            let kind = RowType::ALL[5 + rng.below(3) as usize];
+            let kind = RowType::ALL[5 + rng.below(3)];
             b.row(kind, r as i32, &[1]);
             let g = [pick(rng, geom_bits, r), pick(rng, geom_bits, r + 1)];
             keys.push_contact(g, pick(rng, colid_bits, r));
@@ -192,7 +175,7 @@ fn tuple_order(batch: &Batch, keys: &RowKeys) -> Vec<u32> {
 #[test]
 fn canonical_order_matches_tuple_sort_across_the_overflow_boundaries() {
     let model = Model::from_dofnum(&[1, 1]).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let cases = [
         (12, 5, 4, 32, KeyWidth::Narrow),
         (12, 6, 4, 33, KeyWidth::Wide),
@@ -380,7 +363,7 @@ fn canonicalizer_refuses_bad_inputs_without_panicking() {
 #[test]
 fn canonicalizer_allocates_nothing_once_sized() {
     let model = Model::from_dofnum(&[1, 1, 1, 1]).unwrap();
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let make = |rng: &mut Rng| {
         let mut b = Batch::builder();
         let mut keys = RowKeys::default();

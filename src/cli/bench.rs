@@ -10,6 +10,7 @@ use std::time::Instant;
 use archipelago::gpu::solver::Options;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 
 /// Arguments of `archipelago bench`.
@@ -62,21 +63,6 @@ impl Default for BenchArgs {
 
 /// Bandwidth used for the floor: the device-to-device copy rate measured on the H200.
 const FLOOR_BYTES_PER_S: f64 = 4.3e12;
-
-/// splitmix64: reproducible shapes.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// One benchmark shape.
 struct Shape {
@@ -157,7 +143,7 @@ fn contacts(
 }
 
 fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, seed: u64) -> Shape {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         contacts(&mut rng, &mut b, ntree, rows, 8, 4);
@@ -174,11 +160,9 @@ fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, se
 /// One world whose trees form a single path, in a random order (the worst case for
 /// propagation: diameter ntree - 1).
 fn chain_shape(name: &'static str, ntree: usize, seed: u64) -> Shape {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut perm: Vec<i32> = (0..ntree as i32).collect();
-    for i in (1..ntree).rev() {
-        perm.swap(i, rng.below(i + 1));
-    }
+    rng.shuffle(&mut perm);
     let mut b = Batch::builder();
     for i in 0..ntree.saturating_sub(1) {
         b.row(RowType::Equality, i as i32, &[perm[i], perm[i + 1]]);
@@ -202,7 +186,7 @@ fn particle_shape(
     rows: usize,
     seed: u64,
 ) -> Shape {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let side = (ntree as f64).cbrt().ceil() as usize;
     let mut b = Batch::builder();
     for _ in 0..nworld {

@@ -7,44 +7,11 @@
 use archipelago::{Batch, BatchBuilder, Model, RowType};
 use invalidation::{Edit, Events};
 
-/// A small deterministic generator (splitmix64).
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub use archipelago::synth::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x243f_6a88_85a3_08d3)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n ≥ 1).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// True with probability `p`.
-    pub fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 > 1.0 - p
-    }
-
-    /// `k` distinct trees out of `0..n`.
-    pub fn trees(&mut self, n: usize, k: usize) -> Vec<i32> {
-        let mut out: Vec<i32> = Vec::with_capacity(k);
-        while out.len() < k.min(n) {
-            let t = self.below(n) as i32;
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-        out
-    }
+/// `k` distinct trees out of `0..n`, in random order.
+pub fn trees(rng: &mut Rng, n: usize, k: usize) -> Vec<i32> {
+    rng.distinct(n, k).into_iter().map(|t| t as i32).collect()
 }
 
 /// The static sources of a scene: the same in every world until edited.
@@ -71,20 +38,20 @@ impl Scene {
         let eqs = (0..neq)
             .map(|_| {
                 let k = 1 + rng.below(3).min(ntree - 1);
-                (rng.trees(ntree, k), 1 + rng.below(4))
+                (trees(rng, ntree, k), 1 + rng.below(4))
             })
             .collect();
         let dof_friction = (0..model.nv() as i32).filter(|_| rng.chance(0.2)).collect();
         let tendons = (0..1 + rng.below(3))
             .map(|_| {
                 let k = 1 + rng.below(4);
-                rng.trees(ntree, k)
+                trees(rng, ntree, k)
             })
             .collect();
         let flexes = (0..rng.below(3))
             .map(|_| {
                 let k = 2 + rng.below(6);
-                rng.trees(ntree, k)
+                trees(rng, ntree, k)
             })
             .collect();
         Scene {
@@ -297,7 +264,7 @@ pub fn mutate(
         5 if !scene.eqs.is_empty() => {
             let eq = rng.below(scene.eqs.len());
             let k = 1 + rng.below(3).min(ntree - 1);
-            world.eq_support[eq] = rng.trees(ntree, k);
+            world.eq_support[eq] = trees(rng, ntree, k);
             ev(events, &|e| {
                 e.edit(Some(w), Edit::EqRetargeted { eq: eq as i32 });
             });
@@ -336,7 +303,7 @@ pub fn mutate(
                 });
             } else {
                 let k = 2 + rng.below(6);
-                world.flex_support[f] = rng.trees(ntree, k);
+                world.flex_support[f] = trees(rng, ntree, k);
                 ev(events, &|e| {
                     e.edit(Some(w), Edit::FlexRigidity { flex: f as i32 });
                 });

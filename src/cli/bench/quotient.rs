@@ -12,10 +12,11 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use super::{BenchArgs, Make, Rng, Shape, Synthetic, median, synthetic_keys};
+use super::{BenchArgs, Make, Shape, Synthetic, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::{Policy, classify};
+use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
 use invalidation::{Edit, Events};
 
@@ -44,7 +45,7 @@ fn shape(name: &str, model: Model, batch: Batch) -> Shape {
 /// floor.
 fn contacts_only() -> Shape {
     let (nworld, ntree, rows) = (4096, 64, 64);
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         let mut k = 0;
@@ -70,7 +71,7 @@ fn contacts_only() -> Shape {
 /// limits and contacts.
 fn humanoid_like() -> Shape {
     let (nworld, ntree) = (1024, 32);
-    let mut rng = Rng(12);
+    let mut rng = Rng::new(12);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         for t in 0..ntree as i32 {
@@ -97,7 +98,7 @@ fn humanoid_like() -> Shape {
 /// of 3 rows, then a few contacts.
 fn mechanism() -> Shape {
     let (nworld, ntree) = (1024, 64);
-    let mut rng = Rng(13);
+    let mut rng = Rng::new(13);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         for m in 0..8 {
@@ -126,7 +127,7 @@ fn mechanism() -> Shape {
 fn cloth_like() -> Shape {
     let (nworld, side) = (256, 20usize);
     let ntree = side * side;
-    let mut rng = Rng(14);
+    let mut rng = Rng::new(14);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         let mut eq = 0;
