@@ -80,6 +80,16 @@ impl Mode {
         }
     }
 
+    /// The engine mode a full-rebuild GPU mode reports as (the block-per-world variants are
+    /// union-find or propagation too).
+    fn of_gpu(mode: gpu::Mode) -> Mode {
+        match mode {
+            gpu::Mode::Dense => Mode::Dense,
+            gpu::Mode::Labelprop | gpu::Mode::Tiled => Mode::Labelprop,
+            gpu::Mode::Dsu | gpu::Mode::Block | gpu::Mode::Warp => Mode::Dsu,
+        }
+    }
+
     /// The mode called `name`.
     pub fn from_name(name: &str) -> Option<Mode> {
         Mode::ALL.into_iter().find(|m| m.name() == name)
@@ -169,6 +179,11 @@ pub struct Engine {
     device: Option<Device>,
     /// Deterministic mode's host-side sort (scratch sized once from the capacity).
     canon: Option<Canonicalizer>,
+    /// Deterministic mode on a GPU engine with a full-rebuild mode: the order is computed on the
+    /// device, inside the solver's captured step, and read back here.
+    device_order: Vec<u32>,
+    device_rank: Vec<u32>,
+    order_on_device: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -227,6 +242,9 @@ impl Engine {
             last_mode: Mode::Quotient,
             device: None,
             canon: None,
+            device_order: Vec::new(),
+            device_rank: Vec::new(),
+            order_on_device: false,
         };
         if engine.options.deterministic {
             engine.canon = Some(Canonicalizer::new(&sized));
@@ -251,8 +269,20 @@ impl Engine {
             Mode::Labelprop => Some(gpu::Mode::Labelprop),
             Mode::Quotient | Mode::Auto => None,
         }
-        .map(|m| gpu::Solver::new(gpu, m, capacity, model))
+        .map(|m| {
+            // Deterministic full rebuilds sort on the device, in the same captured step.
+            let opts = gpu::solver::Options {
+                deterministic: engine.options.deterministic,
+                ..gpu::solver::Options::default()
+            };
+            gpu::Solver::with_options(gpu, m, capacity, model, opts)
+        })
         .transpose()?;
+        if engine.options.deterministic {
+            let rows = capacity.nworld * capacity.njmax;
+            engine.device_order.reserve(rows);
+            engine.device_rank.reserve(rows);
+        }
         let quotient = QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
         engine.device = Some(Device {
             gpu: gpu.clone(),
@@ -354,6 +384,18 @@ impl Engine {
     ) -> Result<&Islands> {
         let model = Arc::clone(&self.model);
         let input = Input::with_capacity(&model, batch, &self.capacity)?;
+        self.order_on_device = false;
+        if let Some(device) = &mut self.device
+            && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
+        {
+            device.quotient.record(events)?;
+            full.solve_keyed(&input, keys, &mut self.out)?;
+            full.download_order(&mut self.device_order, &mut self.device_rank)?;
+            self.order_on_device = true;
+            self.last_mode = Mode::of_gpu(full.mode());
+            return Ok(&self.out);
+        }
+        // Otherwise (CPU, the quotient, or `auto`'s full rebuild) the rows are sorted here.
         let Some(mut canon) = self.canon.take() else {
             return self.step_input(&input, events);
         };
@@ -372,6 +414,9 @@ impl Engine {
     /// Deterministic mode: for each canonical row of the last [`step_keyed`](Engine::step_keyed),
     /// the input row it came from (`canonical[k] = input[order[k]]`); empty otherwise.
     pub fn order(&self) -> &[u32] {
+        if self.order_on_device {
+            return &self.device_order;
+        }
         self.canon.as_ref().map_or(&[], |c| c.order())
     }
 
@@ -391,11 +436,10 @@ impl Engine {
         let start = timed.then(Instant::now);
         if let Some(device) = &mut self.device {
             device.step(input, events, use_quotient, &mut self.out)?;
-            self.last_mode = match (use_quotient, device.full.as_ref().map(|s| s.mode())) {
+            self.last_mode = match (use_quotient, device.full.as_ref()) {
                 (true, _) => Mode::Quotient,
-                (false, Some(gpu::Mode::Dense)) => Mode::Dense,
-                (false, Some(gpu::Mode::Labelprop)) => Mode::Labelprop,
-                (false, _) => Mode::Dsu,
+                (false, Some(full)) => Mode::of_gpu(full.mode()),
+                (false, None) => Mode::Dsu,
             };
         } else if use_quotient {
             self.quotient.step(input, events, &mut self.out)?;
