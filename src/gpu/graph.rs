@@ -89,3 +89,29 @@ pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
     times.sort_by(f64::total_cmp);
     Ok(times.get(times.len() / 2).copied().unwrap_or(f64::NAN))
 }
+
+/// Device time of `n` calls of `replay` on `stream`, each between two CUDA events, in
+/// microseconds, after `warmup` untimed calls.
+pub fn time_replays_us(
+    ctx: &Arc<cudarc::driver::CudaContext>,
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    n: usize,
+    mut replay: impl FnMut() -> Result<()>,
+) -> Result<Vec<f64>> {
+    for _ in 0..warmup {
+        replay()?;
+    }
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        start.record(stream).map_err(cuda("cuEventRecord"))?;
+        replay()?;
+        end.record(stream).map_err(cuda("cuEventRecord"))?;
+        let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+        times.push(ms as f64 * 1000.0);
+    }
+    Ok(times)
+}

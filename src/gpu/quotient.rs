@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result, sys};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result};
 use cudarc::nvrtc::Ptx;
 
 use super::graph::StepGraph;
@@ -371,22 +371,8 @@ impl QuotientSolver {
     /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events, in
     /// microseconds (after `warmup` untimed replays). The host half is not included.
     pub fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
-        for _ in 0..warmup {
-            self.replay()?;
-        }
-        let ctx = self.ws.ctx().clone();
-        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-        let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-        let mut times = Vec::with_capacity(n);
-        for _ in 0..n {
-            start.record(&self.stream).map_err(cuda("cuEventRecord"))?;
-            self.replay()?;
-            end.record(&self.stream).map_err(cuda("cuEventRecord"))?;
-            let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-            times.push(ms as f64 * 1000.0);
-        }
-        Ok(times)
+        let (ctx, stream) = (self.ws.ctx().clone(), self.stream.clone());
+        super::graph::time_replays_us(&ctx, &stream, warmup, n, || self.replay())
     }
 
     /// Mirrors the slots contracted since the last step, the world → slot map and the policy.
