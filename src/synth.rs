@@ -236,6 +236,18 @@ pub fn batch(spec: &Spec, seed: u64) -> (Model, Batch) {
     (model, b.finish())
 }
 
+/// The conformance corpus every mode is checked on: the first [`CONFORMANCE_CASES`] cases of
+/// `corpus(CONFORMANCE_SEED)` (the CPU modes in every CI run; the GPU modes on a device).
+pub fn conformance() -> impl Iterator<Item = Case> {
+    corpus(CONFORMANCE_SEED).take(CONFORMANCE_CASES)
+}
+
+/// Seed of the conformance corpus.
+pub const CONFORMANCE_SEED: u64 = 0x5eed;
+
+/// Size of the conformance corpus.
+pub const CONFORMANCE_CASES: usize = 20_500;
+
 /// An endless iterator of varied cases for conformance tests: sizes from `ntree` 0 up to a few
 /// hundred, one to a dozen worlds, every topology, with and without noise. Take as many as needed.
 ///

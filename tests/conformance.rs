@@ -5,9 +5,6 @@ use archipelago::cpu::{self, CpuMode, dense::Dense};
 use archipelago::synth::{self, Case, Spec, Topology};
 use archipelago::{Batch, Error, Input, Islands, Model, RowType, oracle};
 
-/// Number of generated cases every mode is checked on.
-const CASES: usize = 20_500;
-
 fn modes() -> Vec<Box<dyn CpuMode>> {
     cpu::NAMES
         .iter()
@@ -29,7 +26,7 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
     let mut modes = modes();
     let mut outs: Vec<Islands> = modes.iter().map(|_| Islands::default()).collect();
     let mut checked = 0;
-    for case in synth::corpus(0x5eed).take(CASES) {
+    for case in synth::conformance() {
         let input = Input::new(&case.model, &case.batch)
             .unwrap_or_else(|e| panic!("generated an invalid batch ({e}): {}", describe(&case)));
         let want = oracle::solve(&input);
@@ -46,7 +43,7 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
         }
         checked += 1;
     }
-    assert_eq!(checked, CASES);
+    assert_eq!(checked, synth::CONFORMANCE_CASES);
 }
 
 #[test]
@@ -176,7 +173,7 @@ fn count(case: &Case, c: &mut Coverage) {
 #[test]
 fn corpus_covers_the_claimed_shapes() {
     let mut c = Coverage::default();
-    for case in synth::corpus(0x5eed).take(CASES) {
+    for case in synth::conformance() {
         count(&case, &mut c);
     }
     let at_least = |what: &str, got: usize, want: usize| {

@@ -256,16 +256,25 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
     }
 }
 
-/// Cases of the shared conformance corpus (`archipelago::gen`) run on the device.
-const GEN_CASES: usize = 600;
+/// Cases of the conformance corpus (`archipelago::synth::conformance`) run on the device: the
+/// first 600 by default; `ARCHIPELAGO_GPU_CORPUS=all` (or a number) runs more, up to the whole
+/// corpus the CPU modes are checked on in CI.
+fn gpu_corpus_cases() -> usize {
+    const DEFAULT: usize = 600;
+    match std::env::var("ARCHIPELAGO_GPU_CORPUS").as_deref() {
+        Ok("all") => archipelago::synth::CONFORMANCE_CASES,
+        Ok(n) => n.parse().unwrap_or(DEFAULT),
+        Err(_) => DEFAULT,
+    }
+}
 
 #[test]
 fn every_mode_equals_the_oracle_on_the_generated_corpus() {
     let Some(gpu) = open() else { return };
-    let cases: Vec<Case> = archipelago::synth::corpus(2026)
-        .take(GEN_CASES)
+    let cases: Vec<Case> = archipelago::synth::conformance()
+        .take(gpu_corpus_cases())
         .map(|c| Case {
-            name: format!("gen corpus seed {} {:?}", c.seed, c.spec),
+            name: format!("conformance case seed {:#x} {:?}", c.seed, c.spec),
             model: c.model,
             batch: c.batch,
         })
@@ -275,7 +284,7 @@ fn every_mode_equals_the_oracle_on_the_generated_corpus() {
             check(&gpu, mode, c);
         }
         println!(
-            "{mode}: {} generated corpus cases equal to the oracle",
+            "{mode}: {} conformance corpus cases equal to the oracle",
             cases.len()
         );
     }
