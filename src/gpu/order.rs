@@ -5,7 +5,7 @@
 //! row keys ([`RowKeys`] and the row ids) and the key layout, then its kernel (one block per
 //! world, `kernels/order.cu`) sorts the world's rows and gathers row types, support offsets and
 //! supports into its own buffers, which the mode kernels read instead of the workspace's
-//! ([`Workspace::redirect_rows`]). Every buffer is allocated once from the [`Capacity`]; the
+//! (the workspace redirects its row pointers to them). Every buffer is allocated once from the [`Capacity`]; the
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
 //! Worlds of at most [`SMALL_MAX`] rows sort a tile of packed `(key, row)` values in registers
