@@ -20,7 +20,8 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ARCHIPELAGO_ROOT=$PWD
 [ "${1:-}" = "all" ] && export ARCHIPELAGO_GPU_CORPUS=all
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+# At most 8 files come back: four test logs, three tables and bench.log.
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/bench.log"
 status=0
 for t in gpu_quotient determinism gpu_order gpu; do
     timeout 480 ".dev/$t-test" --nocapture > "$out/test-$t.log" 2>&1
@@ -29,7 +30,8 @@ for t in gpu_quotient determinism gpu_order gpu; do
 done
 bench() { # name, then bench arguments
     local name=$1; shift
-    timeout 240 .dev/archipelago bench "$@" --out "$out/$name.md" > "$out/$name.log" 2>&1
+    echo "== archipelago bench $*" >> "$out/bench.log"
+    timeout 240 .dev/archipelago bench "$@" --out "$out/$name.md" >> "$out/bench.log" 2>&1
     echo "== bench $name rc=$?"
 }
 bench gpu-bench
