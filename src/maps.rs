@@ -4,6 +4,8 @@
 //! addresses, then a stable scatter. Stability is what keeps trees, dofs and rows in ascending
 //! order inside an island; members of no island go after all islands, also in ascending order.
 
+use std::ops::Range;
+
 use crate::islands::Islands;
 use crate::rows::Input;
 
@@ -36,19 +38,17 @@ pub fn fill_world(
     out: &mut Islands,
     scratch: &mut MapScratch,
 ) {
-    let model = input.model();
-    let batch = input.batch();
-    let (ntree, nv) = (model.ntree(), model.nv());
-    let n = nisland as usize;
+    let ntree = input.model().ntree();
     let tree = w * ntree..(w + 1) * ntree;
-    let dof = w * nv..(w + 1) * nv;
-    let rows = batch.rows_of(w);
+    let n = nisland as usize;
     out.nisland[w] = nisland;
+    pad_islands(out, tree.start + n..tree.end);
+    fill_trees_and_dofs(input, w, n, out, scratch);
+    fill_rows(input, w, n, out, scratch);
+}
 
-    let tree_island = &out.tree_island[tree.clone()];
-    let cursor = &mut scratch.cursor;
-
-    // Padding first: island entries past `nisland` are −1.
+/// Island entries past `nisland` are −1 (the first `nisland` are all written by the fills).
+fn pad_islands(out: &mut Islands, padding: Range<usize>) {
     for field in [
         &mut out.island_ntree,
         &mut out.island_itreeadr,
@@ -60,86 +60,116 @@ pub fn fill_world(
         &mut out.island_nefc,
         &mut out.island_iefcadr,
     ] {
-        field[tree.clone()].fill(-1);
+        field[padding.clone()].fill(-1);
     }
+}
 
-    // Trees.
-    let ntree_of = &mut out.island_ntree[tree.start..tree.start + n];
+/// Tree and dof maps. A dof belongs to its tree's island and a tree's dofs are one contiguous
+/// range, so one walk over the trees in dof order counts both and places whole ranges; walking in
+/// dof order (not tree order) keeps dofs ascending inside an island for any tree numbering.
+fn fill_trees_and_dofs(
+    input: &Input<'_>,
+    w: usize,
+    n: usize,
+    out: &mut Islands,
+    scratch: &mut MapScratch,
+) {
+    let model = input.model();
+    let (ntree, nv) = (model.ntree(), model.nv());
+    let isl = w * ntree..w * ntree + n;
+    let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
+    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
+    let ntree_of = &mut out.island_ntree[isl.clone()];
+    let nv_of = &mut out.island_nv[isl.clone()];
     ntree_of.fill(0);
-    for &i in tree_island {
+    nv_of.fill(0);
+    for (t, dofs) in model.trees_by_dof() {
+        let i = tree_island[t];
         if i >= 0 {
             ntree_of[i as usize] += 1;
+            nv_of[i as usize] += dofs.len() as i32;
         }
+        dof_island[dofs].fill(i);
     }
-    let itreeadr = &mut out.island_itreeadr[tree.start..tree.start + n];
+
+    // Trees, in tree id order inside each island.
+    let itreeadr = &mut out.island_itreeadr[isl.clone()];
     let constrained_trees = exclusive_scan(ntree_of, itreeadr);
+    let itree2tree = &mut out.map_itree2tree[w * ntree..(w + 1) * ntree];
     scatter(
         tree_island,
         itreeadr,
         constrained_trees,
-        cursor,
-        &mut out.map_itree2tree[tree.clone()],
+        &mut scratch.cursor,
+        |tree, itree| itree2tree[itree] = tree as i32,
     );
 
-    // Dofs: a dof belongs to its tree's island.
-    let dof_treeid = model.dof_treeid();
-    for (d, slot) in out.dof_island[dof.clone()].iter_mut().enumerate() {
-        *slot = tree_island[dof_treeid[d] as usize];
-    }
-    let nv_of = &mut out.island_nv[tree.start..tree.start + n];
-    nv_of.fill(0);
-    for &i in &out.dof_island[dof.clone()] {
-        if i >= 0 {
-            nv_of[i as usize] += 1;
-        }
-    }
-    let idofadr = &mut out.island_idofadr[tree.start..tree.start + n];
+    // Dofs, one tree's range at a time.
+    let idofadr = &mut out.island_idofadr[isl.clone()];
     let nidof = exclusive_scan(nv_of, idofadr);
     out.nidof[w] = nidof;
-    let idof2dof = &mut out.map_idof2dof[dof.clone()];
-    scatter(
-        &out.dof_island[dof.clone()],
-        idofadr,
-        nidof,
-        cursor,
-        idof2dof,
-    );
-    for (idof, &d) in idof2dof.iter().enumerate() {
-        out.map_dof2idof[dof.start + d as usize] = idof as i32;
+    let cursor = &mut scratch.cursor;
+    cursor.clear();
+    cursor.extend_from_slice(idofadr);
+    let mut next_rest = nidof;
+    let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
+    let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
+    for (t, dofs) in model.trees_by_dof() {
+        let i = tree_island[t];
+        let next = if i >= 0 {
+            &mut cursor[i as usize]
+        } else {
+            &mut next_rest
+        };
+        let idof = *next as usize;
+        *next += dofs.len() as i32;
+        for (k, d) in dofs.enumerate() {
+            dof2idof[d] = (idof + k) as i32;
+            idof2dof[idof + k] = d as i32;
+        }
     }
-    for (i, &adr) in idofadr.iter().enumerate() {
-        out.island_dofadr[tree.start + i] = idof2dof[adr as usize];
+    for (dofadr, &adr) in out.island_dofadr[isl].iter_mut().zip(idofadr.iter()) {
+        *dofadr = idof2dof[adr as usize];
     }
+}
 
-    // Rows: every tree of a support is in the same island, so the first one decides.
-    for r in rows.clone() {
-        let first = batch.row_support_of(r)[0];
-        out.efc_island[r] = tree_island[first as usize];
-    }
-    let isl = tree.start..tree.start + n;
-    out.island_ne[isl.clone()].fill(0);
-    out.island_nf[isl.clone()].fill(0);
-    out.island_nefc[isl.clone()].fill(0);
-    for r in rows.clone() {
-        let i = tree.start + out.efc_island[r] as usize;
-        out.island_nefc[i] += 1;
+/// Row maps. Every tree of a support is in the same island, so the first one decides; a world
+/// with rows has every row's trees in an island.
+fn fill_rows(input: &Input<'_>, w: usize, n: usize, out: &mut Islands, scratch: &mut MapScratch) {
+    let batch = input.batch();
+    let ntree = input.model().ntree();
+    let isl = w * ntree..w * ntree + n;
+    let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
+    let rows = batch.rows_of(w);
+    let efc_island = &mut out.efc_island[rows.clone()];
+    let ne = &mut out.island_ne[isl.clone()];
+    let nf = &mut out.island_nf[isl.clone()];
+    let nefc = &mut out.island_nefc[isl.clone()];
+    ne.fill(0);
+    nf.fill(0);
+    nefc.fill(0);
+    for (slot, r) in efc_island.iter_mut().zip(rows.clone()) {
+        let i = tree_island[batch.row_support[batch.row_supadr[r] as usize] as usize];
+        *slot = i;
         let kind = batch.row_type[r];
-        out.island_ne[i] += kind.is_equality() as i32;
-        out.island_nf[i] += kind.is_friction() as i32;
+        nefc[i as usize] += 1;
+        ne[i as usize] += kind.is_equality() as i32;
+        nf[i as usize] += kind.is_friction() as i32;
     }
-    let iefcadr = &mut out.island_iefcadr[isl.clone()];
-    let nrow = exclusive_scan(&out.island_nefc[isl], iefcadr);
+    let iefcadr = &mut out.island_iefcadr[isl];
+    let nrow = exclusive_scan(nefc, iefcadr);
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
+    let efc2iefc = &mut out.map_efc2iefc[rows];
     scatter(
-        &out.efc_island[rows.clone()],
+        efc_island,
         iefcadr,
         nrow,
-        cursor,
-        iefc2efc,
+        &mut scratch.cursor,
+        |efc, iefc| {
+            iefc2efc[iefc] = efc as i32;
+            efc2iefc[efc] = iefc as i32;
+        },
     );
-    for (iefc, &e) in iefc2efc.iter().enumerate() {
-        out.map_efc2iefc[rows.start + e as usize] = iefc as i32;
-    }
 }
 
 /// Writes the exclusive prefix sum of `count` into `adr` and returns the total.
@@ -152,21 +182,25 @@ fn exclusive_scan(count: &[i32], adr: &mut [i32]) -> i32 {
     total
 }
 
-/// Stable counting-sort scatter: `dst[k]` = the index of the k-th member in island order, with
-/// members of no island (key −1) from `rest` on.
-fn scatter(key: &[i32], adr: &[i32], rest: i32, cursor: &mut Vec<i32>, dst: &mut [i32]) {
+/// Stable counting-sort scatter: calls `place(member, slot)` with each member's slot in island
+/// order, members of no island (key −1) taking the slots from `rest` on.
+fn scatter(
+    key: &[i32],
+    adr: &[i32],
+    rest: i32,
+    cursor: &mut Vec<i32>,
+    mut place: impl FnMut(usize, usize),
+) {
     cursor.clear();
     cursor.extend_from_slice(adr);
     let mut next_rest = rest;
     for (member, &k) in key.iter().enumerate() {
-        let slot = if k >= 0 {
-            let c = &mut cursor[k as usize];
-            *c += 1;
-            *c - 1
+        let next = if k >= 0 {
+            &mut cursor[k as usize]
         } else {
-            next_rest += 1;
-            next_rest - 1
+            &mut next_rest
         };
-        dst[slot as usize] = member as i32;
+        place(member, *next as usize);
+        *next += 1;
     }
 }

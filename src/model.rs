@@ -79,6 +79,10 @@ impl Model {
                 *slot = t as i32;
             }
         }
+        // Every dof belongs to a tree: the maps walk the dofs tree by tree.
+        if let Some(dof) = owner.iter().position(|&t| t == -1) {
+            return Err(Error::Model(format!("dof {dof} is in no tree's dof range")));
+        }
         if let Some(dof) = (0..nv).find(|&d| owner[d] != dof_treeid[d]) {
             return Err(Error::Model(format!(
                 "dof_treeid[{dof}] = {} but the dof ranges give {}",
@@ -115,5 +119,19 @@ impl Model {
     /// The tree that owns each dof.
     pub fn dof_treeid(&self) -> &[i32] {
         &self.dof_treeid
+    }
+
+    /// Every tree with its dof range, in ascending order of first dof (whatever the tree ids).
+    ///
+    /// The ranges are contiguous and cover `0..nv`, so walking them visits every dof once, in
+    /// order, with one step per tree instead of one per dof.
+    pub fn trees_by_dof(&self) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> + '_ {
+        let mut dof = 0;
+        std::iter::from_fn(move || {
+            let tree = *self.dof_treeid.get(dof)? as usize;
+            let range = dof..dof + self.tree_dofnum[tree] as usize;
+            dof = range.end;
+            Some((tree, range))
+        })
     }
 }

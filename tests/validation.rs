@@ -208,6 +208,8 @@ fn a_bad_model_is_refused() {
     // dof_treeid disagrees with the ranges.
     assert!(bad(Model::from_parts(vec![0, 1], vec![1, 1], vec![1, 0])));
     assert!(Model::from_parts(vec![1, 0], vec![1, 1], vec![1, 0]).is_ok());
+    // A dof in no tree's range (dof_treeid −1 would agree with "no owner").
+    assert!(bad(Model::from_parts(vec![0], vec![1], vec![0, -1])));
 }
 
 #[test]
