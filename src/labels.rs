@@ -6,7 +6,10 @@
 
 /// Turns min-roots into canonical island ids in place and returns the number of islands.
 ///
-/// `labels[t]` must be −1 or the smallest tree of `t`'s component (so `labels[t] <= t`).
+/// `labels[t]` must be −1 or a tree of `t`'s component with `labels[t] <= t`, where
+/// `labels[t] == t` exactly for the component's smallest tree: min-roots, or the parent array of
+/// a union-find that hooks larger roots under smaller ones. Each tree takes the island of its
+/// (smaller, already ranked) label.
 ///
 /// ```
 /// let mut labels = vec![0, -1, 0, 3, 3, 5];
@@ -24,7 +27,7 @@ pub fn rank_min_roots(labels: &mut [i32]) -> i32 {
             nisland += 1;
             nisland - 1
         } else {
-            // The root is smaller than `t`, so it already holds its island id.
+            // The label is smaller than `t`, so it already holds its island id.
             labels[root as usize]
         };
     }

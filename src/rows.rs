@@ -162,11 +162,24 @@ impl Batch {
     /// (or none) adds nothing and leaves its tree outside every island. Skipping those here
     /// gives every mode that rule.
     pub fn hyperedges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
-        self.rows_of(w).map(|r| self.row_support_of(r)).chain(
-            self.edges_of(w)
-                .map(|e| self.edge_support_of(e))
-                .filter(|support| support.iter().any(|&t| t != support[0])),
-        )
+        self.row_supports_of(w).chain(self.coupling_edges_of(w))
+    }
+
+    /// The supports of world `w`'s rows, in row order (the first part of
+    /// [`hyperedges_of`](Self::hyperedges_of)).
+    pub fn row_supports_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
+        let rows = self.rows_of(w);
+        self.row_supadr[rows.start..=rows.end]
+            .windows(2)
+            .map(|span| &self.row_support[span[0] as usize..span[1] as usize])
+    }
+
+    /// The rowless hyperedges of world `w` with at least two distinct trees (the second part of
+    /// [`hyperedges_of`](Self::hyperedges_of)).
+    pub fn coupling_edges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
+        self.edges_of(w)
+            .map(|e| self.edge_support_of(e))
+            .filter(|support| support.iter().any(|&t| t != support[0]))
     }
 
     /// Checks the CSR structure and every id against `model`. Capacities are checked separately

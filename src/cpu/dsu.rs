@@ -19,33 +19,55 @@ pub struct Dsu {
     maps: MapScratch,
 }
 
-/// Root of `t`, compressing the path behind it.
+/// Root of `t`, halving the path behind it (each visited node skips to its grandparent: one
+/// pass, and parents stay smaller than their children).
 #[inline]
 pub(crate) fn find(parent: &mut [i32], t: i32) -> i32 {
-    let mut root = t;
-    while parent[root as usize] != root {
-        root = parent[root as usize];
-    }
     let mut t = t;
-    while parent[t as usize] != root {
-        let next = parent[t as usize];
-        parent[t as usize] = root;
-        t = next;
+    loop {
+        let p = parent[t as usize];
+        if p == t {
+            return t;
+        }
+        let grand = parent[p as usize];
+        parent[t as usize] = grand;
+        t = grand;
     }
-    root
+}
+
+/// Root of `t`, activating it first if no hyperedge touched it yet (−1).
+#[inline]
+fn activate_find(parent: &mut [i32], t: i32) -> i32 {
+    if parent[t as usize] == -1 {
+        parent[t as usize] = t;
+        return t;
+    }
+    find(parent, t)
 }
 
 /// Activates `a` and `b` (−1 = untouched) and joins their components under the smaller root.
 #[inline]
 pub(crate) fn union(parent: &mut [i32], a: i32, b: i32) {
-    for t in [a, b] {
-        if parent[t as usize] == -1 {
-            parent[t as usize] = t;
-        }
-    }
-    let (ra, rb) = (find(parent, a), find(parent, b));
+    let (ra, rb) = (activate_find(parent, a), activate_find(parent, b));
     if ra != rb {
         parent[ra.max(rb) as usize] = ra.min(rb);
+    }
+}
+
+/// Activates every tree of `support` and joins them into one component under the smallest root.
+/// The running root is carried along, so each tree costs one find.
+#[inline]
+pub(crate) fn join(parent: &mut [i32], support: &[i32]) {
+    let Some((&first, rest)) = support.split_first() else {
+        return; // a rowless hyperedge whose trees all sleep
+    };
+    let mut root = activate_find(parent, first);
+    for &t in rest {
+        let r = activate_find(parent, t);
+        if r != root {
+            parent[r.max(root) as usize] = r.min(root);
+            root = r.min(root);
+        }
     }
 }
 
@@ -62,21 +84,18 @@ impl CpuMode for Dsu {
         for w in 0..batch.nworld() {
             let parent = &mut self.parent[..];
             parent.fill(-1);
-            for support in batch.hyperedges_of(w) {
-                let Some(&first) = support.first() else {
-                    continue; // a rowless hyperedge whose trees all sleep
-                };
-                for &t in support {
-                    union(parent, first, t);
+            // Without rows a world has no islands (`labels::canonicalize`): skip the unions.
+            if !batch.rows_of(w).is_empty() {
+                for support in batch.row_supports_of(w) {
+                    join(parent, support);
+                }
+                for support in batch.coupling_edges_of(w) {
+                    join(parent, support);
                 }
             }
-            for t in 0..ntree as i32 {
-                if parent[t as usize] != -1 {
-                    parent[t as usize] = find(parent, t);
-                }
-            }
-            let tree = w * ntree..(w + 1) * ntree;
-            let labels = &mut out.tree_island[tree];
+            // Every parent is smaller than its child and every root is its component's smallest
+            // tree, which is all the ranking needs: no final pass of finds.
+            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
             labels.copy_from_slice(parent);
             let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
             maps::fill_world(input, w, nisland, out, &mut self.maps);
