@@ -7,6 +7,7 @@
 use std::ops::Range;
 
 use crate::islands::Islands;
+use crate::model::Model;
 use crate::rows::Input;
 
 /// Reusable per-island cursors, so that filling maps allocates nothing once warm.
@@ -65,8 +66,9 @@ fn pad_islands(out: &mut Islands, padding: Range<usize>) {
 }
 
 /// Tree and dof maps. A dof belongs to its tree's island and a tree's dofs are one contiguous
-/// range, so one walk over the trees in dof order counts both and places whole ranges; walking in
-/// dof order (not tree order) keeps dofs ascending inside an island for any tree numbering.
+/// range, so the dofs are handled in runs ([`island_runs`]): whole ranges counted, filled and
+/// placed at once. Runs come in dof order (not tree order), which keeps dofs ascending inside an
+/// island for any tree numbering.
 fn fill_trees_and_dofs(
     input: &Input<'_>,
     w: usize,
@@ -78,15 +80,18 @@ fn fill_trees_and_dofs(
     let (ntree, nv) = (model.ntree(), model.nv());
     let isl = w * ntree..w * ntree + n;
     let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
-    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
     let ntree_of = &mut out.island_ntree[isl.clone()];
-    let nv_of = &mut out.island_nv[isl.clone()];
     ntree_of.fill(0);
-    nv_of.fill(0);
-    for (t, dofs) in model.trees_by_dof() {
-        let i = tree_island[t];
+    for &i in tree_island {
         if i >= 0 {
             ntree_of[i as usize] += 1;
+        }
+    }
+    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
+    let nv_of = &mut out.island_nv[isl.clone()];
+    nv_of.fill(0);
+    for (i, dofs) in island_runs(model, tree_island) {
+        if i >= 0 {
             nv_of[i as usize] += dofs.len() as i32;
         }
         dof_island[dofs].fill(i);
@@ -104,7 +109,7 @@ fn fill_trees_and_dofs(
         |tree, itree| itree2tree[itree] = tree as i32,
     );
 
-    // Dofs, one tree's range at a time.
+    // Dofs, one run at a time.
     let idofadr = &mut out.island_idofadr[isl.clone()];
     let nidof = exclusive_scan(nv_of, idofadr);
     out.nidof[w] = nidof;
@@ -114,22 +119,44 @@ fn fill_trees_and_dofs(
     let mut next_rest = nidof;
     let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
     let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
-    for (t, dofs) in model.trees_by_dof() {
-        let i = tree_island[t];
+    for (i, dofs) in island_runs(model, tree_island) {
         let next = if i >= 0 {
             &mut cursor[i as usize]
         } else {
             &mut next_rest
         };
-        let idof = *next as usize;
-        *next += dofs.len() as i32;
-        for (k, d) in dofs.enumerate() {
-            dof2idof[d] = (idof + k) as i32;
-            idof2dof[idof + k] = d as i32;
-        }
+        let idofs = *next as usize..*next as usize + dofs.len();
+        *next = idofs.end as i32;
+        count_from(&mut dof2idof[dofs.clone()], idofs.start);
+        count_from(&mut idof2dof[idofs], dofs.start);
     }
     for (dofadr, &adr) in out.island_dofadr[isl].iter_mut().zip(idofadr.iter()) {
         *dofadr = idof2dof[adr as usize];
+    }
+}
+
+/// Maximal dof ranges whose trees share one island, in dof order, with that island: neighbouring
+/// trees of one island (the common case) take consecutive idofs, so they are placed together.
+fn island_runs<'a>(
+    model: &'a Model,
+    tree_island: &'a [i32],
+) -> impl Iterator<Item = (i32, Range<usize>)> + 'a {
+    let mut trees = model.trees_by_dof().peekable();
+    std::iter::from_fn(move || {
+        let (t, first) = trees.next()?;
+        let island = tree_island[t];
+        let mut end = first.end;
+        while let Some((_, dofs)) = trees.next_if(|(t, _)| tree_island[*t] == island) {
+            end = dofs.end;
+        }
+        Some((island, first.start..end))
+    })
+}
+
+/// `dst[k] = start + k`.
+fn count_from(dst: &mut [i32], start: usize) {
+    for (k, slot) in dst.iter_mut().enumerate() {
+        *slot = (start + k) as i32;
     }
 }
 
