@@ -3,6 +3,8 @@
 //! Each map is a counting sort keyed by island: count per island, exclusive scan for the start
 //! addresses, then a stable scatter. Stability is what keeps trees, dofs and rows in ascending
 //! order inside an island; members of no island go after all islands, also in ascending order.
+//! Members are handled in runs of neighbours with the same island (consecutive trees, a tree's
+//! dofs, consecutive rows): a run takes consecutive slots, so it is counted and placed at once.
 
 use std::ops::Range;
 
@@ -82,9 +84,9 @@ fn fill_trees_and_dofs(
     let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
     let ntree_of = &mut out.island_ntree[isl.clone()];
     ntree_of.fill(0);
-    for &i in tree_island {
+    for (i, trees) in runs(tree_island) {
         if i >= 0 {
-            ntree_of[i as usize] += 1;
+            ntree_of[i as usize] += trees.len() as i32;
         }
     }
     let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
@@ -101,35 +103,30 @@ fn fill_trees_and_dofs(
     let itreeadr = &mut out.island_itreeadr[isl.clone()];
     let constrained_trees = exclusive_scan(ntree_of, itreeadr);
     let itree2tree = &mut out.map_itree2tree[w * ntree..(w + 1) * ntree];
-    scatter(
-        tree_island,
+    place_runs(
+        runs(tree_island),
         itreeadr,
         constrained_trees,
         &mut scratch.cursor,
-        |tree, itree| itree2tree[itree] = tree as i32,
+        |trees, itrees| count_from(&mut itree2tree[itrees], trees.start),
     );
 
     // Dofs, one run at a time.
     let idofadr = &mut out.island_idofadr[isl.clone()];
     let nidof = exclusive_scan(nv_of, idofadr);
     out.nidof[w] = nidof;
-    let cursor = &mut scratch.cursor;
-    cursor.clear();
-    cursor.extend_from_slice(idofadr);
-    let mut next_rest = nidof;
     let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
     let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
-    for (i, dofs) in island_runs(model, tree_island) {
-        let next = if i >= 0 {
-            &mut cursor[i as usize]
-        } else {
-            &mut next_rest
-        };
-        let idofs = *next as usize..*next as usize + dofs.len();
-        *next = idofs.end as i32;
-        count_from(&mut dof2idof[dofs.clone()], idofs.start);
-        count_from(&mut idof2dof[idofs], dofs.start);
-    }
+    place_runs(
+        island_runs(model, tree_island),
+        idofadr,
+        nidof,
+        &mut scratch.cursor,
+        |dofs, idofs| {
+            count_from(&mut dof2idof[dofs.clone()], idofs.start);
+            count_from(&mut idof2dof[idofs], dofs.start);
+        },
+    );
     for (dofadr, &adr) in out.island_dofadr[isl].iter_mut().zip(idofadr.iter()) {
         *dofadr = idof2dof[adr as usize];
     }
@@ -187,16 +184,28 @@ fn fill_rows(input: &Input<'_>, w: usize, n: usize, out: &mut Islands, scratch: 
     let nrow = exclusive_scan(nefc, iefcadr);
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
     let efc2iefc = &mut out.map_efc2iefc[rows];
-    scatter(
-        efc_island,
+    place_runs(
+        runs(efc_island),
         iefcadr,
         nrow,
         &mut scratch.cursor,
-        |efc, iefc| {
-            iefc2efc[iefc] = efc as i32;
-            efc2iefc[efc] = iefc as i32;
+        |efcs, iefcs| {
+            count_from(&mut efc2iefc[efcs.clone()], iefcs.start);
+            count_from(&mut iefc2efc[iefcs], efcs.start);
         },
     );
+}
+
+/// Maximal ranges of equal keys, in order, with their key.
+fn runs(keys: &[i32]) -> impl Iterator<Item = (i32, Range<usize>)> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let &key = keys.get(start)?;
+        let len = keys[start..].iter().take_while(|&&k| k == key).count();
+        let run = start..start + len;
+        start = run.end;
+        Some((key, run))
+    })
 }
 
 /// Writes the exclusive prefix sum of `count` into `adr` and returns the total.
@@ -209,25 +218,28 @@ fn exclusive_scan(count: &[i32], adr: &mut [i32]) -> i32 {
     total
 }
 
-/// Stable counting-sort scatter: calls `place(member, slot)` with each member's slot in island
-/// order, members of no island (key −1) taking the slots from `rest` on.
-fn scatter(
-    key: &[i32],
+/// Stable counting-sort placement, a run at a time: each run of members with key `k` takes the
+/// next slots of island `k` (starting at `adr[k]`), or of the unconstrained rest (starting at
+/// `rest`) when `k` is −1, and `place(members, slots)` records it. Runs come in member order,
+/// so members stay ascending inside each island.
+fn place_runs(
+    runs: impl Iterator<Item = (i32, Range<usize>)>,
     adr: &[i32],
     rest: i32,
     cursor: &mut Vec<i32>,
-    mut place: impl FnMut(usize, usize),
+    mut place: impl FnMut(Range<usize>, Range<usize>),
 ) {
     cursor.clear();
     cursor.extend_from_slice(adr);
     let mut next_rest = rest;
-    for (member, &k) in key.iter().enumerate() {
+    for (k, members) in runs {
         let next = if k >= 0 {
             &mut cursor[k as usize]
         } else {
             &mut next_rest
         };
-        place(member, *next as usize);
-        *next += 1;
+        let slots = *next as usize..*next as usize + members.len();
+        *next = slots.end as i32;
+        place(members, slots);
     }
 }
