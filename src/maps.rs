@@ -12,10 +12,11 @@ use crate::islands::Islands;
 use crate::model::Model;
 use crate::rows::Input;
 
-/// Reusable per-island cursors, so that filling maps allocates nothing once warm.
+/// Reusable per-island cursors and dof runs, so that filling maps allocates nothing once warm.
 #[derive(Debug, Default, Clone)]
 pub struct MapScratch {
     cursor: Vec<i32>,
+    dof_runs: Vec<(i32, Range<usize>)>,
 }
 
 impl MapScratch {
@@ -23,12 +24,13 @@ impl MapScratch {
     pub fn with_capacity(ntree: usize) -> MapScratch {
         MapScratch {
             cursor: Vec::with_capacity(ntree),
+            dof_runs: Vec::with_capacity(ntree),
         }
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.cursor.capacity() * 4
+        self.cursor.capacity() * 4 + self.dof_runs.capacity() * size_of::<(i32, Range<usize>)>()
     }
 }
 
@@ -68,7 +70,7 @@ fn pad_islands(out: &mut Islands, padding: Range<usize>) {
 }
 
 /// Tree and dof maps. A dof belongs to its tree's island and a tree's dofs are one contiguous
-/// range, so the dofs are handled in runs ([`island_runs`]): whole ranges counted, filled and
+/// range, so the dofs are handled in runs ([`dof_runs`]): whole ranges counted, filled and
 /// placed at once. Runs come in dof order (not tree order), which keeps dofs ascending inside an
 /// island for any tree numbering.
 fn fill_trees_and_dofs(
@@ -92,7 +94,8 @@ fn fill_trees_and_dofs(
     let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
     let nv_of = &mut out.island_nv[isl.clone()];
     nv_of.fill(0);
-    for (i, dofs) in island_runs(model, tree_island) {
+    dof_runs(model, tree_island, &mut scratch.dof_runs);
+    for (i, dofs) in scratch.dof_runs.iter().cloned() {
         if i >= 0 {
             nv_of[i as usize] += dofs.len() as i32;
         }
@@ -118,7 +121,7 @@ fn fill_trees_and_dofs(
     let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
     let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
     place_runs(
-        island_runs(model, tree_island),
+        scratch.dof_runs.iter().cloned(),
         idofadr,
         nidof,
         &mut scratch.cursor,
@@ -134,20 +137,24 @@ fn fill_trees_and_dofs(
 
 /// Maximal dof ranges whose trees share one island, in dof order, with that island: neighbouring
 /// trees of one island (the common case) take consecutive idofs, so they are placed together.
-fn island_runs<'a>(
-    model: &'a Model,
-    tree_island: &'a [i32],
-) -> impl Iterator<Item = (i32, Range<usize>)> + 'a {
-    let mut trees = model.trees_by_dof().peekable();
-    std::iter::from_fn(move || {
-        let (t, first) = trees.next()?;
-        let island = tree_island[t];
-        let mut end = first.end;
-        while let Some((_, dofs)) = trees.next_if(|(t, _)| tree_island[*t] == island) {
-            end = dofs.end;
+fn dof_runs(model: &Model, tree_island: &[i32], out: &mut Vec<(i32, Range<usize>)>) {
+    out.clear();
+    if model.trees_in_dof_order() {
+        // A run of consecutive trees is a run of consecutive dofs.
+        let (dofadr, nv) = (model.tree_dofadr(), model.nv());
+        for (i, trees) in runs(tree_island) {
+            let end = dofadr.get(trees.end).map_or(nv, |&adr| adr as usize);
+            out.push((i, dofadr[trees.start] as usize..end));
         }
-        Some((island, first.start..end))
-    })
+        return;
+    }
+    for (t, dofs) in model.trees_by_dof() {
+        let i = tree_island[t];
+        match out.last_mut() {
+            Some((last, run)) if *last == i => run.end = dofs.end,
+            _ => out.push((i, dofs)),
+        }
+    }
 }
 
 /// `dst[k] = start + k`.

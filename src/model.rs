@@ -18,6 +18,8 @@ pub struct Model {
     tree_dofadr: Vec<i32>,
     tree_dofnum: Vec<i32>,
     dof_treeid: Vec<i32>,
+    /// Tree ids ascend with their dofs (always so in MuJoCo): derived from the arrays above.
+    trees_in_dof_order: bool,
 }
 
 impl Model {
@@ -44,6 +46,7 @@ impl Model {
             tree_dofadr,
             tree_dofnum: tree_dofnum.to_vec(),
             dof_treeid,
+            trees_in_dof_order: true,
         })
     }
 
@@ -89,10 +92,12 @@ impl Model {
                 dof_treeid[dof], owner[dof]
             )));
         }
+        let trees_in_dof_order = tree_dofadr.windows(2).all(|p| p[0] < p[1]);
         Ok(Model {
             tree_dofadr,
             tree_dofnum,
             dof_treeid,
+            trees_in_dof_order,
         })
     }
 
@@ -119,6 +124,12 @@ impl Model {
     /// The tree that owns each dof.
     pub fn dof_treeid(&self) -> &[i32] {
         &self.dof_treeid
+    }
+
+    /// Whether tree ids ascend with their dofs (true for every MuJoCo model): then consecutive
+    /// trees own consecutive dof ranges.
+    pub fn trees_in_dof_order(&self) -> bool {
+        self.trees_in_dof_order
     }
 
     /// Every tree with its dof range, in ascending order of first dof (whatever the tree ids).
