@@ -36,7 +36,7 @@ use invalidation::{Decision, Events};
 use crate::cpu::{self, CpuMode, dsu::Dsu};
 use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu, quotient::QuotientSolver};
-use crate::islands::Islands;
+use crate::islands::{Extent, Islands};
 use crate::model::Model;
 use crate::order::{Canonicalizer, RowKeys};
 use crate::quotient::{Policy, Quotient};
@@ -312,31 +312,10 @@ impl Engine {
 
     fn reserve_outputs(&mut self) {
         let c = &self.capacity;
-        let (t, d, r) = (c.nworld * c.ntree, c.nworld * c.nv, c.nworld * c.njmax);
-        let o = &mut self.out;
-        o.world_rowadr.reserve(c.nworld + 1);
-        for (field, len) in [
-            (&mut o.nisland, c.nworld),
-            (&mut o.nidof, c.nworld),
-            (&mut o.tree_island, t),
-            (&mut o.island_ntree, t),
-            (&mut o.island_itreeadr, t),
-            (&mut o.map_itree2tree, t),
-            (&mut o.dof_island, d),
-            (&mut o.island_nv, t),
-            (&mut o.island_idofadr, t),
-            (&mut o.island_dofadr, t),
-            (&mut o.map_dof2idof, d),
-            (&mut o.map_idof2dof, d),
-            (&mut o.efc_island, r),
-            (&mut o.island_ne, t),
-            (&mut o.island_nf, t),
-            (&mut o.island_nefc, t),
-            (&mut o.island_iefcadr, t),
-            (&mut o.map_efc2iefc, r),
-            (&mut o.map_iefc2efc, r),
-        ] {
-            field.reserve(len.saturating_sub(field.len()));
+        let len = Extent::lengths(c.nworld, c.ntree, c.nv, c.nworld * c.njmax);
+        self.out.world_rowadr.reserve(c.nworld + 1);
+        for (field, extent) in self.out.fields_mut() {
+            field.reserve(len(extent).saturating_sub(field.len()));
         }
     }
 

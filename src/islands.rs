@@ -82,6 +82,37 @@ pub const FIELDS: [&str; 19] = [
     "map_iefc2efc",
 ];
 
+/// What an output field is sized by: per world one entry, or `ntree` (trees and islands), `nv`
+/// (dofs) entries per world, or one per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// One entry per world (`nisland`, `nidof`).
+    World,
+    /// `ntree` entries per world: per tree, or per island padded to `ntree`.
+    Tree,
+    /// `nv` entries per world.
+    Dof,
+    /// One entry per row of the batch.
+    Row,
+}
+
+impl Extent {
+    /// The length of a field of each extent, for these sizes (rows: all worlds' rows).
+    pub fn lengths(
+        nworld: usize,
+        ntree: usize,
+        nv: usize,
+        nrow: usize,
+    ) -> impl Fn(Extent) -> usize {
+        move |extent| match extent {
+            Extent::World => nworld,
+            Extent::Tree => nworld * ntree,
+            Extent::Dof => nworld * nv,
+            Extent::Row => nrow,
+        }
+    }
+}
+
 /// The first field where two results differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
@@ -220,30 +251,51 @@ impl Islands {
         self.nv = nv;
         self.world_rowadr.clear();
         self.world_rowadr.extend_from_slice(&batch.world_rowadr);
-        let (t, d, r) = (nworld * ntree, nworld * nv, batch.nrow());
-        for (field, len) in [
-            (&mut self.nisland, nworld),
-            (&mut self.nidof, nworld),
-            (&mut self.tree_island, t),
-            (&mut self.island_ntree, t),
-            (&mut self.island_itreeadr, t),
-            (&mut self.map_itree2tree, t),
-            (&mut self.dof_island, d),
-            (&mut self.island_nv, t),
-            (&mut self.island_idofadr, t),
-            (&mut self.island_dofadr, t),
-            (&mut self.map_dof2idof, d),
-            (&mut self.map_idof2dof, d),
-            (&mut self.efc_island, r),
-            (&mut self.island_ne, t),
-            (&mut self.island_nf, t),
-            (&mut self.island_nefc, t),
-            (&mut self.island_iefcadr, t),
-            (&mut self.map_efc2iefc, r),
-            (&mut self.map_iefc2efc, r),
-        ] {
-            field.resize(len, 0);
+        let len = Extent::lengths(nworld, ntree, nv, batch.nrow());
+        for (field, extent) in self.fields_mut() {
+            field.resize(len(extent), 0);
         }
+    }
+
+    /// Every field with what it is sized by, mutably, in [`FIELDS`] order.
+    pub fn fields_mut(&mut self) -> [(&mut Vec<i32>, Extent); 19] {
+        use Extent::{Dof, Row, Tree, World};
+        [
+            (&mut self.nisland, World),
+            (&mut self.nidof, World),
+            (&mut self.tree_island, Tree),
+            (&mut self.island_ntree, Tree),
+            (&mut self.island_itreeadr, Tree),
+            (&mut self.map_itree2tree, Tree),
+            (&mut self.dof_island, Dof),
+            (&mut self.island_nv, Tree),
+            (&mut self.island_idofadr, Tree),
+            (&mut self.island_dofadr, Tree),
+            (&mut self.map_dof2idof, Dof),
+            (&mut self.map_idof2dof, Dof),
+            (&mut self.efc_island, Row),
+            (&mut self.island_ne, Tree),
+            (&mut self.island_nf, Tree),
+            (&mut self.island_nefc, Tree),
+            (&mut self.island_iefcadr, Tree),
+            (&mut self.map_efc2iefc, Row),
+            (&mut self.map_iefc2efc, Row),
+        ]
+    }
+
+    /// The nine island-sized fields (`ntree` entries per world, −1 past `nisland`), mutably.
+    pub fn island_fields_mut(&mut self) -> [&mut Vec<i32>; 9] {
+        [
+            &mut self.island_ntree,
+            &mut self.island_itreeadr,
+            &mut self.island_nv,
+            &mut self.island_idofadr,
+            &mut self.island_dofadr,
+            &mut self.island_ne,
+            &mut self.island_nf,
+            &mut self.island_nefc,
+            &mut self.island_iefcadr,
+        ]
     }
 
     /// World `w`'s outputs, island fields trimmed to its `nisland`.

@@ -54,17 +54,7 @@ pub fn fill_world(
 
 /// Island entries past `nisland` are −1 (the first `nisland` are all written by the fills).
 fn pad_islands(out: &mut Islands, padding: Range<usize>) {
-    for field in [
-        &mut out.island_ntree,
-        &mut out.island_itreeadr,
-        &mut out.island_nv,
-        &mut out.island_idofadr,
-        &mut out.island_dofadr,
-        &mut out.island_ne,
-        &mut out.island_nf,
-        &mut out.island_nefc,
-        &mut out.island_iefcadr,
-    ] {
+    for field in out.island_fields_mut() {
         field[padding.clone()].fill(-1);
     }
 }

@@ -147,17 +147,7 @@ fn write_world(input: &Input<'_>, w: usize, tree_island: &[i32], out: &mut Islan
     for i in 0..ntree {
         let slot = t0 + i;
         if i >= nisland {
-            for field in [
-                &mut out.island_ntree,
-                &mut out.island_itreeadr,
-                &mut out.island_nv,
-                &mut out.island_idofadr,
-                &mut out.island_dofadr,
-                &mut out.island_ne,
-                &mut out.island_nf,
-                &mut out.island_nefc,
-                &mut out.island_iefcadr,
-            ] {
+            for field in out.island_fields_mut() {
                 field[slot] = -1;
             }
             continue;

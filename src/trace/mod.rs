@@ -375,18 +375,7 @@ impl Trace {
             dst.extend_from_slice(&src[rows.clone()]);
         }
         // Island-sized fields: padded to ntree per world with −1.
-        let dsts = [
-            &mut out.island_ntree,
-            &mut out.island_itreeadr,
-            &mut out.island_nv,
-            &mut out.island_idofadr,
-            &mut out.island_dofadr,
-            &mut out.island_ne,
-            &mut out.island_nf,
-            &mut out.island_nefc,
-            &mut out.island_iefcadr,
-        ];
-        for (dst, src) in dsts.into_iter().zip(&n.island) {
+        for (dst, src) in out.island_fields_mut().into_iter().zip(&n.island) {
             dst.clear();
             dst.resize(nworld * ntree, -1);
             for (w, slot) in s.clone().enumerate() {
