@@ -330,66 +330,18 @@ fn canonical_world_reads_in_mujoco_block_order() {
     }
 }
 
-/// A corpus batch split into constraints: each contact row its own (with a unique geom pair),
-/// the rows of each (type, id) of the other kinds one constraint, in first-appearance order.
-/// Returns per world the constraints, each a list of global input rows.
-fn constraints_of(batch: &Batch) -> Vec<Vec<Vec<usize>>> {
-    (0..batch.nworld())
-        .map(|w| {
-            let mut groups: Vec<Vec<usize>> = Vec::new();
-            let mut seen: Vec<((RowType, i32), usize)> = Vec::new();
-            for r in batch.rows_of(w) {
-                let kind = batch.row_type[r];
-                if kind.is_contact() {
-                    groups.push(vec![r]);
-                    continue;
-                }
-                match seen.iter().find(|(k, _)| *k == (kind, batch.row_id[r])) {
-                    Some(&(_, g)) => groups[g].push(r),
-                    None => {
-                        seen.push(((kind, batch.row_id[r]), groups.len()));
-                        groups.push(vec![r]);
-                    }
-                }
-            }
-            groups
-        })
-        .collect()
-}
-
-/// The corpus batch with each world's constraints in `shuffle`'s order; contact keys name the
-/// contact's input row (its identity travels with it), tags name the input row.
-fn rebuild(
-    batch: &Batch,
-    groups: &[Vec<Vec<usize>>],
-    shuffle: Option<&mut Rng>,
-) -> (Batch, RowKeys, Vec<(usize, usize)>) {
-    let mut rng = shuffle;
-    let mut b = Batch::builder();
+/// Keys for a generated batch, whose contacts carry no geoms: each contact row is named by its
+/// input row (its identity travels with it when constraints are permuted).
+fn unique_contact_keys(batch: &Batch) -> RowKeys {
     let mut keys = RowKeys::default();
-    let mut tags = Vec::new();
-    for (w, world) in groups.iter().enumerate() {
-        let mut order: Vec<&Vec<usize>> = world.iter().collect();
-        if let Some(rng) = rng.as_deref_mut() {
-            rng.shuffle(&mut order);
+    for r in 0..batch.nrow() {
+        if batch.row_type[r].is_contact() {
+            keys.push_contact([r as i32, 0], 0);
+        } else {
+            keys.push_other();
         }
-        for group in order {
-            for (i, &r) in group.iter().enumerate() {
-                b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
-                if batch.row_type[r].is_contact() {
-                    keys.push_contact([r as i32, 0], 0);
-                } else {
-                    keys.push_other();
-                }
-                tags.push((r, i));
-            }
-        }
-        for e in batch.edges_of(w) {
-            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
-        }
-        b.end_world();
     }
-    (b.finish(), keys, tags)
+    keys
 }
 
 #[test]
@@ -397,8 +349,9 @@ fn conformance_corpus_is_identical_across_permuted_inputs() {
     // The whole conformance corpus, each case under two random permutations of its constraints.
     let mut rng = Rng::new(77);
     for case in archipelago::synth::conformance() {
-        let groups = constraints_of(&case.batch);
-        let (batch, keys, tags) = rebuild(&case.batch, &groups, None);
+        let case_keys = unique_contact_keys(&case.batch);
+        let groups = constraints_keyed(&case.batch, &case_keys);
+        let (batch, keys, tags) = rebuild_keyed(&case.batch, &case_keys, &groups, None);
         let mut runner = Runner {
             canon: Canonicalizer::new(&Capacity::fit(&case.model, &batch)),
             modes: cpu::NAMES
@@ -409,7 +362,8 @@ fn conformance_corpus_is_identical_across_permuted_inputs() {
         };
         let want = runner.run(&case.model, &batch, &keys, &tags);
         for _ in 0..2 {
-            let (batch, keys, tags) = rebuild(&case.batch, &groups, Some(&mut rng));
+            let (batch, keys, tags) =
+                rebuild_keyed(&case.batch, &case_keys, &groups, Some(&mut rng));
             let got = runner.run(&case.model, &batch, &keys, &tags);
             assert_same(&got, &want, &format!("corpus case seed {}", case.seed));
         }
