@@ -3,6 +3,9 @@
 //! the input's constraints (as GPU contact generation produces them, contact ids renumbered in
 //! arrival order).
 
+#[path = "support/gpu_corpus.rs"]
+mod gpu_corpus;
+
 use archipelago::order::{Canonicalizer, RowKeys, gather};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu, oracle};
@@ -368,6 +371,77 @@ fn conformance_corpus_is_identical_across_permuted_inputs() {
             assert_same(&got, &want, &format!("corpus case seed {}", case.seed));
         }
     }
+}
+
+#[test]
+fn conformance_corpus_is_identical_across_permuted_inputs_on_the_gpu() {
+    // Every GPU mode, deterministic, on the conformance corpus: the canonical outputs equal the
+    // CPU's (the oracle on the CPU-sorted batch), the device's permutation gathers the same
+    // caller rows, and two random permutations of each case's constraints change nothing.
+    use archipelago::gpu::{Gpu, Mode, Solver, solver::Options};
+    let gpu = match Gpu::open() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            return;
+        }
+    };
+    let range = gpu_corpus::range();
+    let start = std::time::Instant::now();
+    let mut rng = Rng::new(78);
+    let mut solved = 0usize;
+    let cases = archipelago::synth::conformance().enumerate();
+    for (k, case) in cases.skip(range.start).take(range.len()) {
+        if k % 2000 == 0 {
+            eprintln!("case {k} at {:.1} s", start.elapsed().as_secs_f64());
+        }
+        let case_keys = unique_contact_keys(&case.batch);
+        let groups = constraints_keyed(&case.batch, &case_keys);
+        let cap = Capacity::fit(&case.model, &case.batch);
+        let mut runner = Runner {
+            canon: Canonicalizer::new(&cap),
+            modes: Vec::new(),
+            out: Islands::default(),
+        };
+        let (batch, keys, tags) = rebuild_keyed(&case.batch, &case_keys, &groups, None);
+        let want = runner.run(&case.model, &batch, &keys, &tags);
+        let perms: Vec<_> = (0..3)
+            .map(|p| match p {
+                0 => (batch.clone(), keys.clone(), tags.clone()),
+                _ => rebuild_keyed(&case.batch, &case_keys, &groups, Some(&mut rng)),
+            })
+            .collect();
+        let opts = Options {
+            deterministic: true,
+            ..Options::default()
+        };
+        for mode in Mode::ALL {
+            let mut solver = match Solver::with_options(&gpu, mode, cap, &case.model, opts) {
+                Ok(s) => s,
+                Err(archipelago::Error::Refused { .. }) if mode == Mode::Dense => continue,
+                Err(e) => panic!("{mode} on corpus case {k}: {e}"),
+            };
+            let (mut out, mut order, mut rank) = (Islands::default(), Vec::new(), Vec::new());
+            for (p, (batch, keys, tags)) in perms.iter().enumerate() {
+                let input = Input::new(&case.model, batch).unwrap();
+                solver.solve_keyed(&input, keys, &mut out).unwrap();
+                let what = format!(
+                    "corpus case {k} (seed {}), {mode}, permutation {p}",
+                    case.seed
+                );
+                assert_eq!(out.first_mismatch(&want.islands[0].1), None, "{what}");
+                assert!(out == want.islands[0].1, "{what}: padding differs");
+                solver.download_order(&mut order, &mut rank).unwrap();
+                let gathered: Vec<_> = order.iter().map(|&r| tags[r as usize]).collect();
+                assert!(gathered == want.tags, "{what}: canonical rows differ");
+                solved += 1;
+            }
+        }
+    }
+    println!(
+        "deterministic GPU modes identical on corpus cases {range:?}: {solved} solves in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 /// A trace step split into constraints: contact rows in runs of one key (a contact's rows share

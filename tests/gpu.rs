@@ -4,6 +4,9 @@
 //! across batches, and the typed errors. Without a CUDA device every test prints
 //! `skipped: no CUDA device` and passes.
 
+#[path = "support/gpu_corpus.rs"]
+mod gpu_corpus;
+
 use archipelago::gpu::{self, Gpu, Mode, Solver};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
@@ -265,25 +268,15 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
     }
 }
 
-/// Cases of the conformance corpus (`archipelago::synth::conformance`) run on the device: the
-/// first 600 by default; `ARCHIPELAGO_GPU_CORPUS=all` (or a number) runs more, up to the whole
-/// corpus the CPU modes are checked on in CI.
-fn gpu_corpus_cases() -> usize {
-    const DEFAULT: usize = 600;
-    match std::env::var("ARCHIPELAGO_GPU_CORPUS").as_deref() {
-        Ok("all") => archipelago::synth::CONFORMANCE_CASES,
-        Ok(n) => n.parse().unwrap_or(DEFAULT),
-        Err(_) => DEFAULT,
-    }
-}
-
 #[test]
 fn every_mode_equals_the_oracle_on_the_generated_corpus() {
     let Some(gpu) = open() else { return };
-    let n = gpu_corpus_cases();
+    let range = gpu_corpus::range();
+    let start = std::time::Instant::now();
     // One oracle per case for every mode; the first 600 cases also check direct launches and
     // repeated replays, the rest (with ARCHIPELAGO_GPU_CORPUS) only the graph's outputs.
-    for (k, c) in archipelago::synth::conformance().take(n).enumerate() {
+    let cases = archipelago::synth::conformance().enumerate();
+    for (k, c) in cases.skip(range.start).take(range.len()) {
         let case = Case {
             name: format!("conformance case {k}, seed {:#x} {:?}", c.seed, c.spec),
             model: c.model,
@@ -293,8 +286,14 @@ fn every_mode_equals_the_oracle_on_the_generated_corpus() {
         for mode in Mode::ALL {
             check_against(&gpu, mode, &case, &want, k < 600);
         }
+        if k % 2000 == 0 {
+            eprintln!("case {k} at {:.1} s", start.elapsed().as_secs_f64());
+        }
     }
-    println!("every GPU mode equal to the oracle on {n} conformance corpus cases");
+    println!(
+        "every GPU mode equal to the oracle on conformance corpus cases {range:?} ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# One device call that checks and measures everything GPU-side. Build here first:
-#   ../shared/tools/device-pack && tools/h200_run.sh --pack     (copies what the call needs to .dev/)
+# Device calls that check and measure everything GPU-side. Build here first:
+#   ../shared/tools/device-pack && tools/h200_run.sh --pack     (copies what the calls need to .dev/)
 # then, with the device tool, from the repository root there (carry [".dev"]):
-#   bash tools/h200_run.sh [all]        # `all`: the GPU conformance test over the whole corpus
-# Logs and Markdown tables go to $OUT (the device tool brings them back): commit them under
-# benches/results/ with the date, the GPU and this command.
+#   bash tools/h200_run.sh tests            # the GPU test executables (600 corpus cases)
+#   bash tools/h200_run.sh corpus [RANGE]   # the two GPU corpus tests (conformance against the
+#                                           # oracle, determinism across permutations) over
+#                                           # RANGE of the conformance corpus (default: all)
+#   bash tools/h200_run.sh bench [NAME...]  # benches: gpu quotient deterministic (default: all)
+# Steps can be chained in one call: `tests bench`, `corpus 0..10000 bench gpu`. Logs and
+# Markdown tables go to $OUT (the device tool brings back a few files): commit them under
+# benches/results/ with the date, the GPU and the command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--pack" ]; then
@@ -19,22 +24,46 @@ out=${OUT:-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ARCHIPELAGO_ROOT=$PWD
-[ "${1:-}" = "all" ] && export ARCHIPELAGO_GPU_CORPUS=all
-# At most 8 files come back: four test logs, three tables and bench.log.
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/bench.log"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$out/bench.log"
 status=0
-for t in gpu_quotient determinism gpu_order gpu; do
-    timeout 480 ".dev/$t-test" --nocapture > "$out/test-$t.log" 2>&1
-    rc=$?; [ $rc -ne 0 ] && status=1
-    echo "== $t rc=$rc: $(grep -E '^test result' "$out/test-$t.log" | tail -1)"
-done
+run_test() { # log name, executable, timeout, test arguments...
+    local log=$1 exe=$2 limit=$3; shift 3
+    local t0=$SECONDS
+    timeout "$limit" ".dev/$exe-test" "$@" --nocapture > "$out/$log.log" 2>&1
+    local rc=$?; [ $rc -ne 0 ] && status=1
+    echo "== $log rc=$rc in $((SECONDS - t0)) s: $(grep -E '^test result' "$out/$log.log" | tail -1)"
+}
 bench() { # name, then bench arguments
     local name=$1; shift
+    local t0=$SECONDS
     echo "== archipelago bench $*" >> "$out/bench.log"
     timeout 240 .dev/archipelago bench "$@" --out "$out/$name.md" >> "$out/bench.log" 2>&1
-    echo "== bench $name rc=$?"
+    echo "== bench $name rc=$? in $((SECONDS - t0)) s"
 }
-bench gpu-bench
-bench quotient-bench --quotient
-bench deterministic-bench --deterministic
+while [ $# -gt 0 ]; do
+    step=$1; shift
+    case $step in
+    tests)
+        for t in gpu_quotient determinism gpu_order gpu; do run_test "test-$t" "$t" 300; done ;;
+    corpus)
+        range=all
+        if [ $# -gt 0 ] && [[ $1 =~ ^([0-9.]+|all)$ ]]; then range=$1; shift; fi
+        export ARCHIPELAGO_GPU_CORPUS=$range
+        run_test corpus-gpu gpu 560 every_mode_equals_the_oracle_on_the_generated_corpus
+        run_test corpus-determinism determinism 560 on_the_gpu
+        unset ARCHIPELAGO_GPU_CORPUS ;;
+    bench)
+        names=()
+        while [ $# -gt 0 ] && [[ $1 =~ ^(gpu|quotient|deterministic)$ ]]; do names+=("$1"); shift; done
+        [ ${#names[@]} -eq 0 ] && names=(gpu quotient deterministic)
+        for n in "${names[@]}"; do
+            case $n in
+            gpu) bench gpu-bench ;;
+            quotient) bench quotient-bench --quotient ;;
+            deterministic) bench deterministic-bench --deterministic ;;
+            esac
+        done ;;
+    *) echo "unknown step $step"; exit 2 ;;
+    esac
+done
 exit $status
