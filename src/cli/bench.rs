@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use archipelago::gpu::solver::Options;
+use archipelago::gpu::solver::{Options, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
 use archipelago::synth::Rng;
@@ -459,6 +459,8 @@ struct Measured {
     median_us: f64,
     rounds: u32,
     floor_us: f64,
+    /// The maps stage replayed alone (modes with a separate maps launch).
+    maps_us: Option<f64>,
     ok: bool,
 }
 
@@ -493,6 +495,10 @@ fn measure(
         args.reps
     };
     let times = solver.time_replays(2.min(reps), reps)?;
+    let maps_us = match mode {
+        Mode::Dsu => Some(median(solver.time_part(Part::Maps, 2.min(reps), reps)?)),
+        _ => None,
+    };
     Ok(Measured {
         construct_ms,
         workspace: solver.workspace().bytes(),
@@ -500,6 +506,7 @@ fn measure(
         median_us: median(times),
         rounds: stats.rounds,
         floor_us: solver.workspace().floor_bytes() as f64 / FLOOR_BYTES_PER_S * 1e6,
+        maps_us,
         ok,
     })
 }
@@ -577,6 +584,13 @@ fn gpu_table(
             "\nauto (fastest measured, exact): {mode} at {us:.1} µs/step"
         );
     }
+    let maps = rows.iter().find_map(|r| r.result.as_ref().ok()?.maps_us);
+    if let Some(maps) = maps {
+        let _ = writeln!(
+            out,
+            "maps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step"
+        );
+    }
     Ok(all_ok)
 }
 
@@ -642,8 +656,9 @@ fn today() -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// Median µs per step of `mode` with deterministic mode `on` or off, and whether the outputs
-/// equal `expected` (the CPU reference, canonical when on).
+/// Median µs per step of `mode` with deterministic mode `on` or off, whether the outputs equal
+/// `expected` (the CPU reference, canonical when on), the sort plan, and (when on) the median µs
+/// of the order stage replayed alone.
 fn measure_det(
     g: &Gpu,
     mode: Mode,
@@ -652,7 +667,7 @@ fn measure_det(
     expected: &Islands,
     on: bool,
     args: &BenchArgs,
-) -> archipelago::Result<(f64, bool, String)> {
+) -> archipelago::Result<(f64, bool, String, Option<f64>)> {
     let cap = Capacity::fit(input.model(), input.batch());
     let opts = Options {
         dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
@@ -676,7 +691,11 @@ fn measure_det(
         args.reps
     };
     let times = solver.time_replays(2.min(reps), reps)?;
-    Ok((median(times), ok, plan))
+    let order = match on {
+        true => Some(median(solver.time_part(Part::Order, 2.min(reps), reps)?)),
+        false => None,
+    };
+    Ok((median(times), ok, plan, order))
 }
 
 /// Deterministic mode on versus off for every GPU mode on one shape.
@@ -701,19 +720,20 @@ fn deterministic_table(
         .solve(&sorted_input, &mut canonical)?;
     let bits = KeyLayout::fit(input.batch(), &shape.keys).bits();
     let _ = writeln!(out, "canonical key: {bits} bits\n");
-    out.push_str("| mode | off µs/step | on µs/step | on/off | order step µs (on − off) | sort | off equals CPU | on equals CPU canonical |\n|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| mode | off µs/step | on µs/step | on/off | on − off µs | order stage alone µs | sort | off equals CPU | on equals CPU canonical |\n|---|---|---|---|---|---|---|---|---|\n");
     let mut all_ok = true;
     for mode in Mode::ALL {
         let off = measure_det(g, mode, shape, input, reference, false, args);
         let on = measure_det(g, mode, shape, input, &canonical, true, args);
         match (off, on) {
-            (Ok((off_us, off_ok, _)), Ok((on_us, on_ok, plan))) => {
+            (Ok((off_us, off_ok, _, _)), Ok((on_us, on_ok, plan, order))) => {
                 all_ok &= off_ok && on_ok;
                 let _ = writeln!(
                     out,
-                    "| {mode} | {off_us:.1} | {on_us:.1} | {:.2} | {:.1} | {plan} | {} | {} |",
+                    "| {mode} | {off_us:.1} | {on_us:.1} | {:.2} | {:.1} | {} | {plan} | {} | {} |",
                     on_us / off_us,
                     on_us - off_us,
+                    order.map_or("—".into(), |u| format!("{u:.1}")),
                     if off_ok { "yes" } else { "NO" },
                     if on_ok { "yes" } else { "NO" }
                 );
@@ -727,7 +747,7 @@ fn deterministic_table(
                 } else {
                     &text
                 };
-                let _ = writeln!(out, "| {mode} | {short} | — | — | — | — | — | — |");
+                let _ = writeln!(out, "| {mode} | {short} | — | — | — | — | — | — | — |");
             }
         }
     }

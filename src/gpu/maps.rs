@@ -41,11 +41,12 @@ pub fn fits_smem(ntree: usize, smem_optin: usize) -> bool {
 impl BlockShape {
     /// Threads per block for the block-per-world kernel `f`, from the work of one world (its
     /// trees, dofs and hyperedges): 128 up to 256, 256 up to 1024, 512 up to 4096, else 1024.
-    /// Two adjustments, both measured on the H200: when there are no more worlds than
+    /// Three adjustments, measured on the H200: when there are no more worlds than
     /// multiprocessors, a world takes up to 1024 threads (nothing else competes for the SM);
-    /// tiny worlds that would not all be resident at 128 threads (from the occupancy the driver
-    /// reports for `f`'s registers and shared memory) drop to 64, so that twice as many worlds
-    /// are in flight.
+    /// big worlds in more than one wave drop to 256 threads when that keeps as many threads
+    /// resident per SM (so four times the worlds are in flight); tiny worlds that would not all
+    /// be resident at 128 threads (from the occupancy the driver reports for `f`'s registers
+    /// and shared memory) drop to 64, so that twice as many worlds are in flight.
     pub fn choose(f: &CudaFunction, cap: &Capacity, info: &DeviceInfo) -> Result<BlockShape> {
         let smem = if fits_smem(cap.ntree, info.smem_optin) {
             scratch_bytes(cap.ntree) as u32
@@ -61,13 +62,23 @@ impl BlockShape {
             1025..=4096 => 512,
             _ => 1024,
         };
+        let occupancy = |t: u32| {
+            f.occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
+                .map(|b| b.max(0) as usize)
+                .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+        };
         if cap.nworld <= sms {
             threads = work.next_power_of_two().clamp(threads as usize, 1024) as u32;
+        } else if threads >= 512 && cap.nworld > occupancy(threads)? * sms {
+            // More worlds than one wave: smaller blocks put more worlds in flight for the same
+            // resident threads (particle x1024: 236.6 µs at 256 threads, 364.5 at 1024, `block`
+            // on the H200). Only where shared memory does not cap the blocks per SM instead.
+            let resident = occupancy(threads)? * threads as usize;
+            if occupancy(256)? * 256 >= resident {
+                threads = 256;
+            }
         } else if threads == 128 {
-            let per_sm = f
-                .occupancy_max_active_blocks_per_multiprocessor(128, smem as usize, None)
-                .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
-            if (per_sm as usize) * sms < cap.nworld {
+            if occupancy(128)? * sms < cap.nworld {
                 threads = 64;
             }
         }

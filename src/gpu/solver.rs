@@ -95,6 +95,15 @@ pub struct Options {
     pub key_bounds: Option<KeyBounds>,
 }
 
+/// A stage of a step that [`Solver::time_part`] can time alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The canonical order (sort and gather) of deterministic mode.
+    Order,
+    /// The maps from the labels in the workspace: the share of a step every mode pays.
+    Maps,
+}
+
 /// One mode, its workspace and its captured step.
 pub struct Solver {
     mode: Mode,
@@ -327,6 +336,38 @@ impl Solver {
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Device time of `n` replays of a graph holding only `part` of the step, each between two
+    /// CUDA events, in microseconds (after `warmup` untimed replays): where a step's time goes.
+    /// Run a whole step first, so that the part's inputs are on the device. Refused where the
+    /// part is not a separate stage of this solver: [`Part::Order`] needs a deterministic
+    /// solver, [`Part::Maps`] a mode that leaves its labels in the workspace (`dense`, `dsu`).
+    pub fn time_part(&mut self, part: Part, warmup: usize, n: usize) -> Result<Vec<f64>> {
+        let refuse = |reason: &str| Error::Refused {
+            mode: "gpu",
+            reason: format!("{reason} ({} solver)", self.mode),
+        };
+        let (k, shape, ws) = (&*self.kernels, self.shape, &self.ws);
+        let graph = match part {
+            Part::Order => {
+                let order = self
+                    .order
+                    .as_ref()
+                    .ok_or_else(|| refuse("no order stage"))?;
+                super::graph::capture(&self.stream, |s| order.enqueue(s))?
+            }
+            Part::Maps => {
+                if !matches!(self.mode, Mode::Dense | Mode::Dsu) {
+                    return Err(refuse("maps fused into the mode kernel"));
+                }
+                super::graph::capture(&self.stream, |s| super::maps::enqueue(k, shape, ws, s))?
+            }
+        };
+        let (ctx, stream) = (self.ws.ctx().clone(), self.stream.clone());
+        super::graph::time_replays_us(&ctx, &stream, warmup, n, || {
+            graph.launch().map_err(cuda("cuGraphLaunch"))
+        })
     }
 
     /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events, in

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::{BenchArgs, Make, Shape, Synthetic, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
+use archipelago::gpu::solver::Part;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::{Policy, classify};
 use archipelago::synth::Rng;
@@ -179,6 +180,8 @@ struct Timed {
     construct_ms: f64,
     device_us: f64,
     wall_us: f64,
+    /// The maps stage replayed alone (`dsu`, whose maps are a launch of their own).
+    maps_us: Option<f64>,
     ok: bool,
 }
 
@@ -208,11 +211,16 @@ fn full_mode(
     }
     solver.upload(input)?;
     let device = solver.time_replays(2, args.reps.max(1))?;
+    let maps_us = match mode {
+        Mode::Dsu => Some(median(solver.time_part(Part::Maps, 2, args.reps.max(1))?)),
+        _ => None,
+    };
     Ok(Timed {
         name: mode.to_string(),
         construct_ms,
         device_us: median(device),
         wall_us: median(wall),
+        maps_us,
         ok,
     })
 }
@@ -282,6 +290,7 @@ fn quotient(
             construct_ms,
             device_us: median(device),
             wall_us: median(wall),
+            maps_us: None,
             ok,
         },
         first_ms,
@@ -333,6 +342,7 @@ pub(super) fn table(
     out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU |\n|---|---|---|---|---|\n");
     let mut all_ok = true;
     let mut best: Option<(String, f64, f64)> = None;
+    let mut maps_us = None;
     let row = |out: &mut String, t: &Timed| {
         let _ = writeln!(
             out,
@@ -351,6 +361,7 @@ pub(super) fn table(
                 if t.ok && best.as_ref().is_none_or(|b| t.device_us < b.1) {
                     best = Some((t.name.clone(), t.device_us, t.wall_us));
                 }
+                maps_us = maps_us.or(t.maps_us);
                 row(out, &t);
             }
             Err(e) => {
@@ -385,6 +396,12 @@ pub(super) fn table(
                 f.rebuild_all_ms,
                 f.rebuild_one_us
             );
+            if let Some(maps) = maps_us {
+                let _ = writeln!(
+                    out,
+                    "\nmaps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step — the share of a step that every mode pays to write every output"
+                );
+            }
             if let Some((mode, d, w)) = &best {
                 let _ = writeln!(
                     out,
