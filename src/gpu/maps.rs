@@ -64,7 +64,7 @@ impl BlockShape {
         };
         let occupancy = |t: u32| {
             f.occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
-                .map(|b| b.max(0) as usize)
+                .map(|b| b as usize)
                 .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
         };
         if cap.nworld <= sms {
@@ -77,10 +77,8 @@ impl BlockShape {
             if occupancy(256)? * 256 >= resident {
                 threads = 256;
             }
-        } else if threads == 128 {
-            if occupancy(128)? * sms < cap.nworld {
-                threads = 64;
-            }
+        } else if threads == 128 && occupancy(128)? * sms < cap.nworld {
+            threads = 64;
         }
         if let Some(t) = threads_from_env() {
             threads = t;
