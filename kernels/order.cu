@@ -146,6 +146,36 @@ __device__ void order_finish(const OrderArgs& a, unsigned w, const int* bad) {
     }
 }
 
+// The gather of a block whose thread holds canonical rows base .. base + E - 1 of its world
+// (input rows r0 + src[e]): one block scan places the threads' supports one after another.
+template <int E>
+__device__ void order_gather_blocked(const OrderArgs& a, unsigned r0, unsigned n, unsigned base,
+                                     const unsigned* src_local) {
+    unsigned src[E], s0[E], len[E], sum = 0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        bool valid = base + e < n;
+        src[e] = r0 + src_local[e];
+        s0[e] = valid ? a.supadr[src[e]] : 0u;
+        len[e] = valid ? a.supadr[src[e] + 1] - s0[e] : 0u;
+        sum += len[e];
+    }
+    unsigned total;
+    unsigned adr = a.supadr[r0] + order_scan(sum, &total);
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        if (base + e < n) {
+            unsigned dst = r0 + base + e;
+            a.order[dst] = src[e];
+            a.rank[src[e]] = dst;
+            a.out_type[dst] = a.row_type[src[e]];
+            a.out_supadr[dst] = adr;
+            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = a.support[s0[e] + j];
+            adr += len[e];
+        }
+    }
+}
+
 // ---- small worlds: bitonic sort of packed (key, index) values in registers ----
 
 // Thread t holds tile positions t*E .. t*E + E - 1. A compare-exchange at distance j is done in
@@ -210,31 +240,11 @@ __device__ void order_small(const OrderArgs& a) {
             }
         }
     }
-    // Gather: the thread's E canonical rows are consecutive, so one block scan places them.
     const V mask = (V)((1ull << a.idx_bits) - 1);
-    unsigned src[E], s0[E], len[E], sum = 0;
+    unsigned src[E];
 #pragma unroll
-    for (int e = 0; e < E; ++e) {
-        bool valid = base + e < n;
-        src[e] = r0 + (unsigned)(v[e] & mask);
-        s0[e] = valid ? a.supadr[src[e]] : 0u;
-        len[e] = valid ? a.supadr[src[e] + 1] - s0[e] : 0u;
-        sum += len[e];
-    }
-    unsigned total;
-    unsigned adr = a.supadr[r0] + order_scan(sum, &total);
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        if (base + e < n) {
-            unsigned dst = r0 + base + e;
-            a.order[dst] = src[e];
-            a.rank[src[e]] = dst;
-            a.out_type[dst] = a.row_type[src[e]];
-            a.out_supadr[dst] = adr;
-            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = a.support[s0[e] + j];
-            adr += len[e];
-        }
-    }
+    for (int e = 0; e < E; ++e) src[e] = (unsigned)(v[e] & mask);
+    order_gather_blocked<E>(a, r0, n, base, src);
     order_finish(a, w, &bad);
 }
 
@@ -246,6 +256,112 @@ ORDER_SMALL(order_small_u32_e4, unsigned, 4)
 ORDER_SMALL(order_small_u64_e1, unsigned long long, 1)
 ORDER_SMALL(order_small_u64_e2, unsigned long long, 2)
 ORDER_SMALL(order_small_u64_e4, unsigned long long, 4)
+
+// ---- small worlds: stable LSD radix sort in shared memory ----
+
+// The bitonic network costs O(n log^2 n) exchanges per world and made the step compute-bound on
+// big tiles (a 4096-row world: 78 stages over every value). This sort takes ceil(bits / 8)
+// passes of 8-bit digits over keys alone (the sort is stable, so no index is packed and a
+// 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by round
+// (__match_any_sync within a round, a per-warp digit counter across rounds), one block scan
+// over the (digit, warp) counters gives every digit's start per warp, and the values move
+// through shared memory. Warp w holds positions w * 32E + e * 32 + lane, so (warp, round, lane)
+// is position order and equal digits keep it. Shared memory: 256 counters per warp, the keys
+// and the row indices (order_block_smem in src/gpu/order.rs).
+template <typename K, int E>
+__device__ void order_block(const OrderArgs& a) {
+    extern __shared__ unsigned long long order_tile[];
+    const unsigned T = blockDim.x, tid = threadIdx.x, w = blockIdx.x;
+    const unsigned lane = tid & 31, warp = tid >> 5, nwarp = T >> 5, N = T * E;
+    const unsigned lower = (1u << lane) - 1u;
+    const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
+    const OrderLayout L = *a.layout;
+    unsigned* cnt = (unsigned*)order_tile;       // [digit][warp]
+    K* skey = (K*)(cnt + ORDER_RADIX * nwarp);   // N keys (8-byte aligned: 1 KiB per warp above)
+    unsigned* sval = (unsigned*)(skey + N);      // N row indices
+    __shared__ int bad;
+    if (tid == 0) bad = 0x7fffffff;
+    __syncthreads();
+    K k[E];
+    unsigned v[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        unsigned p = warp * 32 * E + e * 32 + lane;
+        // Padding sorts after every row: all-ones digits, and later than any equal key.
+        k[e] = p < n ? (K)order_key(a, L, r0 + p, &bad) : ~(K)0;
+        v[e] = p;
+    }
+    const unsigned passes = (L.bits + 7) / 8;
+    for (unsigned pass = 0; pass < passes; ++pass) {
+        const unsigned shift = 8 * pass;
+        for (unsigned i = tid; i < ORDER_RADIX * nwarp; i += T) cnt[i] = 0;
+        __syncthreads();
+        unsigned dig[E], rank[E];
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned d = (unsigned)(k[e] >> shift) & (ORDER_RADIX - 1);
+            const unsigned peers = __match_any_sync(0xffffffffu, d);
+            const unsigned before = __popc(peers & lower);
+            const unsigned at = cnt[d * nwarp + warp];
+            dig[e] = d;
+            rank[e] = at + before;
+            __syncwarp();
+            if (before == 0) cnt[d * nwarp + warp] = at + __popc(peers);
+            __syncwarp();
+        }
+        __syncthreads();
+        // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread.
+        unsigned c[8], sum = 0;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            c[i] = cnt[tid * 8 + i];
+            sum += c[i];
+        }
+        unsigned total;
+        unsigned run = order_scan(sum, &total);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            cnt[tid * 8 + i] = run;
+            run += c[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned pos = cnt[dig[e] * nwarp + warp] + rank[e];
+            skey[pos] = k[e];
+            sval[pos] = v[e];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned p = warp * 32 * E + e * 32 + lane;
+            k[e] = skey[p];
+            v[e] = sval[p];
+        }
+        __syncthreads();  // before the next pass clears the counters
+    }
+    if (passes == 0) {  // every key equal: the input order
+#pragma unroll
+        for (int e = 0; e < E; ++e) sval[warp * 32 * E + e * 32 + lane] = v[e];
+        __syncthreads();
+    }
+    // Gather in the blocked arrangement: thread t takes canonical rows t * E .. t * E + E - 1.
+    const unsigned base = tid * E;
+    unsigned src[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) src[e] = sval[base + e];
+    order_gather_blocked<E>(a, r0, n, base, src);
+    order_finish(a, w, &bad);
+}
+
+#define ORDER_BLOCK(NAME, K, E)                                                                   \
+    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_block<K, E>(a); }
+ORDER_BLOCK(order_block_u32_e1, unsigned, 1)
+ORDER_BLOCK(order_block_u32_e2, unsigned, 2)
+ORDER_BLOCK(order_block_u32_e4, unsigned, 4)
+ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1)
+ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2)
+ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 

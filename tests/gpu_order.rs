@@ -1,12 +1,12 @@
 //! Deterministic mode on the GPU: every mode with the canonical order inside its captured step
 //! gives bitwise identical outputs across repeated runs and across randomly permuted input
 //! rows, equal to the CPU canonical path (the oracle on `order::Canonicalizer`'s batch), with
-//! the same permutation as the CPU. Both sorts (shared-memory bitonic with 32- and 64-bit
-//! packed values, radix for wide keys and large worlds) and the boundaries between them, fixed
-//! bounds, empty worlds and the committed traces. Without a device every test prints
+//! the same permutation as the CPU. Every sort (shared-memory radix with 32- and 64-bit keys,
+//! bitonic with 32- and 64-bit packed values, radix in global scratch for large worlds) and the
+//! boundaries between them, fixed bounds, empty worlds and the committed traces. Without a device every test prints
 //! `skipped: no CUDA device` and passes.
 
-use archipelago::gpu::order::{Plan, SMALL_MAX};
+use archipelago::gpu::order::{Plan, SMALL_MAX, Sort};
 use archipelago::gpu::solver::Options;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
@@ -179,8 +179,19 @@ fn build(case: &Case, mut shuffle: Option<&mut Rng>) -> (Batch, RowKeys) {
 }
 
 fn deterministic(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Option<Solver> {
+    deterministic_with(gpu, mode, cap, model, Sort::Auto)
+}
+
+fn deterministic_with(
+    gpu: &Gpu,
+    mode: Mode,
+    cap: Capacity,
+    model: &Model,
+    sort: Sort,
+) -> Option<Solver> {
     let opts = Options {
         deterministic: true,
+        sort,
         ..Options::default()
     };
     match Solver::with_options(gpu, mode, cap, model, opts) {
@@ -194,6 +205,18 @@ fn deterministic(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Option<
 /// permutation equals the CPU's, repeated replays and `permutations` shuffled inputs give
 /// bitwise identical outputs. Returns the plan the device used.
 fn check(gpu: &Gpu, case: &Case, permutations: usize, seed: u64, what: &str) -> Option<Plan> {
+    check_with(gpu, case, Sort::Auto, permutations, seed, what)
+}
+
+/// [`check`] with the sort of worlds that fit one block chosen.
+fn check_with(
+    gpu: &Gpu,
+    case: &Case,
+    sort: Sort,
+    permutations: usize,
+    seed: u64,
+    what: &str,
+) -> Option<Plan> {
     let (batch, keys) = build(case, None);
     let input = Input::new(&case.model, &batch).unwrap();
     let cap = Capacity::fit(&case.model, &batch);
@@ -203,7 +226,7 @@ fn check(gpu: &Gpu, case: &Case, permutations: usize, seed: u64, what: &str) -> 
     let (cpu_order, cpu_rank) = (canon.order().to_vec(), canon.rank().to_vec());
     let mut plan = None;
     for mode in Mode::ALL {
-        let Some(mut solver) = deterministic(gpu, mode, cap, &case.model) else {
+        let Some(mut solver) = deterministic_with(gpu, mode, cap, &case.model, sort) else {
             continue;
         };
         let mut first = Islands::default();
@@ -247,8 +270,10 @@ fn packed_32_bit_tiles_are_deterministic() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(1);
     let case = generate(&mut rng, &[120, 0, 77, 130, 1, 64, 33, 100], 24, (5, 2, 4));
-    let plan = check(&gpu, &case, 4, 10, "32-bit tiles");
+    let plan = check_with(&gpu, &case, Sort::Bitonic, 4, 10, "32-bit tiles");
     assert_eq!(plan, Some(Plan::Small { wide: false }));
+    let plan = check(&gpu, &case, 4, 11, "32-bit keys in shared memory");
+    assert_eq!(plan, Some(Plan::Block { wide: false }));
 }
 
 #[test]
@@ -256,19 +281,76 @@ fn packed_64_bit_tiles_are_deterministic() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(2);
     let case = generate(&mut rng, &[300, 2000, 0, 1090, 4096], 200, (13, 6, 9));
-    let plan = check(&gpu, &case, 3, 20, "64-bit tiles");
+    let plan = check_with(&gpu, &case, Sort::Bitonic, 3, 20, "64-bit tiles");
     assert_eq!(plan, Some(Plan::Small { wide: true }));
+    let plan = check(&gpu, &case, 3, 21, "64-bit keys in shared memory");
+    assert_eq!(plan, Some(Plan::Block { wide: true }));
 }
 
-/// The boundary cases below: (geom, colid, id) bits and the fitted key's width.
-const BOUNDARY: [((u32, u32, u32), u32, Plan); 7] = [
-    ((9, 4, 3), 25, Plan::Small { wide: false }), // + 7 index bits = 32
-    ((9, 5, 3), 26, Plan::Small { wide: true }),  // 33
-    ((12, 5, 3), 32, Plan::Small { wide: true }), // key 32 bits
-    ((12, 6, 3), 33, Plan::Small { wide: true }), // key 33 bits
-    ((24, 6, 3), 57, Plan::Small { wide: true }), // + 7 = 64
-    ((24, 7, 3), 58, Plan::Radix { wide: true }), // 65
-    ((30, 1, 3), 64, Plan::Radix { wide: true }), // key 64 bits
+#[test]
+fn tiny_tiles_take_the_bitonic_network_and_forced_radix_agrees() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(4);
+    let case = generate(&mut rng, &[20, 0, 31, 7, 1], 12, (5, 2, 4));
+    let plan = check(&gpu, &case, 4, 12, "tiny tiles");
+    assert_eq!(plan, Some(Plan::Small { wide: false }));
+    let plan = check_with(&gpu, &case, Sort::Block, 4, 13, "tiny tiles, radix");
+    assert_eq!(plan, Some(Plan::Block { wide: false }));
+}
+
+/// The boundary cases below: (geom, colid, id) bits, the fitted key's width, and the plan with
+/// the bitonic network forced and by default.
+type Boundary = ((u32, u32, u32), u32, Plan, Plan);
+const BOUNDARY: [Boundary; 7] = [
+    // + 7 index bits = 32
+    (
+        (9, 4, 3),
+        25,
+        Plan::Small { wide: false },
+        Plan::Block { wide: false },
+    ),
+    // 33
+    (
+        (9, 5, 3),
+        26,
+        Plan::Small { wide: true },
+        Plan::Block { wide: false },
+    ),
+    // key 32 bits
+    (
+        (12, 5, 3),
+        32,
+        Plan::Small { wide: true },
+        Plan::Block { wide: false },
+    ),
+    // key 33 bits
+    (
+        (12, 6, 3),
+        33,
+        Plan::Small { wide: true },
+        Plan::Block { wide: true },
+    ),
+    // + 7 = 64
+    (
+        (24, 6, 3),
+        57,
+        Plan::Small { wide: true },
+        Plan::Block { wide: true },
+    ),
+    // 65: too wide to pack, so the radix sort even when the bitonic network is asked for
+    (
+        (24, 7, 3),
+        58,
+        Plan::Block { wide: true },
+        Plan::Block { wide: true },
+    ),
+    // key 64 bits
+    (
+        (30, 1, 3),
+        64,
+        Plan::Block { wide: true },
+        Plan::Block { wide: true },
+    ),
 ];
 
 fn boundary_case(i: usize) -> Case {
@@ -282,7 +364,7 @@ fn boundary_case(i: usize) -> Case {
 
 #[test]
 fn boundary_cases_have_the_intended_key_widths() {
-    for (i, (bits, want, _)) in BOUNDARY.into_iter().enumerate() {
+    for (i, (bits, want, _, _)) in BOUNDARY.into_iter().enumerate() {
         let (batch, keys) = build(&boundary_case(i), None);
         let layout = archipelago::order::KeyLayout::fit(&batch, &keys);
         assert_eq!(layout.bits(), want, "bits {bits:?}");
@@ -291,20 +373,24 @@ fn boundary_cases_have_the_intended_key_widths() {
 }
 
 /// Key bits plus row-index bits on either side of 32 (the 32/64-bit packing boundary) and of
-/// 64 (the bitonic/radix boundary), and the key itself on either side of 32 bits.
+/// 64 (the packing limit), and the key itself on either side of 32 bits, with both sorts.
 #[test]
 fn both_sides_of_each_packing_boundary() {
     let Some(gpu) = open() else { return };
     // 100 rows → 128-row tile → 7 index bits.
-    for (i, (bits, _, want)) in BOUNDARY.into_iter().enumerate() {
-        let plan = check(
+    for (i, (bits, _, bitonic, auto)) in BOUNDARY.into_iter().enumerate() {
+        let what = format!("bits {bits:?}");
+        let plan = check_with(
             &gpu,
             &boundary_case(i),
+            Sort::Bitonic,
             2,
             30 + i as u64,
-            &format!("bits {bits:?}"),
+            &what,
         );
-        assert_eq!(plan, Some(want), "bits {bits:?}");
+        assert_eq!(plan, Some(bitonic), "{what}, bitonic");
+        let plan = check(&gpu, &boundary_case(i), 2, 60 + i as u64, &what);
+        assert_eq!(plan, Some(auto), "{what}");
     }
 }
 
@@ -315,6 +401,9 @@ fn worlds_beyond_the_tile_use_the_radix_sort() {
     let case = generate(&mut rng, &[SMALL_MAX + 900, 10, 0, 3000], 300, (10, 3, 8));
     let plan = check(&gpu, &case, 2, 40, "large worlds");
     assert_eq!(plan, Some(Plan::Radix { wide: false }));
+    let case = generate(&mut rng, &[SMALL_MAX + 300, 0, 1500], 300, (24, 7, 3));
+    let plan = check(&gpu, &case, 2, 41, "large worlds, 64-bit keys");
+    assert_eq!(plan, Some(Plan::Radix { wide: true }));
 }
 
 #[test]
@@ -508,6 +597,9 @@ fn the_order_kernels_compile_for_hopper() {
     for k in [
         "order_small_u32_e1",
         "order_small_u64_e4",
+        "order_block_u32_e1",
+        "order_block_u32_e4",
+        "order_block_u64_e2",
         "order_radix_u32",
         "order_radix_u64",
     ] {

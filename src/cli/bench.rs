@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
@@ -42,6 +43,18 @@ pub struct BenchArgs {
     /// rows and the committed traces, with rebuild costs and a summary table (GPU only).
     #[arg(long)]
     quotient: bool,
+    /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
+    #[arg(long, default_value = "auto", value_parser = parse_sort)]
+    sort: Sort,
+}
+
+fn parse_sort(s: &str) -> Result<Sort, String> {
+    match s {
+        "auto" => Ok(Sort::Auto),
+        "bitonic" => Ok(Sort::Bitonic),
+        "block" => Ok(Sort::Block),
+        _ => Err(format!("unknown sort `{s}` (auto, bitonic, block)")),
+    }
 }
 
 mod quotient;
@@ -57,6 +70,7 @@ impl Default for BenchArgs {
             out: None,
             deterministic: false,
             quotient: false,
+            sort: Sort::Auto,
         }
     }
 }
@@ -672,6 +686,7 @@ fn measure_det(
     let opts = Options {
         dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
         deterministic: on,
+        sort: args.sort,
         ..Options::default()
     };
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;

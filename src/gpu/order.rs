@@ -8,9 +8,10 @@
 //! (the workspace redirects its row pointers to them). Every buffer is allocated once from the [`Capacity`]; the
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
-//! Worlds of at most [`SMALL_MAX`] rows sort a tile of packed `(key, row)` values in registers
-//! and shared memory with a bitonic network (32-bit values when key and row index fit, else
-//! 64-bit); larger worlds and keys too wide to pack use a stable 8-bit LSD radix sort.
+//! Worlds of at most [`SMALL_MAX`] rows sort in one block: from [`BLOCK_MIN`] rows up with a
+//! stable LSD radix sort of 8-bit digits in shared memory (32-bit keys when the key fits, else
+//! 64-bit), below that with a bitonic network over packed `(key, row)` values in registers.
+//! Larger worlds use the same radix sort with keys and values in global scratch.
 
 use cudarc::driver::{CudaFunction, CudaStream, result};
 
@@ -23,6 +24,23 @@ use crate::rows::{Capacity, Input};
 
 /// Most rows per world that the shared-memory sort takes (its tile is the next power of two).
 pub const SMALL_MAX: usize = 4096;
+
+/// Smallest tile [`Sort::Auto`] sorts with the shared-memory radix sort: below it the bitonic
+/// network has few enough stages.
+pub const BLOCK_MIN: usize = 128;
+
+/// Which sort a deterministic solver uses for worlds that fit one block (at most
+/// [`SMALL_MAX`] rows; larger worlds always take the radix sort in global scratch).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Sort {
+    /// The shared-memory radix sort from [`BLOCK_MIN`] rows up, else the bitonic network.
+    #[default]
+    Auto,
+    /// The bitonic network whenever key and row index pack into 64 bits (for measurements).
+    Bitonic,
+    /// The shared-memory radix sort for every tile.
+    Block,
+}
 
 /// Threads of the radix kernel; must match `ORDER_RADIX_THREADS` in `kernels/order.cu`.
 const RADIX_THREADS: u32 = 256;
@@ -99,6 +117,11 @@ struct OrderArgs {
 /// How a step is sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Plan {
+    /// Radix sort of a world's keys in shared memory: 64-bit keys when `wide`.
+    Block {
+        /// 64-bit keys (else 32-bit).
+        wide: bool,
+    },
     /// Bitonic sort of packed values in a block: 64-bit values when `wide`.
     Small {
         /// 64-bit packed values (else 32-bit).
@@ -130,6 +153,7 @@ const VALS_B: usize = 13;
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
     small: [[CudaFunction; 3]; 2],
+    block: [[CudaFunction; 3]; 2],
     radix: [CudaFunction; 2],
     bufs: Vec<DevBuf>,
     args: OrderArgs,
@@ -137,6 +161,7 @@ pub struct DeviceOrder {
     layout: Option<KeyLayout>,
     host_layout: [LayoutArg; 1],
     plan: Option<Plan>,
+    sort: Sort,
     /// Tile of the shared-memory sort (a power of two, at least 32) and its threads (each
     /// holding `tile / threads` values).
     tile: usize,
@@ -155,6 +180,17 @@ impl std::fmt::Debug for DeviceOrder {
     }
 }
 
+/// Dynamic shared memory of the bitonic sort: two tiles of packed values.
+fn small_smem(tile: usize, wide: bool) -> usize {
+    2 * tile * if wide { 8 } else { 4 }
+}
+
+/// Dynamic shared memory of the shared-memory radix sort (`order_block` in
+/// `kernels/order.cu`): 256 digit counters per warp, the keys and the row indices.
+fn block_smem(tile: usize, threads: u32, wide: bool) -> usize {
+    256 * 4 * (threads as usize / 32) + tile * (if wide { 8 } else { 4 } + 4)
+}
+
 fn checked(parts: &[usize]) -> Result<usize> {
     parts
         .iter()
@@ -169,12 +205,13 @@ impl DeviceOrder {
     /// Allocates every buffer for `cap`, reading its input rows from `ws` (which must be sized
     /// for the same capacity). With `bounds`, every step uses that key layout (rows outside it
     /// are reported by [`check`](Self::check)); without, each step gets the narrowest layout
-    /// of its rows.
+    /// of its rows. `sort` picks the sort of worlds that fit one block.
     pub fn new(
         gpu: &Gpu,
         cap: &Capacity,
         ws: &Workspace,
         bounds: Option<KeyBounds>,
+        sort: Sort,
     ) -> Result<DeviceOrder> {
         let k = gpu.kernels();
         let f = |name: &str| k.function(name);
@@ -190,6 +227,18 @@ impl DeviceOrder {
                 f("order_small_u64_e4")?,
             ],
         ];
+        let block = [
+            [
+                f("order_block_u32_e1")?,
+                f("order_block_u32_e2")?,
+                f("order_block_u32_e4")?,
+            ],
+            [
+                f("order_block_u64_e1")?,
+                f("order_block_u64_e2")?,
+                f("order_block_u64_e4")?,
+            ],
+        ];
         let tile = cap.njmax.max(32).next_power_of_two();
         // Values per thread: more of them keeps more exchanges in registers, fewer keeps more
         // threads in flight (and at most 1024 threads per block).
@@ -200,10 +249,12 @@ impl DeviceOrder {
         };
         let threads = (tile / per_thread).min(1024) as u32;
         if tile <= SMALL_MAX {
-            for (wide, fs) in small.iter().enumerate() {
-                let bytes = 2 * tile * if wide == 1 { 8 } else { 4 };
-                for func in fs {
-                    Kernels::allow_smem(func, bytes)?;
+            for wide in [false, true] {
+                for func in &small[usize::from(wide)] {
+                    Kernels::allow_smem(func, small_smem(tile, wide))?;
+                }
+                for func in &block[usize::from(wide)] {
+                    Kernels::allow_smem(func, block_smem(tile, threads, wide))?;
                 }
             }
         }
@@ -258,6 +309,7 @@ impl DeviceOrder {
         };
         Ok(DeviceOrder {
             small,
+            block,
             radix: [
                 k.function("order_radix_u32")?,
                 k.function("order_radix_u64")?,
@@ -268,6 +320,7 @@ impl DeviceOrder {
             layout: None,
             host_layout: [LayoutArg::default()],
             plan: None,
+            sort,
             tile,
             threads,
             nworld: 0,
@@ -324,12 +377,19 @@ impl DeviceOrder {
             });
         }
         let packed = layout.bits() + self.args.idx_bits;
-        let plan = if self.tile > SMALL_MAX || packed > 64 {
-            Plan::Radix {
-                wide: layout.width() == KeyWidth::Wide,
-            }
-        } else {
+        let wide = layout.width() == KeyWidth::Wide;
+        let bitonic = packed <= 64
+            && match self.sort {
+                Sort::Auto => self.tile < BLOCK_MIN,
+                Sort::Bitonic => true,
+                Sort::Block => false,
+            };
+        let plan = if self.tile > SMALL_MAX {
+            Plan::Radix { wide }
+        } else if bitonic {
             Plan::Small { wide: packed > 32 }
+        } else {
+            Plan::Block { wide }
         };
         self.host_layout = [LayoutArg::new(&layout)];
         self.bufs[ROW_ID].upload(&batch.row_id, stream)?;
@@ -356,8 +416,14 @@ impl DeviceOrder {
             None => Ok(()),
             Some(Plan::Small { wide }) => {
                 let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
-                let bytes = 2 * self.tile * if wide { 8 } else { 4 };
+                let bytes = small_smem(self.tile, wide);
                 let f = &self.small[usize::from(wide)][e];
+                self.launch(f, grid, self.threads, bytes as u32, stream)
+            }
+            Some(Plan::Block { wide }) => {
+                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
+                let bytes = block_smem(self.tile, self.threads, wide);
+                let f = &self.block[usize::from(wide)][e];
                 self.launch(f, grid, self.threads, bytes as u32, stream)
             }
             Some(Plan::Radix { wide }) => {

@@ -9,7 +9,7 @@ use cudarc::driver::CudaStream;
 use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::Kernels;
-use super::order::DeviceOrder;
+use super::order::{DeviceOrder, Sort};
 use super::workspace::{Needs, Workspace};
 use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
 use crate::cpu::Stats;
@@ -93,6 +93,8 @@ pub struct Options {
     /// Fixed bounds of the canonical key's fields (deterministic mode); `None` fits the key to
     /// each step's rows.
     pub key_bounds: Option<KeyBounds>,
+    /// The sort of worlds that fit one block (deterministic mode).
+    pub sort: Sort,
 }
 
 /// A stage of a step that [`Solver::time_part`] can time alone.
@@ -155,7 +157,7 @@ impl Solver {
         };
         let mut ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         let order = if opts.deterministic {
-            let order = DeviceOrder::new(gpu, &cap, &ws, opts.key_bounds)?;
+            let order = DeviceOrder::new(gpu, &cap, &ws, opts.key_bounds, opts.sort)?;
             let (supadr, support, row_type) = order.canonical_rows();
             ws.redirect_rows(supadr, support, row_type);
             Some(order)
