@@ -57,9 +57,9 @@ __device__ __forceinline__ bool order_in(int v, int lo, int hi) { return v >= lo
 __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, const OrderLayout& L,
                                                         unsigned r, int* bad) {
     typedef unsigned long long K;
-    unsigned type = a.row_type[r];
+    unsigned type = LDG(a.row_type + r);
     if (type >= ORDER_CONTACT_CLASS) {
-        int g1 = a.geom[2 * r], g2 = a.geom[2 * r + 1], c = a.colid[r];
+        int g1 = LDG(a.geom + 2 * r), g2 = LDG(a.geom + 2 * r + 1), c = LDG(a.colid + r);
         if (!order_in(g1, L.geom_min, L.geom_max) || !order_in(g2, L.geom_min, L.geom_max) ||
             !order_in(c, L.colid_min, L.colid_max)) {
             atomicMin(bad, (int)r + 1);
@@ -70,7 +70,7 @@ __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, cons
         unsigned shift = L.payload_bits - (2 * L.geom_bits + L.colid_bits);
         return ((K)ORDER_CONTACT_CLASS << L.payload_bits) | (packed << shift);
     }
-    int id = a.row_id[r];
+    int id = LDG(a.row_id + r);
     if (!order_in(id, L.id_min, L.id_max)) {
         atomicMin(bad, (int)r + 1);
         return 0;
@@ -148,29 +148,33 @@ __device__ void order_finish(const OrderArgs& a, unsigned w, const int* bad) {
 
 // The gather of a block whose thread holds canonical rows base .. base + E - 1 of its world
 // (input rows r0 + src[e]): one block scan places the threads' supports one after another.
+// Every load goes through the read-only path and comes before the stores, so a thread's loads
+// overlap instead of each waiting behind the store before it (the gather was the latency chain
+// of a big world's order step).
 template <int E>
 __device__ void order_gather_blocked(const OrderArgs& a, unsigned r0, unsigned n, unsigned base,
                                      const unsigned* src_local) {
-    unsigned src[E], s0[E], len[E], sum = 0;
+    unsigned src[E], s0[E], len[E], type[E], sum = 0;
 #pragma unroll
     for (int e = 0; e < E; ++e) {
-        bool valid = base + e < n;
+        const bool valid = base + e < n;
         src[e] = r0 + src_local[e];
-        s0[e] = valid ? a.supadr[src[e]] : 0u;
-        len[e] = valid ? a.supadr[src[e] + 1] - s0[e] : 0u;
+        s0[e] = valid ? LDG(a.supadr + src[e]) : 0u;
+        len[e] = valid ? LDG(a.supadr + src[e] + 1) - s0[e] : 0u;
+        type[e] = valid ? LDG(a.row_type + src[e]) : 0u;
         sum += len[e];
     }
     unsigned total;
-    unsigned adr = a.supadr[r0] + order_scan(sum, &total);
+    unsigned adr = LDG(a.supadr + r0) + order_scan(sum, &total);
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         if (base + e < n) {
-            unsigned dst = r0 + base + e;
+            const unsigned dst = r0 + base + e;
             a.order[dst] = src[e];
             a.rank[src[e]] = dst;
-            a.out_type[dst] = a.row_type[src[e]];
+            a.out_type[dst] = (unsigned char)type[e];
             a.out_supadr[dst] = adr;
-            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = a.support[s0[e] + j];
+            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = LDG(a.support + s0[e] + j);
             adr += len[e];
         }
     }
@@ -354,14 +358,20 @@ __device__ void order_block(const OrderArgs& a) {
     order_finish(a, w, &bad);
 }
 
-#define ORDER_BLOCK(NAME, K, E)                                                                   \
-    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_block<K, E>(a); }
-ORDER_BLOCK(order_block_u32_e1, unsigned, 1)
-ORDER_BLOCK(order_block_u32_e2, unsigned, 2)
-ORDER_BLOCK(order_block_u32_e4, unsigned, 4)
-ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1)
-ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2)
-ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4)
+// Big tiles take 8 values per thread in blocks of at most 512 threads, bounded so that two
+// worlds fit an SM: one 1024-thread world per SM left the SM waiting on its latency chain.
+#define ORDER_BLOCK(NAME, K, E, MAXT, MINB)                                                       \
+    extern "C" __global__ void __launch_bounds__(MAXT, MINB) NAME(OrderArgs a) {                   \
+        order_block<K, E>(a);                                                                     \
+    }
+ORDER_BLOCK(order_block_u32_e1, unsigned, 1, 1024, 1)
+ORDER_BLOCK(order_block_u32_e2, unsigned, 2, 1024, 1)
+ORDER_BLOCK(order_block_u32_e4, unsigned, 4, 1024, 1)
+ORDER_BLOCK(order_block_u32_e8, unsigned, 8, 512, 2)
+ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1, 1024, 1)
+ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2, 1024, 1)
+ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4, 1024, 1)
+ORDER_BLOCK(order_block_u64_e8, unsigned long long, 8, 512, 2)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 

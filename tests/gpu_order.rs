@@ -272,8 +272,28 @@ fn packed_32_bit_tiles_are_deterministic() {
     let case = generate(&mut rng, &[120, 0, 77, 130, 1, 64, 33, 100], 24, (5, 2, 4));
     let plan = check_with(&gpu, &case, Sort::Bitonic, 4, 10, "32-bit tiles");
     assert_eq!(plan, Some(Plan::Small { wide: false }));
-    let plan = check(&gpu, &case, 4, 11, "32-bit keys in shared memory");
+    let plan = check(&gpu, &case, 4, 11, "32-bit tiles, default sort");
+    assert_eq!(plan, Some(Plan::Small { wide: false }));
+    let plan = check_with(
+        &gpu,
+        &case,
+        Sort::Block,
+        4,
+        12,
+        "32-bit keys in shared memory",
+    );
     assert_eq!(plan, Some(Plan::Block { wide: false }));
+}
+
+#[test]
+fn big_tiles_take_the_shared_memory_radix_sort() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(5);
+    let case = generate(&mut rng, &[2100, 5, 0, 1800], 64, (5, 2, 4));
+    let plan = check(&gpu, &case, 3, 14, "big tiles, 32-bit keys");
+    assert_eq!(plan, Some(Plan::Block { wide: false }));
+    let plan = check_with(&gpu, &case, Sort::Bitonic, 3, 15, "big tiles, bitonic");
+    assert_eq!(plan, Some(Plan::Small { wide: false }));
 }
 
 #[test]
@@ -299,7 +319,7 @@ fn tiny_tiles_take_the_bitonic_network_and_forced_radix_agrees() {
 }
 
 /// The boundary cases below: (geom, colid, id) bits, the fitted key's width, and the plan with
-/// the bitonic network forced and by default.
+/// the bitonic network forced and by default (the radix sort once the packing needs 64 bits).
 type Boundary = ((u32, u32, u32), u32, Plan, Plan);
 const BOUNDARY: [Boundary; 7] = [
     // + 7 index bits = 32
@@ -600,6 +620,8 @@ fn the_order_kernels_compile_for_hopper() {
         "order_block_u32_e1",
         "order_block_u32_e4",
         "order_block_u64_e2",
+        "order_block_u32_e8",
+        "order_block_u64_e8",
         "order_radix_u32",
         "order_radix_u64",
     ] {

@@ -25,15 +25,18 @@ use crate::rows::{Capacity, Input};
 /// Most rows per world that the shared-memory sort takes (its tile is the next power of two).
 pub const SMALL_MAX: usize = 4096;
 
-/// Smallest tile [`Sort::Auto`] sorts with the shared-memory radix sort: below it the bitonic
-/// network has few enough stages.
-pub const BLOCK_MIN: usize = 128;
+/// Smallest tile [`Sort::Auto`] sorts with the shared-memory radix sort. Below it, and when key
+/// and row index pack into 32 bits, the bitonic network is as fast or faster (H200: 228-row
+/// worlds 17.0 µs bitonic, 20.3 radix; 3,168 rows with 64-bit packing 83.5 µs bitonic, 44.8
+/// radix; 2026-11-30, `bench --deterministic --sort`).
+pub const BLOCK_MIN: usize = 2048;
 
 /// Which sort a deterministic solver uses for worlds that fit one block (at most
 /// [`SMALL_MAX`] rows; larger worlds always take the radix sort in global scratch).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Sort {
-    /// The shared-memory radix sort from [`BLOCK_MIN`] rows up, else the bitonic network.
+    /// The shared-memory radix sort from [`BLOCK_MIN`] rows up or when key and row index need
+    /// more than 32 bits, else the bitonic network.
     #[default]
     Auto,
     /// The bitonic network whenever key and row index pack into 64 bits (for measurements).
@@ -153,7 +156,7 @@ const VALS_B: usize = 13;
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
     small: [[CudaFunction; 3]; 2],
-    block: [[CudaFunction; 3]; 2],
+    block: [[CudaFunction; 4]; 2],
     radix: [CudaFunction; 2],
     bufs: Vec<DevBuf>,
     args: OrderArgs,
@@ -166,6 +169,8 @@ pub struct DeviceOrder {
     /// holding `tile / threads` values).
     tile: usize,
     threads: u32,
+    /// Threads of the shared-memory radix sort (each holding `tile / block_threads` values).
+    block_threads: u32,
     nworld: usize,
     nrow: usize,
 }
@@ -177,6 +182,17 @@ impl std::fmt::Debug for DeviceOrder {
             .field("layout", &self.layout)
             .field("tile", &self.tile)
             .finish()
+    }
+}
+
+/// Values per thread of the shared-memory radix sort: 8 from 2048 rows up, so that a big tile
+/// takes at most 512 threads and two worlds share an SM (`order_block_*_e8` are bounded so).
+fn block_per_thread(tile: usize) -> usize {
+    match tile {
+        0..=32 => 1,
+        33..=512 => 2,
+        513..=1024 => 4,
+        _ => 8,
     }
 }
 
@@ -232,11 +248,13 @@ impl DeviceOrder {
                 f("order_block_u32_e1")?,
                 f("order_block_u32_e2")?,
                 f("order_block_u32_e4")?,
+                f("order_block_u32_e8")?,
             ],
             [
                 f("order_block_u64_e1")?,
                 f("order_block_u64_e2")?,
                 f("order_block_u64_e4")?,
+                f("order_block_u64_e8")?,
             ],
         ];
         let tile = cap.njmax.max(32).next_power_of_two();
@@ -248,13 +266,14 @@ impl DeviceOrder {
             _ => 4,
         };
         let threads = (tile / per_thread).min(1024) as u32;
+        let block_threads = (tile / block_per_thread(tile)) as u32;
         if tile <= SMALL_MAX {
             for wide in [false, true] {
                 for func in &small[usize::from(wide)] {
                     Kernels::allow_smem(func, small_smem(tile, wide))?;
                 }
                 for func in &block[usize::from(wide)] {
-                    Kernels::allow_smem(func, block_smem(tile, threads, wide))?;
+                    Kernels::allow_smem(func, block_smem(tile, block_threads, wide))?;
                 }
             }
         }
@@ -323,6 +342,7 @@ impl DeviceOrder {
             sort,
             tile,
             threads,
+            block_threads,
             nworld: 0,
             nrow: 0,
         })
@@ -380,7 +400,7 @@ impl DeviceOrder {
         let wide = layout.width() == KeyWidth::Wide;
         let bitonic = packed <= 64
             && match self.sort {
-                Sort::Auto => self.tile < BLOCK_MIN,
+                Sort::Auto => self.tile < BLOCK_MIN && packed <= 32,
                 Sort::Bitonic => true,
                 Sort::Block => false,
             };
@@ -421,10 +441,11 @@ impl DeviceOrder {
                 self.launch(f, grid, self.threads, bytes as u32, stream)
             }
             Some(Plan::Block { wide }) => {
-                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
-                let bytes = block_smem(self.tile, self.threads, wide);
+                let t = self.block_threads;
+                let e = (self.tile / t as usize).trailing_zeros() as usize;
+                let bytes = block_smem(self.tile, t, wide);
                 let f = &self.block[usize::from(wide)][e];
-                self.launch(f, grid, self.threads, bytes as u32, stream)
+                self.launch(f, grid, t, bytes as u32, stream)
             }
             Some(Plan::Radix { wide }) => {
                 let f = &self.radix[usize::from(wide)];
