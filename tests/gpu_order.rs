@@ -327,7 +327,7 @@ const BOUNDARY: [Boundary; 7] = [
         (9, 4, 3),
         25,
         Plan::Small { wide: false },
-        Plan::Block { wide: false },
+        Plan::Small { wide: false },
     ),
     // 33
     (
