@@ -358,20 +358,14 @@ __device__ void order_block(const OrderArgs& a) {
     order_finish(a, w, &bad);
 }
 
-// Big tiles take 8 values per thread in blocks of at most 512 threads, bounded so that two
-// worlds fit an SM: one 1024-thread world per SM left the SM waiting on its latency chain.
-#define ORDER_BLOCK(NAME, K, E, MAXT, MINB)                                                       \
-    extern "C" __global__ void __launch_bounds__(MAXT, MINB) NAME(OrderArgs a) {                   \
-        order_block<K, E>(a);                                                                     \
-    }
-ORDER_BLOCK(order_block_u32_e1, unsigned, 1, 1024, 1)
-ORDER_BLOCK(order_block_u32_e2, unsigned, 2, 1024, 1)
-ORDER_BLOCK(order_block_u32_e4, unsigned, 4, 1024, 1)
-ORDER_BLOCK(order_block_u32_e8, unsigned, 8, 512, 2)
-ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1, 1024, 1)
-ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2, 1024, 1)
-ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4, 1024, 1)
-ORDER_BLOCK(order_block_u64_e8, unsigned long long, 8, 512, 2)
+#define ORDER_BLOCK(NAME, K, E)                                                                   \
+    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_block<K, E>(a); }
+ORDER_BLOCK(order_block_u32_e1, unsigned, 1)
+ORDER_BLOCK(order_block_u32_e2, unsigned, 2)
+ORDER_BLOCK(order_block_u32_e4, unsigned, 4)
+ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1)
+ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2)
+ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 

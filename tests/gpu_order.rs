@@ -620,8 +620,6 @@ fn the_order_kernels_compile_for_hopper() {
         "order_block_u32_e1",
         "order_block_u32_e4",
         "order_block_u64_e2",
-        "order_block_u32_e8",
-        "order_block_u64_e8",
         "order_radix_u32",
         "order_radix_u64",
     ] {

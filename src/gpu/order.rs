@@ -156,7 +156,7 @@ const VALS_B: usize = 13;
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
     small: [[CudaFunction; 3]; 2],
-    block: [[CudaFunction; 4]; 2],
+    block: [[CudaFunction; 3]; 2],
     radix: [CudaFunction; 2],
     bufs: Vec<DevBuf>,
     args: OrderArgs,
@@ -169,8 +169,6 @@ pub struct DeviceOrder {
     /// holding `tile / threads` values).
     tile: usize,
     threads: u32,
-    /// Threads of the shared-memory radix sort (each holding `tile / block_threads` values).
-    block_threads: u32,
     nworld: usize,
     nrow: usize,
 }
@@ -182,17 +180,6 @@ impl std::fmt::Debug for DeviceOrder {
             .field("layout", &self.layout)
             .field("tile", &self.tile)
             .finish()
-    }
-}
-
-/// Values per thread of the shared-memory radix sort: 8 from 2048 rows up, so that a big tile
-/// takes at most 512 threads and two worlds share an SM (`order_block_*_e8` are bounded so).
-fn block_per_thread(tile: usize) -> usize {
-    match tile {
-        0..=32 => 1,
-        33..=512 => 2,
-        513..=1024 => 4,
-        _ => 8,
     }
 }
 
@@ -248,13 +235,11 @@ impl DeviceOrder {
                 f("order_block_u32_e1")?,
                 f("order_block_u32_e2")?,
                 f("order_block_u32_e4")?,
-                f("order_block_u32_e8")?,
             ],
             [
                 f("order_block_u64_e1")?,
                 f("order_block_u64_e2")?,
                 f("order_block_u64_e4")?,
-                f("order_block_u64_e8")?,
             ],
         ];
         let tile = cap.njmax.max(32).next_power_of_two();
@@ -266,14 +251,13 @@ impl DeviceOrder {
             _ => 4,
         };
         let threads = (tile / per_thread).min(1024) as u32;
-        let block_threads = (tile / block_per_thread(tile)) as u32;
         if tile <= SMALL_MAX {
             for wide in [false, true] {
                 for func in &small[usize::from(wide)] {
                     Kernels::allow_smem(func, small_smem(tile, wide))?;
                 }
                 for func in &block[usize::from(wide)] {
-                    Kernels::allow_smem(func, block_smem(tile, block_threads, wide))?;
+                    Kernels::allow_smem(func, block_smem(tile, threads, wide))?;
                 }
             }
         }
@@ -342,7 +326,6 @@ impl DeviceOrder {
             sort,
             tile,
             threads,
-            block_threads,
             nworld: 0,
             nrow: 0,
         })
@@ -441,11 +424,10 @@ impl DeviceOrder {
                 self.launch(f, grid, self.threads, bytes as u32, stream)
             }
             Some(Plan::Block { wide }) => {
-                let t = self.block_threads;
-                let e = (self.tile / t as usize).trailing_zeros() as usize;
-                let bytes = block_smem(self.tile, t, wide);
+                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
+                let bytes = block_smem(self.tile, self.threads, wide);
                 let f = &self.block[usize::from(wide)][e];
-                self.launch(f, grid, t, bytes as u32, stream)
+                self.launch(f, grid, self.threads, bytes as u32, stream)
             }
             Some(Plan::Radix { wide }) => {
                 let f = &self.radix[usize::from(wide)];
