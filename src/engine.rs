@@ -406,7 +406,7 @@ impl Engine {
                 "the input's model is not the engine's model".into(),
             ));
         }
-        self.capacity.check(input.model(), input.batch())?;
+        self.capacity.fits(input)?;
         let (use_quotient, timed) = match self.options.mode {
             Mode::Quotient => (true, false),
             Mode::Auto => self.auto.plan(),

@@ -390,6 +390,13 @@ impl Capacity {
     /// Checks that `batch` is valid for `model` and fits.
     pub fn check(&self, model: &Model, batch: &Batch) -> Result<()> {
         batch.validate(model)?;
+        self.fits(&Input { model, batch })
+    }
+
+    /// Checks that an already validated `input` fits: O(nworld), where [`check`](Self::check)
+    /// reads every row again (steps of validated inputs call this one).
+    pub fn fits(&self, input: &Input<'_>) -> Result<()> {
+        let (model, batch) = (input.model(), input.batch());
         let over = |world, what, got, cap| {
             Err(Error::OverCapacity {
                 world,
@@ -449,7 +456,7 @@ impl<'a> Input<'a> {
         capacity: &Capacity,
     ) -> Result<Input<'a>> {
         let input = Input::new(model, batch)?;
-        capacity.check(model, batch)?;
+        capacity.fits(&input)?;
         Ok(input)
     }
 

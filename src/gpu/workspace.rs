@@ -459,7 +459,7 @@ impl Workspace {
     /// then waits for the copy (the staging vectors are reused by the next upload).
     pub fn upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
         let (model, batch) = (input.model(), input.batch());
-        self.cap.check(model, batch)?;
+        self.cap.fits(input)?;
         if model.ntree() != self.ntree || model.nv() != self.nv {
             return Err(Error::Refused {
                 mode: "gpu",

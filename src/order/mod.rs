@@ -106,7 +106,7 @@ impl Canonicalizer {
     /// input's rows.
     pub fn canonicalize(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<(&Batch, &[u32])> {
         let batch = input.batch();
-        self.capacity.check(input.model(), batch)?;
+        self.capacity.fits(input)?;
         keys.check(batch)?;
         let layout = self.fixed.unwrap_or_else(|| KeyLayout::fit(batch, keys));
         self.last = Some(layout);

@@ -202,7 +202,7 @@ impl Quotient {
     /// One step: records `events`, rebuilds what they (or the guard) invalidate, and writes every
     /// output of every world of `input` into `out`.
     pub fn step(&mut self, input: &Input<'_>, events: &Events, out: &mut Islands) -> Result<()> {
-        self.capacity.check(input.model(), input.batch())?;
+        self.capacity.fits(input)?;
         self.record(events)?;
         self.solve_recorded(input, out);
         Ok(())
@@ -237,7 +237,7 @@ impl Quotient {
     /// they invalidate and building what is missing) without solving: the host half of a device
     /// step. The guard still runs where the step runs.
     pub fn prepare(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
-        self.capacity.check(input.model(), input.batch())?;
+        self.capacity.fits(input)?;
         self.record(events)?;
         self.prepare_recorded(input);
         Ok(())
@@ -346,7 +346,7 @@ impl CpuMode for Quotient {
 
     /// A step without reported events: the guard alone keeps the quotients exact.
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
-        self.capacity.check(input.model(), input.batch())?;
+        self.capacity.fits(input)?;
         self.tracker
             .record(&Events::new(), |_| true)
             .map_err(Error::from)?;
