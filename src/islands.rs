@@ -82,6 +82,15 @@ pub const FIELDS: [&str; 19] = [
     "map_iefc2efc",
 ];
 
+/// The extent of each field of [`FIELDS`], in the same order.
+pub const EXTENTS: [Extent; 19] = {
+    use Extent::{Dof, Row, Tree, World};
+    [
+        World, World, Tree, Tree, Tree, Tree, Dof, Tree, Tree, Tree, Dof, Dof, Row, Tree, Tree,
+        Tree, Tree, Row, Row,
+    ]
+};
+
 /// What an output field is sized by: per world one entry, or `ntree` (trees and islands), `nv`
 /// (dofs) entries per world, or one per row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,28 +268,32 @@ impl Islands {
 
     /// Every field with what it is sized by, mutably, in [`FIELDS`] order.
     pub fn fields_mut(&mut self) -> [(&mut Vec<i32>, Extent); 19] {
-        use Extent::{Dof, Row, Tree, World};
-        [
-            (&mut self.nisland, World),
-            (&mut self.nidof, World),
-            (&mut self.tree_island, Tree),
-            (&mut self.island_ntree, Tree),
-            (&mut self.island_itreeadr, Tree),
-            (&mut self.map_itree2tree, Tree),
-            (&mut self.dof_island, Dof),
-            (&mut self.island_nv, Tree),
-            (&mut self.island_idofadr, Tree),
-            (&mut self.island_dofadr, Tree),
-            (&mut self.map_dof2idof, Dof),
-            (&mut self.map_idof2dof, Dof),
-            (&mut self.efc_island, Row),
-            (&mut self.island_ne, Tree),
-            (&mut self.island_nf, Tree),
-            (&mut self.island_nefc, Tree),
-            (&mut self.island_iefcadr, Tree),
-            (&mut self.map_efc2iefc, Row),
-            (&mut self.map_iefc2efc, Row),
-        ]
+        let fields = [
+            &mut self.nisland,
+            &mut self.nidof,
+            &mut self.tree_island,
+            &mut self.island_ntree,
+            &mut self.island_itreeadr,
+            &mut self.map_itree2tree,
+            &mut self.dof_island,
+            &mut self.island_nv,
+            &mut self.island_idofadr,
+            &mut self.island_dofadr,
+            &mut self.map_dof2idof,
+            &mut self.map_idof2dof,
+            &mut self.efc_island,
+            &mut self.island_ne,
+            &mut self.island_nf,
+            &mut self.island_nefc,
+            &mut self.island_iefcadr,
+            &mut self.map_efc2iefc,
+            &mut self.map_iefc2efc,
+        ];
+        let mut k = 0;
+        fields.map(|f| {
+            k += 1;
+            (f, EXTENTS[k - 1])
+        })
     }
 
     /// The nine island-sized fields (`ntree` entries per world, −1 past `nisland`), mutably.

@@ -7,7 +7,7 @@ use cudarc::driver::{CudaContext, CudaStream, result, sys};
 
 use super::cuda;
 use crate::error::{Error, Result};
-use crate::islands::Islands;
+use crate::islands::{EXTENTS, Extent, FIELDS, Islands};
 use crate::model::Model;
 use crate::rows::{Capacity, Input};
 
@@ -225,37 +225,6 @@ const DENSE_MAT: usize = 11;
 const DENSE_STACK: usize = 12;
 const OUT0: usize = 13;
 
-/// Output buffers in the order of `Args` (after `dense_stack`): name and size class.
-const OUTPUTS: [(&str, Size); 19] = [
-    ("nisland", Size::World),
-    ("nidof", Size::World),
-    ("tree_island", Size::Tree),
-    ("island_ntree", Size::Tree),
-    ("island_itreeadr", Size::Tree),
-    ("map_itree2tree", Size::Tree),
-    ("dof_island", Size::Dof),
-    ("island_nv", Size::Tree),
-    ("island_idofadr", Size::Tree),
-    ("island_dofadr", Size::Tree),
-    ("map_dof2idof", Size::Dof),
-    ("map_idof2dof", Size::Dof),
-    ("efc_island", Size::Row),
-    ("island_ne", Size::Tree),
-    ("island_nf", Size::Tree),
-    ("island_nefc", Size::Tree),
-    ("island_iefcadr", Size::Tree),
-    ("map_efc2iefc", Size::Row),
-    ("map_iefc2efc", Size::Row),
-];
-
-#[derive(Clone, Copy)]
-enum Size {
-    World,
-    Tree,
-    Dof,
-    Row,
-}
-
 fn checked(parts: &[usize]) -> Result<usize> {
     parts
         .iter()
@@ -325,12 +294,13 @@ impl Workspace {
             ("dense_mat", dense),
             ("dense_stack", dense),
         ];
-        for (name, size) in OUTPUTS {
-            let n = match size {
-                Size::World => w,
-                Size::Tree => checked(&[w, t])?,
-                Size::Dof => checked(&[w, v])?,
-                Size::Row => rows,
+        // The outputs, in the order of `Args` after `dense_stack` (MuJoCo's, as `FIELDS`).
+        for (name, extent) in FIELDS.into_iter().zip(EXTENTS) {
+            let n = match extent {
+                Extent::World => w,
+                Extent::Tree => checked(&[w, t])?,
+                Extent::Dof => checked(&[w, v])?,
+                Extent::Row => rows,
             };
             sizes.push((name, checked(&[n, 4])?));
         }
@@ -512,28 +482,8 @@ impl Workspace {
     ) -> Result<()> {
         let batch = input.batch();
         out.resize(self.ntree, self.nv, batch);
-        let fields: [&mut Vec<i32>; 19] = [
-            &mut out.nisland,
-            &mut out.nidof,
-            &mut out.tree_island,
-            &mut out.island_ntree,
-            &mut out.island_itreeadr,
-            &mut out.map_itree2tree,
-            &mut out.dof_island,
-            &mut out.island_nv,
-            &mut out.island_idofadr,
-            &mut out.island_dofadr,
-            &mut out.map_dof2idof,
-            &mut out.map_idof2dof,
-            &mut out.efc_island,
-            &mut out.island_ne,
-            &mut out.island_nf,
-            &mut out.island_nefc,
-            &mut out.island_iefcadr,
-            &mut out.map_efc2iefc,
-            &mut out.map_iefc2efc,
-        ];
-        for (i, field) in fields.into_iter().enumerate() {
+        // The output buffers are allocated in `Islands::fields_mut` order.
+        for (i, (field, _)) in out.fields_mut().into_iter().enumerate() {
             self.bufs[OUT0 + i].download(field.as_mut_slice(), stream)?;
         }
         stream.synchronize().map_err(cuda("cuStreamSynchronize"))
