@@ -125,13 +125,6 @@ __device__ I3 block_exscan3(I3 v, I3* total, int& ph) {
     return I3{base.x + inc.x - v.x, base.y + inc.y - v.y, base.z + inc.z - v.z};
 }
 
-__device__ __forceinline__ int block_exscan(int v, int* total, int& ph) {
-    I3 t;
-    I3 r = block_exscan3(I3{v, 0, 0}, &t, ph);
-    *total = t.x;
-    return r.x;
-}
-
 // ---- union-find over a parent array p (shared or global); -1 = untouched ----------------------
 
 // Marks tree t touched (its own root) if it was untouched.
@@ -278,16 +271,26 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
     return end ? from & (end - 1u) : from;
 }
 
+// The thread group that computes one world's maps: a whole block (this file), or one warp
+// (`WarpGroup` in warp.cu). Loops stride by the group's size and its barriers are the group's.
+struct BlockGroup {
+    __device__ int rank() const { return threadIdx.x; }
+    __device__ int size() const { return blockDim.x; }
+    __device__ void sync() const { __syncthreads(); }
+    __device__ I3 exscan3(I3 v, I3* total, int& ph) const { return block_exscan3(v, total, ph); }
+};
+
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
-// smallest tree of the component; rewritten as described at island_of). `cnt` holds 6 * ntree
-// ints of scratch. Needs blockDim.x >= 64, a multiple of 32. Loops run whole warps (for the
-// warp-wide intrinsics inside).
-__device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
+// smallest tree of the component; rewritten as described at island_of), computed by the group
+// g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
+// (for the warp-wide intrinsics inside).
+template <class G>
+__device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt) {
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = LDG(a.world_rowadr + w);
     const int nrow = world_nrow(a, w);
-    const int tid = threadIdx.x, bd = blockDim.x;
+    const int tid = g.rank(), bd = g.size();
     int ph = 0;
     int* cnt_t = cnt;
     int* cnt_d = cnt + ntree;
@@ -296,7 +299,7 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     int* cnt_nf = cnt + 4 * ntree;
     int* dofadr = cnt + 5 * ntree;
 
-    // 1. Rank the roots with a block scan (ascending tree = ascending smallest tree of the
+    // 1. Rank the roots with a group scan (ascending tree = ascending smallest tree of the
     //    island) and clear the counters.
     int nisland = 0;
     for (int base = 0; base < ntree; base += bd) {
@@ -310,12 +313,12 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             cnt_nf[t] = 0;
             dofadr[t] = INT_MAX_;
         }
-        int tot;
-        const int ex = block_exscan(root, &tot, ph);
+        I3 tot;
+        const int ex = g.exscan3(I3{root, 0, 0}, &tot, ph).x;
         if (root) lab[t] = -2 - (nisland + ex);
-        nisland += tot;
+        nisland += tot.x;
     }
-    __syncthreads();
+    g.sync();
     // 2. Islands of trees, dofs and rows, and the members of each island.
     for (int base = 0; base < ntree; base += bd) {
         const int t = base + tid;
@@ -355,15 +358,15 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
         }
     }
-    __syncthreads();
-    // 3. Per-island outputs, start addresses by block scans, -1 padding past nisland; the
+    g.sync();
+    // 3. Per-island outputs, start addresses by group scans, -1 padding past nisland; the
     //    counters become the scatter cursors.
     I3 carry = I3{0, 0, 0};
     for (int base = 0; base < ntree; base += bd) {
         const int i = base + tid;
         const I3 v = i < nisland ? I3{cnt_t[i], cnt_d[i], cnt_e[i]} : I3{0, 0, 0};
         I3 tot;
-        const I3 ex = block_exscan3(v, &tot, ph);
+        const I3 ex = g.exscan3(v, &tot, ph);
         if (i < ntree) {
             const size_t o = T + i;
             if (i < nisland) {
@@ -398,8 +401,8 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         a.nisland[w] = nisland;
         a.nidof[w] = carry.y;
     }
-    __syncthreads();
-    // 4. Stable scatters, one warp per map (a warp takes two when the block has only two),
+    g.sync();
+    // 4. Stable scatters, one warp per map (a warp takes several when the group has fewer),
     //    members of no island last. cnt_ne is free again and keeps the tree order for step 5.
     //    Row and dof keys are read back from the islands written in step 2: one load each,
     //    which the scatter batches. Re-deriving them from the labels (support offset, support,
@@ -434,23 +437,23 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
         }
     }
     // 5. When every tree owns a consecutive block of dofs in tree order (and there are many
-    //    dofs), the idof order is the trees' dof blocks laid out in itree order: one block scan
+    //    dofs), the idof order is the trees' dof blocks laid out in itree order: one group scan
     //    of dof counts over itree gives each tree's first idof, and every dof is placed in
     //    parallel.
     if (a.dof_blocks) {
-        __syncthreads();
+        g.sync();
         int* first = cnt_nf; // per tree: its first idof
         int done = 0;
         for (int base = 0; base < ntree; base += bd) {
             const int p = base + tid;
             const int t = p < ntree ? itree[p] : 0;
             const int n = p < ntree ? LDG(a.tree_dofnum + t) : 0;
-            int tot;
-            const int ex = block_exscan(n, &tot, ph);
+            I3 tot;
+            const int ex = g.exscan3(I3{n, 0, 0}, &tot, ph).x;
             if (p < ntree) first[t] = done + ex;
-            done += tot;
+            done += tot.x;
         }
-        __syncthreads();
+        g.sync();
         for (int d = tid; d < nv; d += bd) {
             const int t = LDG(a.dof_treeid + d);
             const int slot = first[t] + d - LDG(a.tree_dofadr + t);
@@ -458,6 +461,11 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
             a.map_dof2idof[D + d] = slot;
         }
     }
+}
+
+// world_maps_in for a whole block (blockDim.x a multiple of 32).
+__device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
+    world_maps_in(BlockGroup{}, a, w, lab, cnt);
 }
 
 // Does nothing: the bench times its graph to know the launch floor.
