@@ -3,8 +3,10 @@
 //! the input's constraints (as GPU contact generation produces them, contact ids renumbered in
 //! arrival order).
 
-#[path = "support/gpu_corpus.rs"]
-mod gpu_corpus;
+#[path = "support/gpu.rs"]
+mod device;
+#[path = "support/traces.rs"]
+mod traces;
 
 use archipelago::order::{Canonicalizer, RowKeys, gather};
 use archipelago::synth::Rng;
@@ -378,15 +380,9 @@ fn conformance_corpus_is_identical_across_permuted_inputs_on_the_gpu() {
     // Every GPU mode, deterministic, on the conformance corpus: the canonical outputs equal the
     // CPU's (the oracle on the CPU-sorted batch), the device's permutation gathers the same
     // caller rows, and two random permutations of each case's constraints change nothing.
-    use archipelago::gpu::{Gpu, Mode, Solver, solver::Options};
-    let gpu = match Gpu::open() {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            println!("skipped: no CUDA device ({e})");
-            return;
-        }
-    };
-    let range = gpu_corpus::range();
+    use archipelago::gpu::{Mode, Solver, solver::Options};
+    let Some(gpu) = device::open() else { return };
+    let range = device::corpus_range();
     let start = std::time::Instant::now();
     let mut rng = Rng::new(78);
     let mut solved = 0usize;
@@ -521,13 +517,7 @@ fn rebuild_keyed(
 
 #[test]
 fn committed_traces_are_identical_across_permuted_inputs() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("traces/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    paths.sort();
+    let paths = traces::paths();
     assert!(paths.len() >= 30, "found {} traces", paths.len());
     let mut rng = Rng::new(2026);
     let mut permuted_contacts = 0;
@@ -615,13 +605,7 @@ fn the_deterministic_engine_is_identical_across_permuted_inputs_in_every_mode() 
 
 #[test]
 fn the_deterministic_gpu_engine_is_identical_across_permuted_inputs_in_every_mode() {
-    let gpu = match archipelago::gpu::Gpu::open() {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            println!("skipped: no CUDA device ({e})");
-            return;
-        }
-    };
+    let Some(gpu) = device::open() else { return };
     check_deterministic_engine(&|model, cap, options| {
         archipelago::engine::Engine::with_gpu(&gpu, model, cap, options).unwrap()
     });

@@ -4,23 +4,16 @@
 //! across batches, and the typed errors. Without a CUDA device every test prints
 //! `skipped: no CUDA device` and passes.
 
-#[path = "support/gpu_corpus.rs"]
-mod gpu_corpus;
+#[path = "support/gpu.rs"]
+mod device;
+#[path = "support/traces.rs"]
+mod traces;
+
+use device::open;
 
 use archipelago::gpu::{self, Gpu, Mode, Solver};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
-
-fn open() -> Option<Gpu> {
-    match Gpu::open() {
-        Ok(g) => Some(g),
-        Err(Error::NoDevice(why)) => {
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
-        Err(e) => panic!("opening the device failed with {e}"),
-    }
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Shape {
@@ -271,7 +264,7 @@ fn every_mode_equals_the_oracle_on_the_corpus() {
 #[test]
 fn every_mode_equals_the_oracle_on_the_generated_corpus() {
     let Some(gpu) = open() else { return };
-    let range = gpu_corpus::range();
+    let range = device::corpus_range();
     let start = std::time::Instant::now();
     // One oracle per case for every mode; the first 600 cases also check direct launches and
     // repeated replays, the rest (with ARCHIPELAGO_GPU_CORPUS) only the graph's outputs.
@@ -413,25 +406,11 @@ fn the_kernels_compile_for_hopper() {
     }
 }
 
-/// The committed traces: under `$ARCHIPELAGO_ROOT/traces` when set (the GPU machine runs the
-/// test executable away from this checkout), else under this crate.
-fn trace_dir() -> std::path::PathBuf {
-    std::env::var_os("ARCHIPELAGO_ROOT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-        .join("traces")
-}
-
 #[test]
 fn every_trace_in_every_mode_matches_native_and_the_oracle() {
     let Some(gpu) = open() else { return };
     use archipelago::trace::{self, Trace};
-    let mut paths: Vec<_> = std::fs::read_dir(trace_dir())
-        .expect("traces/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    paths.sort();
+    let paths = traces::paths();
     assert!(!paths.is_empty(), "no committed traces found");
     let mut batch = Batch::default();
     let mut native = Islands::default();

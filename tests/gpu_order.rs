@@ -6,23 +6,18 @@
 //! boundaries between them, fixed bounds, empty worlds and the committed traces. Without a device every test prints
 //! `skipped: no CUDA device` and passes.
 
+#[path = "support/gpu.rs"]
+mod device;
+#[path = "support/traces.rs"]
+mod traces;
+
 use archipelago::gpu::order::{Plan, SMALL_MAX, Sort};
 use archipelago::gpu::solver::Options;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
-
-fn open() -> Option<Gpu> {
-    match Gpu::open() {
-        Ok(g) => Some(g),
-        Err(Error::NoDevice(why)) => {
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
-        Err(e) => panic!("opening the device failed with {e}"),
-    }
-}
+use device::open;
 
 /// One constraint: its rows (consecutive, one type, id and support) and, for a contact, its
 /// key. Contact keys are unique in a world.
@@ -478,21 +473,6 @@ fn deterministic_solvers_need_keys_and_plain_ones_have_no_order() {
     ));
 }
 
-/// The committed traces: `$ARCHIPELAGO_ROOT/traces` when set (the GPU machine), else the
-/// crate's own.
-fn trace_paths() -> Vec<std::path::PathBuf> {
-    let root = std::env::var_os("ARCHIPELAGO_ROOT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    let mut all: Vec<_> = std::fs::read_dir(root.join("traces"))
-        .expect("traces/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    all.sort();
-    all
-}
-
 /// A trace step as constraints: contact rows in runs of one key, other rows in runs of one
 /// type, id and support.
 fn trace_case(tr: &archipelago::trace::Trace, step: usize) -> Case {
@@ -572,7 +552,7 @@ fn group_rows(cs: Vec<Constraint>) -> Vec<Constraint> {
 #[test]
 fn committed_traces_are_deterministic_on_every_mode() {
     let Some(gpu) = open() else { return };
-    let paths = trace_paths();
+    let paths = traces::paths();
     assert!(paths.len() >= 30, "found {} traces", paths.len());
     let mut checked = 0;
     for (i, path) in paths.iter().enumerate() {

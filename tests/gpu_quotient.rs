@@ -6,26 +6,21 @@
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
+#[path = "support/gpu.rs"]
+mod device;
 #[path = "support/quotient_scenes.rs"]
 mod scenes;
+#[path = "support/traces.rs"]
+mod traces;
 
-use archipelago::gpu::{self, Gpu, quotient::QuotientSolver};
+use device::open;
+
+use archipelago::gpu::{self, quotient::QuotientSolver};
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::trace::{self, Trace};
-use archipelago::{Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType};
+use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType};
 use archipelago::{oracle, synth};
 use invalidation::Events;
-
-fn open() -> Option<Gpu> {
-    match Gpu::open() {
-        Ok(g) => Some(g),
-        Err(Error::NoDevice(why)) => {
-            println!("skipped: no CUDA device ({why})");
-            None
-        }
-        Err(e) => panic!("opening the device failed with {e}"),
-    }
-}
 
 fn policies() -> [Policy; 4] {
     [
@@ -249,22 +244,6 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
     println!("{world_steps} world-steps on the device");
 }
 
-/// Reverses the rows (and rowless hyperedges) inside each world: the same hypergraph, but the
-/// static rows no longer replay in order, so the device takes the hashed guard.
-fn reversed(batch: &Batch) -> Batch {
-    let mut b = Batch::builder();
-    for w in 0..batch.nworld() {
-        for r in batch.rows_of(w).rev() {
-            b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
-        }
-        for e in batch.edges_of(w).rev() {
-            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
-        }
-        b.end_world();
-    }
-    b.finish()
-}
-
 #[test]
 fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     let Some(gpu) = open() else { return };
@@ -272,7 +251,7 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     let mut out = Islands::default();
     for case in synth::corpus(11).take(100) {
         let cap = Capacity::fit(&case.model, &case.batch);
-        let flipped = reversed(&case.batch);
+        let flipped = scenes::reversed(&case.batch);
         for policy in [Policy::default(), Policy::all_dynamic()] {
             let mut s = match QuotientSolver::new(&gpu, cap, &case.model, policy) {
                 Ok(s) => s,
@@ -288,73 +267,10 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     }
 }
 
-fn trace_paths() -> Vec<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    paths.sort();
-    paths
-}
-
-fn trace_capacity(t: &Trace) -> Capacity {
-    let model = t.model();
-    let mut cap = Capacity {
-        nworld: t.nworld(),
-        ntree: model.ntree(),
-        nv: model.nv(),
-        njmax: 1,
-        nsupport: 1,
-        nedge: 1,
-    };
-    let mut batch = Batch::default();
-    for step in 0..t.nstep() {
-        t.batch(step, &mut batch);
-        let fit = Capacity::fit(model, &batch);
-        cap.njmax = cap.njmax.max(fit.njmax);
-        cap.nsupport = cap.nsupport.max(fit.nsupport);
-        cap.nedge = cap.nedge.max(fit.nedge);
-    }
-    cap
-}
-
-/// The `eq_active` toggles and sleep/wake transitions between two recorded steps as events
-/// (the first step starts from every tree awake).
-fn trace_events(t: &Trace, step: usize, events: &mut Events) {
-    events.clear();
-    let ntree = t.model().ntree();
-    for w in 0..t.nworld() {
-        if step > 0 {
-            let pairs = t.eq_active(step - 1, w).iter().zip(t.eq_active(step, w));
-            for (eq, (&a, &b)) in pairs.enumerate() {
-                if a != b {
-                    events.eq_active(w as u32, eq as i32, b != 0);
-                }
-            }
-        }
-        let before: Vec<u8> = if step == 0 {
-            vec![1; ntree]
-        } else {
-            t.tree_awake(step - 1, w).to_vec()
-        };
-        for (tree, (&a, &b)) in before.iter().zip(t.tree_awake(step, w)).enumerate() {
-            if a != b {
-                if b != 0 {
-                    events.wake(w as u32, tree as i32);
-                } else {
-                    events.sleep(w as u32, tree as i32);
-                }
-            }
-        }
-    }
-}
-
 #[test]
 fn every_trace_replays_on_the_device_without_mismatch() {
     let Some(gpu) = open() else { return };
-    let paths = trace_paths();
+    let paths = traces::paths();
     assert!(!paths.is_empty());
     let (mut batch, mut native, mut out) =
         (Batch::default(), Islands::default(), Islands::default());
@@ -363,7 +279,7 @@ fn every_trace_replays_on_the_device_without_mismatch() {
     for path in &paths {
         let t = Trace::open(path).unwrap();
         let model = t.model();
-        let cap = trace_capacity(&t);
+        let cap = t.capacity();
         // Events reported (equalities static, then dynamic), then none at all (guard only).
         for (k, (policy, report)) in [
             (Policy::default(), true),
@@ -384,7 +300,7 @@ fn every_trace_replays_on_the_device_without_mismatch() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);
                 if report {
-                    trace_events(&t, step, &mut events);
+                    t.events(step, &mut events);
                 } else {
                     events.clear();
                 }

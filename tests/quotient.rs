@@ -3,12 +3,14 @@
 
 #[path = "support/quotient_scenes.rs"]
 mod scenes;
+#[path = "support/traces.rs"]
+mod traces;
 
 use archipelago::cpu::{CpuMode, dsu::Dsu};
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::{Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType};
 use archipelago::{cpu, oracle};
-use invalidation::{Cause, Edit, Events, GuardFinding, Verdict};
+use invalidation::{Cause, Edit, Event, Events, GuardFinding, Verdict};
 
 /// Eight one-dof trees. Static: equality 0 on {0,1} (3 rows), equality 1 on {1,2}, dof friction
 /// on tree 4, tendon 0 friction on {5,6}, flex 0 on {6,7}. Dynamic: a contact {2,3}, a limit on 4.
@@ -531,35 +533,14 @@ fn every_mode_agrees_with_the_oracle() {
 fn every_trace_replays_in_quotient_mode_without_mismatch() {
     use archipelago::quotient::Quotient;
     use archipelago::trace::{self, Trace};
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    paths.sort();
+    let paths = traces::paths();
     assert!(!paths.is_empty());
     let (mut batch, mut native) = (Batch::default(), Islands::default());
     let mut failures = Vec::new();
     let (mut world_steps, mut toggles, mut sleeps) = (0, 0, 0);
     for path in &paths {
         let t = Trace::open(path).unwrap();
-        let model = t.model();
-        let mut cap = Capacity {
-            nworld: t.nworld(),
-            ntree: model.ntree(),
-            nv: model.nv(),
-            njmax: 0,
-            nsupport: 0,
-            nedge: 0,
-        };
-        for step in 0..t.nstep() {
-            t.batch(step, &mut batch);
-            let fit = Capacity::fit(model, &batch);
-            cap.njmax = cap.njmax.max(fit.njmax);
-            cap.nsupport = cap.nsupport.max(fit.nsupport);
-            cap.nedge = cap.nedge.max(fit.nedge);
-        }
+        let (model, cap) = (t.model(), t.capacity());
         let dynamic = Policy {
             eq: EqPolicy::Dynamic,
             ..Policy::default()
@@ -576,32 +557,12 @@ fn every_trace_replays_in_quotient_mode_without_mismatch() {
         for step in 0..t.nstep() {
             t.batch(step, &mut batch);
             t.native(step, &mut native);
-            events.clear();
-            for w in 0..t.nworld() {
-                // The first step's state is the engine's initial one: every tree awake.
-                let (eq_then, awake_then): (Vec<u8>, Vec<u8>) = if step == 0 {
-                    (t.eq_active(0, w).to_vec(), vec![1; model.ntree()])
-                } else {
-                    (
-                        t.eq_active(step - 1, w).to_vec(),
-                        t.tree_awake(step - 1, w).to_vec(),
-                    )
-                };
-                for (eq, (&a, &b)) in eq_then.iter().zip(t.eq_active(step, w)).enumerate() {
-                    if a != b {
-                        events.eq_active(w as u32, eq as i32, b != 0);
-                        toggles += 1;
-                    }
-                }
-                for (tree, (&a, &b)) in awake_then.iter().zip(t.tree_awake(step, w)).enumerate() {
-                    if a != b {
-                        if b != 0 {
-                            events.wake(w as u32, tree as i32);
-                        } else {
-                            events.sleep(w as u32, tree as i32);
-                        }
-                        sleeps += 1;
-                    }
+            t.events(step, &mut events);
+            for event in events.as_slice() {
+                match event {
+                    Event::EqActive { .. } => toggles += 1,
+                    Event::Sleep { .. } | Event::Wake { .. } => sleeps += 1,
+                    _ => {}
                 }
             }
             for (k, e) in engines.iter_mut().enumerate() {
@@ -622,22 +583,6 @@ fn every_trace_replays_in_quotient_mode_without_mismatch() {
     assert!(world_steps > 0 && toggles > 0 && sleeps > 0);
 }
 
-/// Reverses the row order inside each world (rowless hyperedges too): the same hypergraph, so
-/// the partition is unchanged while the static stream no longer replays in order.
-fn reversed(batch: &Batch) -> Batch {
-    let mut b = Batch::builder();
-    for w in 0..batch.nworld() {
-        for r in batch.rows_of(w).rev() {
-            b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
-        }
-        for e in batch.edges_of(w).rev() {
-            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
-        }
-        b.end_world();
-    }
-    b.finish()
-}
-
 /// The generated corpus (every topology, noise, empty worlds, rowless couplings): the quotient
 /// equals the oracle when built, when reused, and when the same rows come in another order.
 #[test]
@@ -645,7 +590,7 @@ fn generated_corpus_matches_the_oracle() {
     use archipelago::quotient::Quotient;
     for case in archipelago::synth::corpus(3).take(250) {
         let cap = Capacity::fit(&case.model, &case.batch);
-        let flipped = reversed(&case.batch);
+        let flipped = scenes::reversed(&case.batch);
         for policy in [
             Policy::default(),
             Policy {

@@ -2,34 +2,19 @@
 //! every output field at every step and world, against native. Plus the reader's robustness:
 //! truncated or corrupted files are typed errors, never panics.
 
-use std::path::{Path, PathBuf};
+#[path = "support/traces.rs"]
+mod traces;
 
 use archipelago::trace::{self, Jacobian, Oracle, Trace};
 use archipelago::{Batch, Error, Input, Islands, cpu};
 
-fn traces() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
-    let mut all: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("traces/ exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-        .collect();
-    all.sort();
-    all
-}
-
 fn open(name: &str) -> Trace {
-    Trace::open(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("traces")
-            .join(name),
-    )
-    .unwrap()
+    Trace::open(traces::dir().join(name)).unwrap()
 }
 
 #[test]
 fn every_trace_every_cpu_mode_matches_native() {
-    let paths = traces();
+    let paths = traces::paths();
     assert!(
         paths.len() >= 30,
         "expected the committed trace set, found {}",
@@ -63,7 +48,10 @@ fn every_trace_every_cpu_mode_matches_native() {
 
 #[test]
 fn traces_cover_what_they_claim() {
-    let all: Vec<Trace> = traces().iter().map(|p| Trace::open(p).unwrap()).collect();
+    let all: Vec<Trace> = traces::paths()
+        .iter()
+        .map(|p| Trace::open(p).unwrap())
+        .collect();
     let any = |f: &dyn Fn(&Trace, usize, usize) -> bool| {
         all.iter()
             .any(|t| (0..t.nstep()).any(|s| (0..t.nworld()).any(|w| f(t, s, w))))
@@ -169,7 +157,7 @@ fn expect_trace_error(bytes: &[u8]) -> String {
 
 #[test]
 fn truncated_traces_are_typed_errors() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_island_efc.npz");
+    let path = traces::dir().join("island_island_efc.npz");
     let bytes = std::fs::read(path).unwrap();
     for len in [
         0,
@@ -189,7 +177,7 @@ fn truncated_traces_are_typed_errors() {
 
 #[test]
 fn flipped_bytes_are_typed_errors_or_detected() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_tendon_wrap_dense.npz");
+    let path = traces::dir().join("island_tendon_wrap_dense.npz");
     let bytes = std::fs::read(path).unwrap();
     // Every flip is caught: by the zip layer (CRC, deflate, directory) or by validation. A flip
     // the archive cannot notice (its unused padding) may leave a valid trace, which must then
@@ -235,7 +223,7 @@ mod planted {
 
 #[test]
 fn invalid_contents_are_typed_errors() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/island_island_efc.npz");
+    let path = traces::dir().join("island_island_efc.npz");
     let bytes = std::fs::read(path).unwrap();
     // Byte `back` positions from the end of the array's data (little-endian int32: 4 is the
     // last element's low byte, 1 its high byte).

@@ -31,7 +31,7 @@ pub use replay::{Oracle, Report, StepMismatch, compare, replay};
 
 use crate::islands::Islands;
 use crate::model::Model;
-use crate::rows::{Batch, RowType};
+use crate::rows::{Batch, Capacity, RowType};
 
 /// The format version this reader understands.
 pub const SCHEMA_VERSION: i32 = 1;
@@ -328,6 +328,73 @@ impl Trace {
         let n = self.counts.neq;
         let s = self.slot(step, world);
         &self.eq_active[s * n..(s + 1) * n]
+    }
+
+    /// A capacity that fits every recorded step: the most rows, support entries and rowless
+    /// hyperedges any world has at any step.
+    pub fn capacity(&self) -> Capacity {
+        let mut cap = Capacity {
+            nworld: self.nworld(),
+            ntree: self.model.ntree(),
+            nv: self.model.nv(),
+            njmax: 0,
+            nsupport: 0,
+            nedge: 0,
+        };
+        let mut batch = Batch::default();
+        for step in 0..self.nstep() {
+            self.batch(step, &mut batch);
+            let fit = Capacity::fit(&self.model, &batch);
+            cap.njmax = cap.njmax.max(fit.njmax);
+            cap.nsupport = cap.nsupport.max(fit.nsupport);
+            cap.nedge = cap.nedge.max(fit.nedge);
+        }
+        cap
+    }
+
+    /// The changes from step `step - 1` to `step` as the invalidation events a simulator would
+    /// report: `eq_active` toggles, trees falling asleep and waking. Step 0 starts from every
+    /// tree awake and its own `eq_active`. `events` is cleared first.
+    ///
+    /// ```no_run
+    /// # fn main() -> archipelago::Result<()> {
+    /// use archipelago::{Engine, Mode, Options, trace::Trace};
+    /// let t = Trace::open("traces/invalidation_island_efc.npz")?;
+    /// let options = Options { mode: Mode::Quotient, ..Options::default() };
+    /// let mut engine = Engine::new(t.model(), t.capacity(), options)?;
+    /// let (mut batch, mut events) = (archipelago::Batch::default(), invalidation::Events::new());
+    /// for step in 0..t.nstep() {
+    ///     t.batch(step, &mut batch);
+    ///     t.events(step, &mut events);
+    ///     engine.step(&batch, &events)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn events(&self, step: usize, events: &mut invalidation::Events) {
+        events.clear();
+        for w in 0..self.nworld() {
+            if step > 0 {
+                let then = self.eq_active(step - 1, w);
+                for (eq, (&a, &b)) in then.iter().zip(self.eq_active(step, w)).enumerate() {
+                    if a != b {
+                        events.eq_active(w as u32, eq as i32, b != 0);
+                    }
+                }
+            }
+            let now = self.tree_awake(step, w);
+            for (tree, &b) in now.iter().enumerate() {
+                let a = if step == 0 {
+                    1
+                } else {
+                    self.tree_awake(step - 1, w)[tree]
+                };
+                match (a != 0, b != 0) {
+                    (true, false) => events.sleep(w as u32, tree as i32),
+                    (false, true) => events.wake(w as u32, tree as i32),
+                    _ => continue,
+                };
+            }
+        }
     }
 
     /// Native `nisland` of one world at `step`.

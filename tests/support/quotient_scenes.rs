@@ -323,3 +323,19 @@ pub fn batch(scene: &Scene, worlds: &[World], rng: &mut Rng) -> Batch {
     }
     b.finish()
 }
+
+/// Reverses the row order inside each world (rowless hyperedges too): the same hypergraph, so
+/// the partition is unchanged while the static stream no longer replays in order.
+pub fn reversed(batch: &Batch) -> Batch {
+    let mut b = Batch::builder();
+    for w in 0..batch.nworld() {
+        for r in batch.rows_of(w).rev() {
+            b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
+        }
+        for e in batch.edges_of(w).rev() {
+            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
+        }
+        b.end_world();
+    }
+    b.finish()
+}
