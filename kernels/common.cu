@@ -83,37 +83,42 @@ struct I3 {
     int x, y, z;
 };
 
+// Inclusive scan of three counters across the 32 lanes of a warp.
+__device__ __forceinline__ I3 warp_inscan3(I3 v) {
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        int x = __shfl_up_sync(FULL_MASK, v.x, o);
+        int y = __shfl_up_sync(FULL_MASK, v.y, o);
+        int z = __shfl_up_sync(FULL_MASK, v.z, o);
+        if (lane >= o) {
+            v.x += x;
+            v.y += y;
+            v.z += z;
+        }
+    }
+    return v;
+}
+
+// Warp-wide exclusive scan of three counters; every lane gets the totals.
+__device__ __forceinline__ I3 warp_exscan3(I3 v, I3* total) {
+    const I3 inc = warp_inscan3(v);
+    total->x = __shfl_sync(FULL_MASK, inc.x, 31);
+    total->y = __shfl_sync(FULL_MASK, inc.y, 31);
+    total->z = __shfl_sync(FULL_MASK, inc.z, 31);
+    return I3{inc.x - v.x, inc.y - v.y, inc.z - v.z};
+}
+
 // Block-wide exclusive scan of three counters at once; every thread gets the block totals.
 // blockDim.x must be a multiple of 32. One barrier: the warp totals are double-buffered by the
 // caller's phase bit `ph` (two calls apart, a barrier always separates reuse of one buffer).
 __device__ I3 block_exscan3(I3 v, I3* total, int& ph) {
     __shared__ I3 s_warp[2][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    I3 inc = v;
-    for (int o = 1; o < 32; o <<= 1) {
-        int x = __shfl_up_sync(FULL_MASK, inc.x, o);
-        int y = __shfl_up_sync(FULL_MASK, inc.y, o);
-        int z = __shfl_up_sync(FULL_MASK, inc.z, o);
-        if (lane >= o) {
-            inc.x += x;
-            inc.y += y;
-            inc.z += z;
-        }
-    }
+    const I3 inc = warp_inscan3(v);
     if (lane == 31) s_warp[ph][wid] = inc;
     __syncthreads();
     // Every warp scans the warp totals itself (no second barrier).
-    I3 s = lane < nw ? s_warp[ph][lane] : I3{0, 0, 0};
-    for (int o = 1; o < 32; o <<= 1) {
-        int x = __shfl_up_sync(FULL_MASK, s.x, o);
-        int y = __shfl_up_sync(FULL_MASK, s.y, o);
-        int z = __shfl_up_sync(FULL_MASK, s.z, o);
-        if (lane >= o) {
-            s.x += x;
-            s.y += y;
-            s.z += z;
-        }
-    }
+    const I3 s = warp_inscan3(lane < nw ? s_warp[ph][lane] : I3{0, 0, 0});
     ph ^= 1;
     const int src = wid > 0 ? wid - 1 : 0;
     I3 base = I3{__shfl_sync(FULL_MASK, s.x, src), __shfl_sync(FULL_MASK, s.y, src),
@@ -271,13 +276,19 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
     return end ? from & (end - 1u) : from;
 }
 
-// The thread group that computes one world's maps: a whole block (this file), or one warp
-// (`WarpGroup` in warp.cu). Loops stride by the group's size and its barriers are the group's.
+// The thread group that computes one world's maps: a whole block, or one warp (the `warp`
+// mode). Loops stride by the group's size and its barriers are the group's.
 struct BlockGroup {
     __device__ int rank() const { return threadIdx.x; }
     __device__ int size() const { return blockDim.x; }
     __device__ void sync() const { __syncthreads(); }
     __device__ I3 exscan3(I3 v, I3* total, int& ph) const { return block_exscan3(v, total, ph); }
+};
+struct WarpGroup {
+    __device__ int rank() const { return threadIdx.x & 31; }
+    __device__ int size() const { return 32; }
+    __device__ void sync() const { __syncwarp(); }
+    __device__ I3 exscan3(I3 v, I3* total, int&) const { return warp_exscan3(v, total); }
 };
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the

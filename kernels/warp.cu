@@ -4,34 +4,6 @@
 
 #define WARP_WORLDS 4 // worlds (warps) per block
 
-// Warp-wide exclusive scan of three counters; every lane gets the totals.
-__device__ __forceinline__ I3 warp_exscan3(I3 v, I3* total) {
-    const int lane = threadIdx.x & 31;
-    I3 inc = v;
-    for (int o = 1; o < 32; o <<= 1) {
-        int x = __shfl_up_sync(FULL_MASK, inc.x, o);
-        int y = __shfl_up_sync(FULL_MASK, inc.y, o);
-        int z = __shfl_up_sync(FULL_MASK, inc.z, o);
-        if (lane >= o) {
-            inc.x += x;
-            inc.y += y;
-            inc.z += z;
-        }
-    }
-    total->x = __shfl_sync(FULL_MASK, inc.x, 31);
-    total->y = __shfl_sync(FULL_MASK, inc.y, 31);
-    total->z = __shfl_sync(FULL_MASK, inc.z, 31);
-    return I3{inc.x - v.x, inc.y - v.y, inc.z - v.z};
-}
-
-// The maps' thread group for one warp: shuffle scans and __syncwarp, no block barrier.
-struct WarpGroup {
-    __device__ int rank() const { return threadIdx.x & 31; }
-    __device__ int size() const { return 32; }
-    __device__ void sync() const { __syncwarp(); }
-    __device__ I3 exscan3(I3 v, I3* total, int&) const { return warp_exscan3(v, total); }
-};
-
 extern "C" __global__ void __launch_bounds__(32 * WARP_WORLDS) warp_dsu_kernel(Args a) {
     extern __shared__ int smem[];
     const int slot = threadIdx.x >> 5, lane = threadIdx.x & 31;

@@ -102,6 +102,35 @@ fn threads_from_env() -> Option<u32> {
     ((64..=1024).contains(&t) && t % 32 == 0).then_some(t)
 }
 
+/// Launches `f` on `stream` (also inside a graph capture) with `params`, one pointer to each
+/// kernel argument in order; the one place that calls the driver's launch.
+///
+/// # Safety
+/// Each pointer must point to a value of exactly the type of the kernel's parameter at its
+/// position, and every device pointer inside those values must stay allocated for as long as
+/// the launch, and any graph captured from it, may run.
+pub unsafe fn launch_with(
+    f: &CudaFunction,
+    grid: (u32, u32, u32),
+    threads: u32,
+    smem: u32,
+    stream: &CudaStream,
+    params: &mut [*mut std::ffi::c_void],
+) -> Result<()> {
+    // SAFETY: the caller's contract above.
+    unsafe {
+        result::launch_kernel(
+            f.cu_function(),
+            grid,
+            (threads, 1, 1),
+            smem,
+            stream.cu_stream(),
+            params,
+        )
+    }
+    .map_err(cuda("cuLaunchKernel"))
+}
+
 /// Launches `f` with `args` on `stream` (also inside a graph capture).
 pub fn launch(
     f: &CudaFunction,
@@ -121,19 +150,9 @@ pub fn launch(
         });
     }
     let mut params = [args as *const Args as *mut std::ffi::c_void];
-    // SAFETY: every kernel takes exactly one `Args` by value; its pointers are buffers of the
-    // workspace, which outlives every launch and graph made from it.
-    unsafe {
-        result::launch_kernel(
-            f.cu_function(),
-            grid,
-            (threads, 1, 1),
-            smem,
-            stream.cu_stream(),
-            &mut params,
-        )
-    }
-    .map_err(cuda("cuLaunchKernel"))
+    // SAFETY: every kernel taking `Args` takes exactly one, by value; its pointers are buffers
+    // of the workspace, which outlives every launch and graph made from it.
+    unsafe { launch_with(f, grid, threads, smem, stream, &mut params) }
 }
 
 /// Launches a block-per-world kernel over the worlds now on the device.

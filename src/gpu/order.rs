@@ -13,7 +13,7 @@
 //! 64-bit), below that with a bitonic network over packed `(key, row)` values in registers.
 //! Larger worlds use the same radix sort with keys and values in global scratch.
 
-use cudarc::driver::{CudaFunction, CudaStream, result};
+use cudarc::driver::{CudaFunction, CudaStream};
 
 use super::module::Kernels;
 use super::workspace::{DevBuf, Workspace};
@@ -447,17 +447,7 @@ impl DeviceOrder {
         let mut params = [&self.args as *const OrderArgs as *mut std::ffi::c_void];
         // SAFETY: every order kernel takes one `OrderArgs` by value; its pointers are buffers of
         // this order and of the solver's workspace, which outlive every launch and graph.
-        unsafe {
-            result::launch_kernel(
-                f.cu_function(),
-                grid,
-                (threads, 1, 1),
-                smem,
-                stream.cu_stream(),
-                &mut params,
-            )
-        }
-        .map_err(cuda("cuLaunchKernel"))
+        unsafe { super::maps::launch_with(f, grid, threads, smem, stream, &mut params) }
     }
 
     /// After the step: [`Error::KeyBounds`] when a row lay outside a fixed layout.

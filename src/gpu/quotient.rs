@@ -514,18 +514,11 @@ impl QuotientSolver {
             &args as *const Args as *mut std::ffi::c_void,
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
+        let (grid, s) = ((nworld, 1, 1), self.shape);
         // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
         // this solver, which outlives the launch and every graph captured from it.
         unsafe {
-            result::launch_kernel(
-                self.kernel.cu_function(),
-                (nworld, 1, 1),
-                (self.shape.threads, 1, 1),
-                self.shape.smem,
-                stream.cu_stream(),
-                &mut params,
-            )
+            super::maps::launch_with(&self.kernel, grid, s.threads, s.smem, stream, &mut params)
         }
-        .map_err(cuda("cuLaunchKernel"))
     }
 }
