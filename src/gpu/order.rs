@@ -165,6 +165,8 @@ pub struct DeviceOrder {
     host_layout: [LayoutArg; 1],
     plan: Option<Plan>,
     sort: Sort,
+    /// Host copy of the per-world bounds status, reused by every step.
+    status_host: std::cell::RefCell<Vec<i32>>,
     /// Tile of the shared-memory sort (a power of two, at least 32) and its threads (each
     /// holding `tile / threads` values).
     tile: usize,
@@ -324,6 +326,7 @@ impl DeviceOrder {
             host_layout: [LayoutArg::default()],
             plan: None,
             sort,
+            status_host: std::cell::RefCell::new(vec![0; cap.nworld]),
             tile,
             threads,
             nworld: 0,
@@ -450,13 +453,19 @@ impl DeviceOrder {
         unsafe { super::maps::launch_with(f, grid, threads, smem, stream, &mut params) }
     }
 
-    /// After the step: [`Error::KeyBounds`] when a row lay outside a fixed layout.
-    pub fn check(&self, stream: &CudaStream) -> Result<()> {
-        let mut status = vec![0i32; self.nworld];
-        self.bufs[STATUS].download(&mut status, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+    /// Enqueues the copy of the step's per-world bounds status into a host buffer the order
+    /// keeps; read it with [`status`](Self::status) after synchronizing `stream`.
+    pub fn enqueue_status(&self, stream: &CudaStream) -> Result<()> {
+        let mut host = self.status_host.borrow_mut();
+        self.bufs[STATUS].download(&mut host[..self.nworld], stream)
+    }
+
+    /// After [`enqueue_status`](Self::enqueue_status) and a synchronization:
+    /// [`Error::KeyBounds`] when a row lay outside a fixed layout.
+    pub fn status(&self) -> Result<()> {
+        let host = self.status_host.borrow();
         // Each world wrote its own first bad row + 1 (0: none); report the first overall.
-        if let Some(&first) = status.iter().find(|&&s| s > 0) {
+        if let Some(&first) = host[..self.nworld].iter().find(|&&s| s > 0) {
             return Err(Error::KeyBounds {
                 row: first as usize - 1,
                 detail: format!("{:?}", self.layout.map(|l| l.bounds())),
@@ -473,13 +482,14 @@ impl DeviceOrder {
         rank: &mut Vec<u32>,
         stream: &CudaStream,
     ) -> Result<()> {
-        self.check(stream)?;
         order.clear();
         order.resize(self.nrow, 0);
         rank.clear();
         rank.resize(self.nrow, 0);
+        self.enqueue_status(stream)?;
         self.bufs[ORDER].download(order.as_mut_slice(), stream)?;
         self.bufs[RANK].download(rank.as_mut_slice(), stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        self.status()
     }
 }

@@ -323,7 +323,6 @@ impl QuotientSolver {
     /// Waits for the device, copies every output into `out`, and rebuilds on the host the
     /// quotients of the worlds the device had to solve directly.
     pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
-        self.ws.download(input, out, &self.stream)?;
         let nworld = input.batch().nworld();
         if nworld != self.ws.nworld() {
             return Err(Error::Refused {
@@ -334,6 +333,8 @@ impl QuotientSolver {
                 ),
             });
         }
+        // The outputs and the per-world flags, then one wait.
+        self.ws.enqueue_download(input, out, &self.stream)?;
         self.bufs
             .stale
             .download(&mut self.stale[..nworld], &self.stream)?;

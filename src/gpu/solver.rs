@@ -277,14 +277,20 @@ impl Solver {
 
     /// Waits for the device and copies every output into `out`.
     pub fn download(&self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        // Every copy first, then one wait for all of them.
+        let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
+        self.ws.enqueue_download(input, out, &self.stream)?;
         if let Some(order) = &self.order {
-            order.check(&self.stream)?;
+            order.enqueue_status(&self.stream)?;
         }
-        self.ws.download(input, out, &self.stream)?;
-        let rounds = match self.mode {
-            Mode::Labelprop | Mode::Tiled => self.ws.max_rounds(&self.stream)?,
-            _ => 0,
-        };
+        if propagates {
+            self.ws.enqueue_rounds(&self.stream)?;
+        }
+        self.synchronize()?;
+        if let Some(order) = &self.order {
+            order.status()?;
+        }
+        let rounds = if propagates { self.ws.max_rounds() } else { 0 };
         Ok(Stats {
             rounds,
             scratch_bytes: self.scratch_bytes(),

@@ -207,6 +207,8 @@ pub struct Workspace {
     ntree: usize,
     nv: usize,
     args: Args,
+    /// Host copy of the per-world round counts, reused by every step.
+    rounds_host: std::cell::RefCell<Vec<i32>>,
 }
 
 // Buffer indices in `bufs`.
@@ -364,6 +366,7 @@ impl Workspace {
             ntree: model.ntree(),
             nv: model.nv(),
             args,
+            rounds_host: std::cell::RefCell::new(vec![0; w]),
         };
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         // SAFETY (each copy below): synchronous copy of a host slice into a buffer sized for it.
@@ -473,28 +476,50 @@ impl Workspace {
         Ok(())
     }
 
-    /// Copies every output of the batch now on the device into `out`.
+    /// Copies every output of the batch now on the device into `out`, then waits.
     pub fn download(
         &self,
         input: &Input<'_>,
         out: &mut Islands,
         stream: &CudaStream,
     ) -> Result<()> {
-        let batch = input.batch();
-        out.resize(self.ntree, self.nv, batch);
+        self.enqueue_download(input, out, stream)?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// Enqueues the copies of every output into `out` on `stream` without waiting: the caller
+    /// synchronizes the stream (once, after its own copies) before reading `out`.
+    pub fn enqueue_download(
+        &self,
+        input: &Input<'_>,
+        out: &mut Islands,
+        stream: &CudaStream,
+    ) -> Result<()> {
+        out.resize(self.ntree, self.nv, input.batch());
         // The output buffers are allocated in `Islands::fields_mut` order.
         for (i, (field, _)) in out.fields_mut().into_iter().enumerate() {
             self.bufs[OUT0 + i].download(field.as_mut_slice(), stream)?;
         }
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+        Ok(())
     }
 
-    /// The largest propagation round count over the worlds now on the device.
-    pub fn max_rounds(&self, stream: &CudaStream) -> Result<u32> {
-        let mut rounds = vec![0i32; self.nworld];
-        self.bufs[ROUNDS].download(&mut rounds, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
-        Ok(rounds.into_iter().max().unwrap_or(0).max(0) as u32)
+    /// Enqueues the copy of the per-world round counts into a host buffer the workspace keeps;
+    /// read them with [`max_rounds`](Self::max_rounds) after synchronizing `stream`.
+    pub fn enqueue_rounds(&self, stream: &CudaStream) -> Result<()> {
+        let mut host = self.rounds_host.borrow_mut();
+        self.bufs[ROUNDS].download(&mut host[..self.nworld], stream)
+    }
+
+    /// The largest propagation round count of the last [`enqueue_rounds`](Self::enqueue_rounds)
+    /// (the stream synchronized since).
+    pub fn max_rounds(&self) -> u32 {
+        let host = self.rounds_host.borrow();
+        host[..self.nworld]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(0) as u32
     }
 
     /// Bytes the step must read (supports and their offsets, row types) and write (outputs)
