@@ -92,6 +92,29 @@ pub fn runners() -> Vec<Runner> {
     list
 }
 
+/// The solver in `built` when `input` is for its model and fits its capacity (sizes only: the
+/// input is validated); otherwise the old one is freed first and `build` makes one for the
+/// capacity that fits `input`.
+fn reuse_or_build<'a, S>(
+    built: &'a mut Option<(Model, Capacity, S)>,
+    input: &Input<'_>,
+    build: impl FnOnce(Capacity) -> archipelago::Result<S>,
+) -> archipelago::Result<&'a mut S> {
+    let model = input.model();
+    let reusable = built
+        .as_ref()
+        .is_some_and(|(m, cap, _)| m == model && cap.fits(input).is_ok());
+    if !reusable {
+        *built = None; // free the old workspace before allocating the new one
+        let cap = Capacity::fit(model, input.batch());
+        *built = Some((model.clone(), cap, build(cap)?));
+    }
+    match built {
+        Some((_, _, solver)) => Ok(solver),
+        None => unreachable!("a solver was just built"),
+    }
+}
+
 /// A GPU mode as a runner. Its solver (workspace, captured graph) is built for the first batch
 /// and rebuilt only when a batch no longer fits; the time includes upload and download.
 fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
@@ -100,20 +123,10 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
     Runner {
         name: format!("gpu-{}", mode.name()),
         solve: Box::new(move |input, out| {
-            let (model, batch) = (input.model(), input.batch());
-            let reusable = built
-                .as_ref()
-                .is_some_and(|(m, cap, _)| m == model && cap.check(model, batch).is_ok());
-            if !reusable {
-                built = None; // free the old workspace before allocating the new one
-                let cap = Capacity::fit(model, batch);
-                let solver = gpu::Solver::new(&device, mode, cap, model)?;
-                built = Some((model.clone(), cap, solver));
-            }
-            match built.as_mut() {
-                Some((_, _, solver)) => solver.solve(input, out),
-                None => unreachable!("a solver was just built"),
-            }
+            let solver = reuse_or_build(&mut built, input, |cap| {
+                gpu::Solver::new(&device, mode, cap, input.model())
+            })?;
+            solver.solve(input, out)
         }),
     }
 }
@@ -128,21 +141,11 @@ fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>) -> Runner {
     Runner {
         name: "gpu-quotient".into(),
         solve: Box::new(move |input, out| {
-            let (model, batch) = (input.model(), input.batch());
-            let reusable = built
-                .as_ref()
-                .is_some_and(|(m, cap, _)| m == model && cap.check(model, batch).is_ok());
-            if !reusable {
-                built = None;
-                let cap = Capacity::fit(model, batch);
+            let solver = reuse_or_build(&mut built, input, |cap| {
                 let policy = archipelago::quotient::Policy::default();
-                let solver = QuotientSolver::new(&device, cap, model, policy)?;
-                built = Some((model.clone(), cap, solver));
-            }
-            match built.as_mut() {
-                Some((_, _, solver)) => solver.step(input, &events, out),
-                None => unreachable!("a solver was just built"),
-            }
+                QuotientSolver::new(&device, cap, input.model(), policy)
+            })?;
+            solver.step(input, &events, out)
         }),
     }
 }
