@@ -75,6 +75,18 @@ impl Default for BenchArgs {
     }
 }
 
+impl BenchArgs {
+    /// The GPU solver options these arguments ask for: the cap on `dense`'s scratch and the
+    /// sort of deterministic mode.
+    fn solver_options(&self) -> Options {
+        Options {
+            dense_limit: Some((self.dense_limit_gib * (1u64 << 30) as f64) as usize),
+            sort: self.sort,
+            ..Options::default()
+        }
+    }
+}
+
 /// Bandwidth used for the floor: the device-to-device copy rate measured on the H200.
 const FLOOR_BYTES_PER_S: f64 = 4.3e12;
 
@@ -487,10 +499,7 @@ fn measure(
 ) -> archipelago::Result<Measured> {
     let cap = Capacity::fit(input.model(), input.batch());
     let (free_before, _) = g.mem_info()?;
-    let opts = Options {
-        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
-        ..Options::default()
-    };
+    let opts = args.solver_options();
     let start = Instant::now();
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
     solver.upload(input)?;
@@ -684,10 +693,8 @@ fn measure_det(
 ) -> archipelago::Result<(f64, bool, String, Option<f64>)> {
     let cap = Capacity::fit(input.model(), input.batch());
     let opts = Options {
-        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
         deterministic: on,
-        sort: args.sort,
-        ..Options::default()
+        ..args.solver_options()
     };
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
     solver.upload_keyed(input, &shape.keys)?;

@@ -193,10 +193,7 @@ fn full_mode(
     args: &BenchArgs,
 ) -> archipelago::Result<Timed> {
     let cap = Capacity::fit(input.model(), input.batch());
-    let opts = archipelago::gpu::solver::Options {
-        dense_limit: Some((args.dense_limit_gib * (1u64 << 30) as f64) as usize),
-        ..Default::default()
-    };
+    let opts = args.solver_options();
     let start = Instant::now();
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
     let mut out = Islands::default();
