@@ -217,8 +217,13 @@ struct Runner {
 impl Runner {
     fn new(case: &Case) -> Runner {
         let (batch, _, _) = build(case, None);
+        Runner::for_batch(&case.model, &batch)
+    }
+
+    /// Every CPU mode, with the canonicalizer sized for `batch`.
+    fn for_batch(model: &Model, batch: &Batch) -> Runner {
         Runner {
-            canon: Canonicalizer::new(&Capacity::fit(&case.model, &batch)),
+            canon: Canonicalizer::new(&Capacity::fit(model, batch)),
             modes: cpu::NAMES
                 .iter()
                 .map(|n| cpu::by_name(n).unwrap())
@@ -357,14 +362,7 @@ fn conformance_corpus_is_identical_across_permuted_inputs() {
         let case_keys = unique_contact_keys(&case.batch);
         let groups = constraints_keyed(&case.batch, &case_keys);
         let (batch, keys, tags) = rebuild_keyed(&case.batch, &case_keys, &groups, None);
-        let mut runner = Runner {
-            canon: Canonicalizer::new(&Capacity::fit(&case.model, &batch)),
-            modes: cpu::NAMES
-                .iter()
-                .map(|n| cpu::by_name(n).unwrap())
-                .collect(),
-            out: Islands::default(),
-        };
+        let mut runner = Runner::for_batch(&case.model, &batch);
         let want = runner.run(&case.model, &batch, &keys, &tags);
         for _ in 0..2 {
             let (batch, keys, tags) =
@@ -530,14 +528,7 @@ fn committed_traces_are_identical_across_permuted_inputs() {
             tr.row_keys(step, &mut raw_keys);
             let groups = constraints_keyed(&raw, &raw_keys);
             let (batch, keys, tags) = rebuild_keyed(&raw, &raw_keys, &groups, None);
-            let mut runner = Runner {
-                canon: Canonicalizer::new(&Capacity::fit(tr.model(), &batch)),
-                modes: cpu::NAMES
-                    .iter()
-                    .map(|n| cpu::by_name(n).unwrap())
-                    .collect(),
-                out: Islands::default(),
-            };
+            let mut runner = Runner::for_batch(tr.model(), &batch);
             let want = runner.run(tr.model(), &batch, &keys, &tags);
             for _ in 0..3 {
                 let (batch, keys, tags) = rebuild_keyed(&raw, &raw_keys, &groups, Some(&mut rng));

@@ -24,7 +24,8 @@ fn take(a: &mut Arrays, name: &str) -> R<Array> {
         .ok_or_else(|| format!("missing array `{name}`"))
 }
 
-fn i32s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<i32>> {
+/// Takes a named array out of the archive and checks its shape.
+fn shaped(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Array> {
     let arr = take(a, name)?;
     if arr.shape != shape {
         return Err(format!(
@@ -32,21 +33,18 @@ fn i32s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<i32>> {
             arr.shape
         ));
     }
-    match arr.data {
+    Ok(arr)
+}
+
+fn i32s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<i32>> {
+    match shaped(a, name, shape)?.data {
         Data::I32(v) => Ok(v),
         Data::U8(_) => Err(format!("`{name}` is uint8, expected int32")),
     }
 }
 
 fn u8s(a: &mut Arrays, name: &str, shape: &[usize]) -> R<Vec<u8>> {
-    let arr = take(a, name)?;
-    if arr.shape != shape {
-        return Err(format!(
-            "`{name}` has shape {:?}, expected {shape:?}",
-            arr.shape
-        ));
-    }
-    match arr.data {
+    match shaped(a, name, shape)?.data {
         Data::U8(v) => Ok(v),
         Data::I32(_) => Err(format!("`{name}` is int32, expected uint8")),
     }
