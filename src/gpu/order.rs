@@ -209,7 +209,7 @@ fn checked(parts: &[usize]) -> Result<usize> {
 impl DeviceOrder {
     /// Allocates every buffer for `cap`, reading its input rows from `ws` (which must be sized
     /// for the same capacity). With `bounds`, every step uses that key layout (rows outside it
-    /// are reported by [`check`](Self::check)); without, each step gets the narrowest layout
+    /// are reported by [`status`](Self::status)); without, each step gets the narrowest layout
     /// of its rows. `sort` picks the sort of worlds that fit one block.
     pub fn new(
         gpu: &Gpu,
