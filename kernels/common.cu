@@ -14,6 +14,8 @@ struct Args {
     const unsigned* supadr;        // rows' support offsets, then rowless hyperedges' (unified)
     const int* support;            // row supports, then rowless supports
     const unsigned char* row_type; // per global row
+    const unsigned* order;         // deterministic mode: canonical global row -> input global
+                                   // row (the row-level maps follow it); null: input order
     const int* dof_treeid;         // nv
     const int* tree_dofadr;        // ntree
     const int* tree_dofnum;        // ntree
@@ -354,10 +356,12 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
         const int k = base + tid;
         int isl = -2, type = -1;
         if (k < nrow) {
-            const unsigned r = r0 + k;
-            isl = island_of(lab, LDG(a.support + LDG(a.supadr + r)), nrow);
+            // Connectivity never depends on row order, so deterministic mode only reorders
+            // here: canonical row r reads the input row it came from.
+            const unsigned r = r0 + k, src = a.order ? LDG(a.order + r) : r;
+            isl = island_of(lab, LDG(a.support + LDG(a.supadr + src)), nrow);
             a.efc_island[r] = isl;
-            type = LDG(a.row_type + r);
+            type = LDG(a.row_type + src);
         }
         const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
         const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);

@@ -1,18 +1,22 @@
-// Deterministic mode on the device: each world's rows put into canonical order before discovery
-// (src/gpu/order.rs launches these; src/order/keys.rs defines the key). Every kernel takes one
-// `OrderArgs` by value, laid out like `gpu::order::OrderArgs`, and one block handles one world.
+// Deterministic mode on the device: the canonical order of each world's rows (src/gpu/order.rs
+// launches these; src/order/keys.rs defines the key). Every kernel takes one `OrderArgs` by
+// value, laid out like `gpu::order::OrderArgs`, and one block handles one world.
 //
-// Two sorts, picked per capacity and key width by the host:
-//  - small worlds (<= 4096 rows): the key is packed with the row's index in the world into one
-//    unique 32- or 64-bit value, and the block sorts its tile with a bitonic network, each
-//    thread holding E consecutive values: exchanges inside a thread's E values stay in
-//    registers, those within 32 threads go through warp shuffles (no barrier), the others
-//    through a ping-pong shared-memory tile (one barrier per stage). Unique values make the
-//    order equal to a stable sort by key.
-//  - larger worlds or wider keys: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and
-//    values ping-ponging through global scratch.
-// Both end in the same gather: canonical row types, support offsets (a block scan of the row
-// lengths), supports, the rowless hyperedges copied as they are, and the permutation both ways.
+// The kernels only sort: they write the permutation both ways (`order`: canonical row -> input
+// row, `rank`: its inverse) and each world's bounds status. Discovery reads the rows as
+// uploaded, since connectivity does not depend on row order, and the row-level maps read them
+// through `order` (common.cu, world_maps_in), so no row data is ever moved.
+//
+// Three sorts, picked per capacity and key width by the host:
+//  - small tiles (< 2048 rows) with key and row index in 32 bits: the key is packed with the
+//    row's index in the world into one unique value, and the block sorts its tile with a
+//    bitonic network, each thread holding E consecutive values: exchanges inside a thread's E
+//    values stay in registers, those within 32 threads go through warp shuffles (no barrier),
+//    the others through a ping-pong shared-memory tile (one barrier per stage). Unique values
+//    make the order equal to a stable sort by key.
+//  - other tiles up to 8192 rows: a stable LSD radix sort of the keys in shared memory.
+//  - larger worlds: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and values
+//    ping-ponging through global scratch.
 // Nothing allocates and no launch depends on a value read back, so the step is graph-capturable.
 
 #define ORDER_RADIX_THREADS 256
@@ -29,17 +33,11 @@ struct OrderLayout {
 
 struct OrderArgs {
     const unsigned* world_rowadr;   // nworld + 1
-    const unsigned* world_edgeadr;  // nworld + 1
-    const unsigned* supadr;         // input rows' support offsets, then rowless hyperedges'
-    const int* support;
     const unsigned char* row_type;
     const int* row_id;
     const int* geom;                // two per row
     const int* colid;
     const OrderLayout* layout;      // uploaded with each step
-    unsigned* out_supadr;           // canonical rows, then the rowless hyperedges unchanged
-    int* out_support;
-    unsigned char* out_type;
     unsigned* order;                // canonical global row -> input global row
     unsigned* rank;                 // input global row -> canonical global row
     int* status;                    // per world: its first out-of-bounds row + 1, or 0
@@ -54,29 +52,43 @@ struct OrderArgs {
 __device__ __forceinline__ bool order_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
 // Key of global row r (at most 64 bits); an out-of-bounds row lowers *bad (shared) to r + 1.
+// Every field is loaded before the type is known: one memory latency per key instead of two.
 __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, const OrderLayout& L,
                                                         unsigned r, int* bad) {
     typedef unsigned long long K;
-    unsigned type = LDG(a.row_type + r);
+    const unsigned type = LDG(a.row_type + r);
+    const int2 g = LDG((const int2*)a.geom + r);
+    const int c = LDG(a.colid + r), id = LDG(a.row_id + r);
     if (type >= ORDER_CONTACT_CLASS) {
-        int g1 = LDG(a.geom + 2 * r), g2 = LDG(a.geom + 2 * r + 1), c = LDG(a.colid + r);
-        if (!order_in(g1, L.geom_min, L.geom_max) || !order_in(g2, L.geom_min, L.geom_max) ||
+        if (!order_in(g.x, L.geom_min, L.geom_max) || !order_in(g.y, L.geom_min, L.geom_max) ||
             !order_in(c, L.colid_min, L.colid_max)) {
             atomicMin(bad, (int)r + 1);
             return 0;
         }
-        K packed = ((K)(unsigned)(g1 - L.geom_min) << (L.geom_bits + L.colid_bits)) |
-                   ((K)(unsigned)(g2 - L.geom_min) << L.colid_bits) | (K)(unsigned)(c - L.colid_min);
+        K packed = ((K)(unsigned)(g.x - L.geom_min) << (L.geom_bits + L.colid_bits)) |
+                   ((K)(unsigned)(g.y - L.geom_min) << L.colid_bits) | (K)(unsigned)(c - L.colid_min);
         unsigned shift = L.payload_bits - (2 * L.geom_bits + L.colid_bits);
         return ((K)ORDER_CONTACT_CLASS << L.payload_bits) | (packed << shift);
     }
-    int id = LDG(a.row_id + r);
     if (!order_in(id, L.id_min, L.id_max)) {
         atomicMin(bad, (int)r + 1);
         return 0;
     }
     K v = (K)(unsigned)(id - L.id_min);
     return ((K)type << L.payload_bits) | (v << (L.payload_bits - L.id_bits));
+}
+
+// Lanes of the warp whose 8-bit digit equals d, from eight ballots (one per bit): cheaper than
+// __match_any_sync, which was a fifth of the radix sort's stalls on the H200.
+__device__ __forceinline__ unsigned order_peers(unsigned d) {
+    unsigned m = 0xffffffffu;
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+        const bool bit = (d >> b) & 1u;
+        const unsigned x = __ballot_sync(0xffffffffu, bit);
+        m &= bit ? x : ~x;
+    }
+    return m;
 }
 
 // Exclusive scan of one value per thread over the block (any multiple of 32 up to 1024
@@ -106,77 +118,19 @@ __device__ unsigned order_scan(unsigned v, unsigned* total) {
     return before + x - v;
 }
 
-// One round of the gather: canonical row r0 + p takes input row src (valid when `valid`),
-// its supports starting at *carry (advanced by the round's total). Every thread must call it.
-__device__ __forceinline__ void order_gather_round(const OrderArgs& a, unsigned r0, unsigned p,
-                                                   unsigned src, bool valid, unsigned* carry) {
-    unsigned s0 = 0, len = 0;
-    if (valid) {
-        s0 = a.supadr[src];
-        len = a.supadr[src + 1] - s0;
-    }
-    unsigned total;
-    unsigned adr = *carry + order_scan(len, &total);
-    if (valid) {
-        unsigned dst = r0 + p;
-        a.order[dst] = src;
-        a.rank[src] = dst;
-        a.out_type[dst] = a.row_type[src];
-        a.out_supadr[dst] = adr;
-        for (unsigned j = 0; j < len; ++j) a.out_support[adr + j] = a.support[s0 + j];
-    }
-    *carry += total;
+// Canonical global row dst comes from input global row src.
+__device__ __forceinline__ void order_place(const OrderArgs& a, unsigned dst, unsigned src) {
+    a.order[dst] = src;
+    a.rank[src] = dst;
 }
 
-// The rowless hyperedges of world w keep their place (the rows' supports fill the same span in
-// any order), their supports one contiguous span copied by the whole block; the last world also
-// writes the offset that ends the rows. Then the world's bounds status (every thread must call
+// The world's bounds status, once every key of the block is computed (every thread must call
 // this; `bad` is the block's shared flag).
-__device__ void order_finish(const OrderArgs& a, unsigned w, const int* bad) {
-    unsigned nrow = a.world_rowadr[a.nworld];
-    unsigned e0 = a.world_edgeadr[w], e1 = a.world_edgeadr[w + 1];
-    for (unsigned e = e0 + threadIdx.x; e < e1; e += blockDim.x)
-        a.out_supadr[nrow + e + 1] = a.supadr[nrow + e + 1];
-    unsigned s0 = a.supadr[nrow + e0], s1 = a.supadr[nrow + e1];
-    for (unsigned j = s0 + threadIdx.x; j < s1; j += blockDim.x) a.out_support[j] = a.support[j];
+__device__ void order_status(const OrderArgs& a, unsigned w, const int* bad) {
+    __syncthreads();
     if (threadIdx.x == 0) {
-        if (w + 1 == (unsigned)a.nworld) a.out_supadr[nrow] = a.supadr[nrow];
-        int b = *bad;
+        const int b = *bad;
         a.status[w] = b == 0x7fffffff ? 0 : b;
-    }
-}
-
-// The gather of a block whose thread holds canonical rows base .. base + E - 1 of its world
-// (input rows r0 + src[e]): one block scan places the threads' supports one after another.
-// Every load goes through the read-only path and comes before the stores, so a thread's loads
-// overlap instead of each waiting behind the store before it (the gather was the latency chain
-// of a big world's order step).
-template <int E>
-__device__ void order_gather_blocked(const OrderArgs& a, unsigned r0, unsigned n, unsigned base,
-                                     const unsigned* src_local) {
-    unsigned src[E], s0[E], len[E], type[E], sum = 0;
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        const bool valid = base + e < n;
-        src[e] = r0 + src_local[e];
-        s0[e] = valid ? LDG(a.supadr + src[e]) : 0u;
-        len[e] = valid ? LDG(a.supadr + src[e] + 1) - s0[e] : 0u;
-        type[e] = valid ? LDG(a.row_type + src[e]) : 0u;
-        sum += len[e];
-    }
-    unsigned total;
-    unsigned adr = LDG(a.supadr + r0) + order_scan(sum, &total);
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        if (base + e < n) {
-            const unsigned dst = r0 + base + e;
-            a.order[dst] = src[e];
-            a.rank[src[e]] = dst;
-            a.out_type[dst] = (unsigned char)type[e];
-            a.out_supadr[dst] = adr;
-            for (unsigned j = 0; j < len[e]; ++j) a.out_support[adr + j] = LDG(a.support + s0[e] + j);
-            adr += len[e];
-        }
     }
 }
 
@@ -245,21 +199,24 @@ __device__ void order_small(const OrderArgs& a) {
         }
     }
     const V mask = (V)((1ull << a.idx_bits) - 1);
-    unsigned src[E];
 #pragma unroll
-    for (int e = 0; e < E; ++e) src[e] = (unsigned)(v[e] & mask);
-    order_gather_blocked<E>(a, r0, n, base, src);
-    order_finish(a, w, &bad);
+    for (int e = 0; e < E; ++e)
+        if (base + e < n) order_place(a, r0 + base + e, r0 + (unsigned)(v[e] & mask));
+    order_status(a, w, &bad);
 }
 
-#define ORDER_SMALL(NAME, V, E)                                                                   \
-    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_small<V, E>(a); }
-ORDER_SMALL(order_small_u32_e1, unsigned, 1)
-ORDER_SMALL(order_small_u32_e2, unsigned, 2)
-ORDER_SMALL(order_small_u32_e4, unsigned, 4)
-ORDER_SMALL(order_small_u64_e1, unsigned long long, 1)
-ORDER_SMALL(order_small_u64_e2, unsigned long long, 2)
-ORDER_SMALL(order_small_u64_e4, unsigned long long, 4)
+// Every variant: at most 1024 threads and 64 registers, so blocks of up to 512 threads run two
+// per multiprocessor (one world's barriers and loads overlap another's).
+#define ORDER_KERNELS(KIND, FN)                                                                    \
+    FN(KIND, u32, unsigned, 1) FN(KIND, u32, unsigned, 2) FN(KIND, u32, unsigned, 4)               \
+    FN(KIND, u32, unsigned, 8) FN(KIND, u64, unsigned long long, 1)                                \
+    FN(KIND, u64, unsigned long long, 2) FN(KIND, u64, unsigned long long, 4)                      \
+    FN(KIND, u64, unsigned long long, 8)
+#define ORDER_KERNEL(KIND, W, T, E)                                                                \
+    extern "C" __global__ void __launch_bounds__(1024) order_##KIND##_##W##_e##E(OrderArgs a) {    \
+        order_##KIND<T, E>(a);                                                                     \
+    }
+ORDER_KERNELS(small, ORDER_KERNEL)
 
 // ---- small worlds: stable LSD radix sort in shared memory ----
 
@@ -267,11 +224,14 @@ ORDER_SMALL(order_small_u64_e4, unsigned long long, 4)
 // big tiles (a 4096-row world: 78 stages over every value). This sort takes ceil(bits / 8)
 // passes of 8-bit digits over keys alone (the sort is stable, so no index is packed and a
 // 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by round
-// (__match_any_sync within a round, a per-warp digit counter across rounds), one block scan
+// (order_peers within a round, a per-warp digit counter across rounds), one block scan
 // over the (digit, warp) counters gives every digit's start per warp, and the values move
 // through shared memory. Warp w holds positions w * 32E + e * 32 + lane, so (warp, round, lane)
 // is position order and equal digits keep it. Shared memory: 256 counters per warp, the keys
-// and the row indices (order_block_smem in src/gpu/order.rs).
+// and the row indices (order_block_smem in src/gpu/order.rs). The counters are stored warp by
+// warp (warp * 256 + digit): a warp's lanes then reach distinct digits in distinct banks. Stored
+// digit by digit, every counter of one warp sat in one bank, and ranking and scatter ran up to
+// 32-way bank conflicts (3,960-row worlds ×1024: 227 us for the whole order stage on the H200).
 template <typename K, int E>
 __device__ void order_block(const OrderArgs& a) {
     extern __shared__ unsigned long long order_tile[];
@@ -280,7 +240,7 @@ __device__ void order_block(const OrderArgs& a) {
     const unsigned lower = (1u << lane) - 1u;
     const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
-    unsigned* cnt = (unsigned*)order_tile;       // [digit][warp]
+    unsigned* cnt = (unsigned*)order_tile;       // [warp][digit]
     K* skey = (K*)(cnt + ORDER_RADIX * nwarp);   // N keys (8-byte aligned: 1 KiB per warp above)
     unsigned* sval = (unsigned*)(skey + N);      // N row indices
     __shared__ int bad;
@@ -295,46 +255,52 @@ __device__ void order_block(const OrderArgs& a) {
         k[e] = p < n ? (K)order_key(a, L, r0 + p, &bad) : ~(K)0;
         v[e] = p;
     }
+    // Each warp ranks against its own 256 counters, so it clears them itself (no barrier).
+    unsigned* own = cnt + warp * ORDER_RADIX;
+    for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
+    __syncwarp();
     const unsigned passes = (L.bits + 7) / 8;
     for (unsigned pass = 0; pass < passes; ++pass) {
         const unsigned shift = 8 * pass;
-        for (unsigned i = tid; i < ORDER_RADIX * nwarp; i += T) cnt[i] = 0;
-        __syncthreads();
-        unsigned dig[E], rank[E];
+        unsigned rank[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
             const unsigned d = (unsigned)(k[e] >> shift) & (ORDER_RADIX - 1);
-            const unsigned peers = __match_any_sync(0xffffffffu, d);
+            const unsigned peers = order_peers(d);
             const unsigned before = __popc(peers & lower);
-            const unsigned at = cnt[d * nwarp + warp];
-            dig[e] = d;
+            const unsigned at = own[d];
             rank[e] = at + before;
             __syncwarp();
-            if (before == 0) cnt[d * nwarp + warp] = at + __popc(peers);
+            if (before == 0) own[d] = at + __popc(peers);
             __syncwarp();
         }
         __syncthreads();
-        // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread.
+        // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread
+        // (256 * nwarp = 8 T of them).
         unsigned c[8], sum = 0;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            c[i] = cnt[tid * 8 + i];
+            const unsigned x = tid * 8 + i, d = x / nwarp;
+            c[i] = cnt[(x - d * nwarp) * ORDER_RADIX + d];
             sum += c[i];
         }
         unsigned total;
         unsigned run = order_scan(sum, &total);
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-            cnt[tid * 8 + i] = run;
+            const unsigned x = tid * 8 + i, d = x / nwarp;
+            cnt[(x - d * nwarp) * ORDER_RADIX + d] = run;
             run += c[i];
         }
         __syncthreads();
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-            const unsigned pos = cnt[dig[e] * nwarp + warp] + rank[e];
+            const unsigned pos = own[(unsigned)(k[e] >> shift) & (ORDER_RADIX - 1)] + rank[e];
             skey[pos] = k[e];
             sval[pos] = v[e];
         }
+        __syncwarp();
+        for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
         __syncthreads();
 #pragma unroll
         for (int e = 0; e < E; ++e) {
@@ -342,30 +308,19 @@ __device__ void order_block(const OrderArgs& a) {
             k[e] = skey[p];
             v[e] = sval[p];
         }
-        __syncthreads();  // before the next pass clears the counters
+        // The next pass writes skey and sval only after two more barriers.
     }
-    if (passes == 0) {  // every key equal: the input order
+    // Thread values sit at positions warp * 32E + e * 32 + lane (the input order when every
+    // key is equal and no pass ran).
 #pragma unroll
-        for (int e = 0; e < E; ++e) sval[warp * 32 * E + e * 32 + lane] = v[e];
-        __syncthreads();
+    for (int e = 0; e < E; ++e) {
+        const unsigned p = warp * 32 * E + e * 32 + lane;
+        if (p < n) order_place(a, r0 + p, r0 + v[e]);
     }
-    // Gather in the blocked arrangement: thread t takes canonical rows t * E .. t * E + E - 1.
-    const unsigned base = tid * E;
-    unsigned src[E];
-#pragma unroll
-    for (int e = 0; e < E; ++e) src[e] = sval[base + e];
-    order_gather_blocked<E>(a, r0, n, base, src);
-    order_finish(a, w, &bad);
+    order_status(a, w, &bad);
 }
 
-#define ORDER_BLOCK(NAME, K, E)                                                                   \
-    extern "C" __global__ void __launch_bounds__(1024) NAME(OrderArgs a) { order_block<K, E>(a); }
-ORDER_BLOCK(order_block_u32_e1, unsigned, 1)
-ORDER_BLOCK(order_block_u32_e2, unsigned, 2)
-ORDER_BLOCK(order_block_u32_e4, unsigned, 4)
-ORDER_BLOCK(order_block_u64_e1, unsigned long long, 1)
-ORDER_BLOCK(order_block_u64_e2, unsigned long long, 2)
-ORDER_BLOCK(order_block_u64_e4, unsigned long long, 4)
+ORDER_KERNELS(block, ORDER_KERNEL)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 
@@ -459,12 +414,8 @@ __device__ void order_radix(const OrderArgs& a) {
         unsigned* tv = sv; sv = dv; dv = tv;
     }
     __syncthreads();
-    unsigned carry = a.supadr[r0];
-    for (unsigned start = 0; start < n; start += ORDER_RADIX_THREADS) {
-        unsigned p = start + tid;
-        order_gather_round(a, r0, p, p < n ? sv[p] : 0u, p < n, &carry);
-    }
-    order_finish(a, w, &bad);
+    for (unsigned p = tid; p < n; p += ORDER_RADIX_THREADS) order_place(a, r0 + p, sv[p]);
+    order_status(a, w, &bad);
 }
 
 extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_u32(OrderArgs a) {

@@ -303,6 +303,21 @@ fn packed_64_bit_tiles_are_deterministic() {
 }
 
 #[test]
+fn the_largest_tiles_sort_in_one_block() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(6);
+    // 8192-row tiles: 1024 threads holding 8 values each, every sort and both key widths.
+    let case = generate(&mut rng, &[SMALL_MAX, 4097, 0, 6000], 400, (10, 3, 8));
+    let plan = check(&gpu, &case, 2, 16, "8192-row tiles");
+    assert_eq!(plan, Some(Plan::Block { wide: false }));
+    let plan = check_with(&gpu, &case, Sort::Bitonic, 2, 17, "8192-row tiles, bitonic");
+    assert_eq!(plan, Some(Plan::Small { wide: true }));
+    let case = generate(&mut rng, &[5000, 0, SMALL_MAX - 1], 400, (24, 7, 3));
+    let plan = check(&gpu, &case, 2, 18, "8192-row tiles, 64-bit keys");
+    assert_eq!(plan, Some(Plan::Block { wide: true }));
+}
+
+#[test]
 fn tiny_tiles_take_the_bitonic_network_and_forced_radix_agrees() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(4);

@@ -146,6 +146,17 @@ impl Kernels {
             .map_err(cuda("cuModuleGetFunction"))
     }
 
+    /// Asks for the largest shared-memory carveout for `f`, so that as many of its blocks as
+    /// registers and threads allow are resident at once (with the default carveout one 64 KiB
+    /// block of the order sort filled a multiprocessor's shared memory).
+    pub(crate) fn prefer_smem(f: &CudaFunction) -> Result<()> {
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            100,
+        )
+        .map_err(cuda("cuFuncSetAttribute"))
+    }
+
     /// Lets `f` use up to `bytes` of dynamic shared memory.
     pub(crate) fn allow_smem(f: &CudaFunction, bytes: usize) -> Result<()> {
         f.set_attribute(

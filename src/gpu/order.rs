@@ -1,11 +1,12 @@
-//! Deterministic mode on the device: each world's rows put into canonical order (the order of
-//! [`crate::order::Canonicalizer`]) before discovery, inside the solver's captured step.
+//! Deterministic mode on the device: the canonical order of each world's rows (the order of
+//! [`crate::order::Canonicalizer`]), inside the solver's captured step.
 //!
 //! The solver uploads the batch as usual into its [`Workspace`]; [`DeviceOrder`] uploads the
 //! row keys ([`RowKeys`] and the row ids) and the key layout, then its kernel (one block per
-//! world, `kernels/order.cu`) sorts the world's rows and gathers row types, support offsets and
-//! supports into its own buffers, which the mode kernels read instead of the workspace's
-//! (the workspace redirects its row pointers to them). Every buffer is allocated once from the [`Capacity`]; the
+//! world, `kernels/order.cu`) sorts the world's rows and writes the permutation both ways. No
+//! row data moves: discovery reads the rows as uploaded (connectivity does not depend on row
+//! order) and the row-level maps read them through the permutation
+//! ([`Workspace::follow_order`]). Every buffer is allocated once from the [`Capacity`]; the
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
 //! Worlds of at most [`SMALL_MAX`] rows sort in one block: from [`BLOCK_MIN`] rows up with a
@@ -22,8 +23,9 @@ use crate::error::{Error, Result};
 use crate::order::{Bounds, KeyBounds, KeyLayout, KeyWidth, RowKeys};
 use crate::rows::{Capacity, Input};
 
-/// Most rows per world that the shared-memory sort takes (its tile is the next power of two).
-pub const SMALL_MAX: usize = 4096;
+/// Most rows per world that the shared-memory sorts take (their tile is the next power of two),
+/// provided the tile fits the device's shared memory (8192 rows: 128 KiB with 64-bit keys).
+pub const SMALL_MAX: usize = 8192;
 
 /// Smallest tile [`Sort::Auto`] sorts with the shared-memory radix sort. Below it, and when key
 /// and row index pack into 32 bits, the bitonic network is as fast or faster (H200: 228-row
@@ -95,17 +97,11 @@ impl LayoutArg {
 #[derive(Debug, Clone, Copy, Default)]
 struct OrderArgs {
     world_rowadr: u64,
-    world_edgeadr: u64,
-    supadr: u64,
-    support: u64,
     row_type: u64,
     row_id: u64,
     geom: u64,
     colid: u64,
     layout: u64,
-    out_supadr: u64,
-    out_support: u64,
-    out_type: u64,
     order: u64,
     rank: u64,
     status: u64,
@@ -142,21 +138,18 @@ const ROW_ID: usize = 0;
 const GEOM: usize = 1;
 const COLID: usize = 2;
 const LAYOUT: usize = 3;
-const OUT_SUPADR: usize = 4;
-const OUT_SUPPORT: usize = 5;
-const OUT_TYPE: usize = 6;
-const ORDER: usize = 7;
-const RANK: usize = 8;
-const STATUS: usize = 9;
-const KEYS_A: usize = 10;
-const KEYS_B: usize = 11;
-const VALS_A: usize = 12;
-const VALS_B: usize = 13;
+const ORDER: usize = 4;
+const RANK: usize = 5;
+const STATUS: usize = 6;
+const KEYS_A: usize = 7;
+const KEYS_B: usize = 8;
+const VALS_A: usize = 9;
+const VALS_B: usize = 10;
 
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
-    small: [[CudaFunction; 3]; 2],
-    block: [[CudaFunction; 3]; 2],
+    small: [[CudaFunction; 4]; 2],
+    block: [[CudaFunction; 4]; 2],
     radix: [CudaFunction; 2],
     bufs: Vec<DevBuf>,
     args: OrderArgs,
@@ -167,10 +160,16 @@ pub struct DeviceOrder {
     sort: Sort,
     /// Host copy of the per-world bounds status, reused by every step.
     status_host: std::cell::RefCell<Vec<i32>>,
-    /// Tile of the shared-memory sort (a power of two, at least 32) and its threads (each
-    /// holding `tile / threads` values).
+    /// Values per thread of the shared-memory sorts (1, 2, 4 or 8).
+    per_thread: usize,
+    /// Tile of the bitonic sort (a power of two, at least 32) and its threads.
     tile: usize,
     threads: u32,
+    /// Threads of the shared-memory radix sort: the fewest multiple of 32 whose
+    /// `per_thread` values cover a world (the radix sort needs no power of two).
+    radix_threads: u32,
+    /// Whether the tile fits one block's shared memory (else the global radix sort).
+    one_block: bool,
     nworld: usize,
     nrow: usize,
 }
@@ -191,9 +190,11 @@ fn small_smem(tile: usize, wide: bool) -> usize {
 }
 
 /// Dynamic shared memory of the shared-memory radix sort (`order_block` in
-/// `kernels/order.cu`): 256 digit counters per warp, the keys and the row indices.
-fn block_smem(tile: usize, threads: u32, wide: bool) -> usize {
-    256 * 4 * (threads as usize / 32) + tile * (if wide { 8 } else { 4 } + 4)
+/// `kernels/order.cu`) with `threads` holding `per_thread` values each: 256 digit counters per
+/// warp, the keys and the row indices.
+fn block_smem(threads: u32, per_thread: usize, wide: bool) -> usize {
+    let threads = threads as usize;
+    256 * 4 * (threads / 32) + threads * per_thread * (if wide { 8 } else { 4 } + 4)
 }
 
 fn checked(parts: &[usize]) -> Result<usize> {
@@ -225,11 +226,13 @@ impl DeviceOrder {
                 f("order_small_u32_e1")?,
                 f("order_small_u32_e2")?,
                 f("order_small_u32_e4")?,
+                f("order_small_u32_e8")?,
             ],
             [
                 f("order_small_u64_e1")?,
                 f("order_small_u64_e2")?,
                 f("order_small_u64_e4")?,
+                f("order_small_u64_e8")?,
             ],
         ];
         let block = [
@@ -237,43 +240,49 @@ impl DeviceOrder {
                 f("order_block_u32_e1")?,
                 f("order_block_u32_e2")?,
                 f("order_block_u32_e4")?,
+                f("order_block_u32_e8")?,
             ],
             [
                 f("order_block_u64_e1")?,
                 f("order_block_u64_e2")?,
                 f("order_block_u64_e4")?,
+                f("order_block_u64_e8")?,
             ],
         ];
         let tile = cap.njmax.max(32).next_power_of_two();
-        // Values per thread: more of them keeps more exchanges in registers, fewer keeps more
-        // threads in flight (and at most 1024 threads per block).
+        // Values per thread: more of them keeps more exchanges in registers and amortizes the
+        // per-thread work of a radix pass, fewer keeps more threads in flight (at most 1024
+        // threads, and 8 values: the kernels' 64-register bound).
         let per_thread = match tile {
             0..=32 => 1,
             33..=512 => 2,
-            _ => 4,
+            513..=2048 => 4,
+            _ => 8,
         };
         let threads = (tile / per_thread).min(1024) as u32;
-        if tile <= SMALL_MAX {
+        let radix_threads = (cap.njmax.max(1).div_ceil(32 * per_thread) * 32) as u32;
+        let optin = gpu.info().smem_optin;
+        let one_block = tile <= SMALL_MAX
+            && small_smem(tile, true).max(block_smem(radix_threads, per_thread, true)) + 1024
+                <= optin;
+        if one_block {
             for wide in [false, true] {
                 for func in &small[usize::from(wide)] {
                     Kernels::allow_smem(func, small_smem(tile, wide))?;
+                    Kernels::prefer_smem(func)?;
                 }
                 for func in &block[usize::from(wide)] {
-                    Kernels::allow_smem(func, block_smem(tile, threads, wide))?;
+                    Kernels::allow_smem(func, block_smem(radix_threads, per_thread, wide))?;
+                    Kernels::prefer_smem(func)?;
                 }
             }
         }
         let rows = checked(&[cap.nworld, cap.njmax])?;
-        let hyper = checked(&[cap.nworld, cap.njmax + cap.nedge])? + 1;
-        let entries = checked(&[cap.nworld, cap.nsupport])?;
-        let sizes: [(&'static str, usize); 14] = [
+        let sizes: [(&'static str, usize); 11] = [
             ("order_row_id", rows * 4),
             ("order_geom", rows * 8),
             ("order_colid", rows * 4),
             ("order_layout", std::mem::size_of::<LayoutArg>()),
-            ("order_supadr", hyper * 4),
-            ("order_support", entries * 4),
-            ("order_row_type", rows),
             ("order_order", rows * 4),
             ("order_rank", rows * 4),
             ("order_status", cap.nworld * 4),
@@ -291,17 +300,11 @@ impl DeviceOrder {
         let w = ws.args();
         let args = OrderArgs {
             world_rowadr: w.world_rowadr,
-            world_edgeadr: w.world_edgeadr,
-            supadr: w.supadr,
-            support: w.support,
             row_type: w.row_type,
             row_id: p(ROW_ID),
             geom: p(GEOM),
             colid: p(COLID),
             layout: p(LAYOUT),
-            out_supadr: p(OUT_SUPADR),
-            out_support: p(OUT_SUPPORT),
-            out_type: p(OUT_TYPE),
             order: p(ORDER),
             rank: p(RANK),
             status: p(STATUS),
@@ -327,18 +330,20 @@ impl DeviceOrder {
             plan: None,
             sort,
             status_host: std::cell::RefCell::new(vec![0; cap.nworld]),
+            per_thread,
             tile,
             threads,
+            radix_threads,
+            one_block,
             nworld: 0,
             nrow: 0,
         })
     }
 
-    /// Device addresses of the canonical rows: support offsets (rows, then the rowless
-    /// hyperedges), supports, row types; laid out like the workspace's.
-    pub fn canonical_rows(&self) -> (u64, u64, u64) {
-        let p = |i: usize| self.bufs[i].ptr();
-        (p(OUT_SUPADR), p(OUT_SUPPORT), p(OUT_TYPE))
+    /// Device address of the permutation (canonical global row → input global row), which
+    /// the row-level maps follow.
+    pub fn order_ptr(&self) -> u64 {
+        self.bufs[ORDER].ptr()
     }
 
     /// The plan of the uploaded step (`None` before the first upload).
@@ -390,7 +395,7 @@ impl DeviceOrder {
                 Sort::Bitonic => true,
                 Sort::Block => false,
             };
-        let plan = if self.tile > SMALL_MAX {
+        let plan = if !self.one_block {
             Plan::Radix { wide }
         } else if bitonic {
             Plan::Small { wide: packed > 32 }
@@ -421,16 +426,16 @@ impl DeviceOrder {
         match self.plan {
             None => Ok(()),
             Some(Plan::Small { wide }) => {
-                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
+                let e = self.per_thread.trailing_zeros() as usize;
                 let bytes = small_smem(self.tile, wide);
                 let f = &self.small[usize::from(wide)][e];
                 self.launch(f, grid, self.threads, bytes as u32, stream)
             }
             Some(Plan::Block { wide }) => {
-                let e = (self.tile / self.threads as usize).trailing_zeros() as usize;
-                let bytes = block_smem(self.tile, self.threads, wide);
+                let e = self.per_thread.trailing_zeros() as usize;
+                let bytes = block_smem(self.radix_threads, self.per_thread, wide);
                 let f = &self.block[usize::from(wide)][e];
-                self.launch(f, grid, self.threads, bytes as u32, stream)
+                self.launch(f, grid, self.radix_threads, bytes as u32, stream)
             }
             Some(Plan::Radix { wide }) => {
                 let f = &self.radix[usize::from(wide)];

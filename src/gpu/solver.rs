@@ -100,7 +100,7 @@ pub struct Options {
 /// A stage of a step that [`Solver::time_part`] can time alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
-    /// The canonical order (sort and gather) of deterministic mode.
+    /// The canonical order (the sort) of deterministic mode.
     Order,
     /// The maps from the labels in the workspace: the share of a step every mode pays.
     Maps,
@@ -158,8 +158,7 @@ impl Solver {
         let mut ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         let order = if opts.deterministic {
             let order = DeviceOrder::new(gpu, &cap, &ws, opts.key_bounds, opts.sort)?;
-            let (supadr, support, row_type) = order.canonical_rows();
-            ws.redirect_rows(supadr, support, row_type);
+            ws.follow_order(order.order_ptr());
             Some(order)
         } else {
             None

@@ -123,6 +123,8 @@ pub struct Args {
     pub supadr: u64,
     pub support: u64,
     pub row_type: u64,
+    /// Deterministic mode's canonical order (canonical row → input row), or 0.
+    pub order: u64,
     pub dof_treeid: u64,
     pub tree_dofadr: u64,
     pub tree_dofnum: u64,
@@ -317,6 +319,7 @@ impl Workspace {
             supadr: p(SUPADR),
             support: p(SUPPORT),
             row_type: p(ROW_TYPE),
+            order: 0,
             dof_treeid: p(DOF_TREEID),
             tree_dofadr: p(TREE_DOFADR),
             tree_dofnum: p(TREE_DOFNUM),
@@ -393,12 +396,11 @@ impl Workspace {
         self.args
     }
 
-    /// Points the kernels' row inputs (support offsets, supports, row types) at other device
-    /// buffers laid out like this workspace's: deterministic mode's canonical rows.
-    pub(crate) fn redirect_rows(&mut self, supadr: u64, support: u64, row_type: u64) {
-        self.args.supadr = supadr;
-        self.args.support = support;
-        self.args.row_type = row_type;
+    /// Makes the row-level maps follow `order` (device address of canonical global row →
+    /// input global row): deterministic mode's permutation. Discovery reads the rows as
+    /// uploaded.
+    pub(crate) fn follow_order(&mut self, order: u64) {
+        self.args.order = order;
     }
 
     /// Worlds of the batch now on the device.
