@@ -255,13 +255,41 @@ __device__ void order_block(const OrderArgs& a) {
         k[e] = p < n ? (K)order_key(a, L, r0 + p, &bad) : ~(K)0;
         v[e] = p;
     }
+    // Only the bits in which the world's keys differ decide its order: the passes cover the
+    // span from the lowest to the highest of them. A world without contacts, say, has every
+    // key's low contact bits zero (ids sit high in the payload), which halves its passes.
+    K all = ~(K)0, any = 0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        if (warp * 32 * E + e * 32 + lane < n) {
+            all &= k[e];
+            any |= k[e];
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        all &= __shfl_xor_sync(0xffffffffu, all, o);
+        any |= __shfl_xor_sync(0xffffffffu, any, o);
+    }
+    __shared__ K world_all, world_any;
+    if (tid == 0) {
+        world_all = ~(K)0;
+        world_any = 0;
+    }
+    __syncthreads();
+    if (lane == 0) {
+        atomicAnd(&world_all, all);
+        atomicOr(&world_any, any);
+    }
     // Each warp ranks against its own 256 counters, so it clears them itself (no barrier).
     unsigned* own = cnt + warp * ORDER_RADIX;
     for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
     __syncwarp();
-    const unsigned passes = (L.bits + 7) / 8;
+    __syncthreads();
+    const unsigned long long differ = (unsigned long long)(world_all ^ world_any);
+    const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
+    const unsigned passes = n == 0 || !differ ? 0 : (63 - __clzll((long long)differ) - lo) / 8 + 1;
     for (unsigned pass = 0; pass < passes; ++pass) {
-        const unsigned shift = 8 * pass;
+        const unsigned shift = lo + 8 * pass;
         unsigned rank[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {

@@ -318,6 +318,22 @@ fn the_largest_tiles_sort_in_one_block() {
 }
 
 #[test]
+fn worlds_whose_keys_share_bits_are_sorted_on_the_bits_that_differ() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(7);
+    let mut case = generate(&mut rng, &[2600, 2300, 2200, 2100], 100, (10, 3, 8));
+    // World 1 keeps its other rows only (their ids sit high in the key, its low bits are
+    // zero), world 2 its contacts only (equal type bits), world 3 one constraint (every key
+    // equal: no pass at all). World 0 pins the key's width.
+    case.worlds[1].constraints.retain(|c| !c.kind.is_contact());
+    case.worlds[2].constraints.retain(|c| c.kind.is_contact());
+    case.worlds[3].constraints.truncate(1);
+    case.worlds[3].constraints[0].nrow = 6;
+    let plan = check(&gpu, &case, 3, 19, "worlds sharing key bits");
+    assert_eq!(plan, Some(Plan::Block { wide: false }));
+}
+
+#[test]
 fn tiny_tiles_take_the_bitonic_network_and_forced_radix_agrees() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(4);
