@@ -5,8 +5,8 @@
 //! row keys ([`RowKeys`] and the row ids) and the key layout, then its kernel (one block per
 //! world, `kernels/order.cu`) sorts the world's rows and writes the permutation both ways. No
 //! row data moves: discovery reads the rows as uploaded (connectivity does not depend on row
-//! order) and the row-level maps read them through the permutation
-//! ([`Workspace::follow_order`]). Every buffer is allocated once from the [`Capacity`]; the
+//! order) and the row-level maps read them through the permutation (the workspace's
+//! `Args::order`). Every buffer is allocated once from the [`Capacity`]; the
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
 //! Worlds of at most [`SMALL_MAX`] rows sort in one block: from [`BLOCK_MIN`] rows up with a
