@@ -366,10 +366,12 @@ impl DeviceOrder {
         self.bufs.iter().map(DevBuf::bytes).sum()
     }
 
-    /// Copies the step's row ids, contact keys and key layout to the device on `stream` and
-    /// waits for the copies. Returns whether the plan changed (a captured step must then be
-    /// captured again). Refuses keys wider than 64 bits.
-    pub fn upload(
+    /// Queues the copies of the step's row ids, contact keys and key layout to the device on
+    /// `stream`, without waiting: the caller synchronizes `stream` before `input` or `keys`
+    /// change and before the next upload (the layout copy reads a buffer of this order).
+    /// Returns whether the plan changed (a captured step must then be captured again). Refuses
+    /// keys wider than 64 bits.
+    pub fn enqueue_upload(
         &mut self,
         input: &Input<'_>,
         keys: &RowKeys,
@@ -407,7 +409,6 @@ impl DeviceOrder {
         self.bufs[GEOM].upload(keys.geom.as_flattened(), stream)?;
         self.bufs[COLID].upload(&keys.colid, stream)?;
         self.bufs[LAYOUT].upload(&self.host_layout, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
         self.nworld = batch.nworld();
         self.nrow = batch.nrow();
         self.args.nworld = batch.nworld() as i32;

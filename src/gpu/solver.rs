@@ -210,10 +210,14 @@ impl Solver {
     /// Copies `input` and its row keys to the device (the keys are only read in deterministic
     /// mode).
     pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
-        self.ws.upload(input, &self.stream)?;
-        if let Some(order) = &mut self.order
-            && order.upload(input, keys, &self.stream)?
-        {
+        self.ws.enqueue_upload(input, &self.stream)?;
+        let changed = match &mut self.order {
+            Some(order) => order.enqueue_upload(input, keys, &self.stream),
+            None => Ok(false),
+        };
+        // One wait for the batch's and the keys' copies (also when the keys were refused).
+        self.synchronize()?;
+        if changed? {
             // Another sort kernel: the captured step no longer applies.
             self.graph = StepGraph::default();
         }

@@ -433,6 +433,14 @@ impl Workspace {
     /// Packs `input` (checked against the capacity) and copies it to the device on `stream`,
     /// then waits for the copy (the staging vectors are reused by the next upload).
     pub fn upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
+        self.enqueue_upload(input, stream)?;
+        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+    }
+
+    /// [`upload`](Self::upload) without the wait: the caller synchronizes `stream` before the
+    /// next upload (the copies read this workspace's staging vectors), so that one wait can
+    /// cover other copies queued with these.
+    pub(crate) fn enqueue_upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
         let (model, batch) = (input.model(), input.batch());
         self.cap.fits(input)?;
         if model.ntree() != self.ntree || model.nv() != self.nv {
@@ -471,7 +479,6 @@ impl Workspace {
         self.bufs[SUPADR].upload(&s.supadr, stream)?;
         self.bufs[SUPPORT].upload(&s.support, stream)?;
         self.bufs[ROW_TYPE].upload(&s.row_type, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
         self.nworld = batch.nworld();
         self.nrow = batch.nrow();
         self.args.nworld = batch.nworld() as i32;
