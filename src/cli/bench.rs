@@ -360,6 +360,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The maps stage replayed alone, median µs: `dsu`'s maps are a launch of their own, so its
+/// solver times them (every mode pays for the same outputs); `None` for other modes.
+fn maps_alone(solver: &mut Solver, warmup: usize, reps: usize) -> archipelago::Result<Option<f64>> {
+    Ok(match solver.mode() {
+        Mode::Dsu => Some(median(solver.time_part(Part::Maps, warmup, reps)?)),
+        _ => None,
+    })
+}
+
 fn mib(bytes: usize) -> String {
     format!("{:.1}", bytes as f64 / (1 << 20) as f64)
 }
@@ -518,10 +527,7 @@ fn measure(
         args.reps
     };
     let times = solver.time_replays(2.min(reps), reps)?;
-    let maps_us = match mode {
-        Mode::Dsu => Some(median(solver.time_part(Part::Maps, 2.min(reps), reps)?)),
-        _ => None,
-    };
+    let maps_us = maps_alone(&mut solver, 2.min(reps), reps)?;
     Ok(Measured {
         construct_ms,
         workspace: solver.workspace().bytes(),

@@ -12,9 +12,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use super::{BenchArgs, Make, Shape, Synthetic, median, synthetic_keys};
+use super::{BenchArgs, Make, Shape, Synthetic, maps_alone, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
-use archipelago::gpu::solver::Part;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::{Policy, classify};
 use archipelago::synth::Rng;
@@ -208,10 +207,7 @@ fn full_mode(
     }
     solver.upload(input)?;
     let device = solver.time_replays(2, args.reps.max(1))?;
-    let maps_us = match mode {
-        Mode::Dsu => Some(median(solver.time_part(Part::Maps, 2, args.reps.max(1))?)),
-        _ => None,
-    };
+    let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
     Ok(Timed {
         name: mode.to_string(),
         construct_ms,
