@@ -57,6 +57,21 @@ struct Args {
 // outputs and stay in program order).
 #define LDG(p) __ldg(p)
 
+// Programmatic dependent launch (sm_90 and later): a kernel launched with the attribute waits
+// here for the grids before it; one launched without it returns at once.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next kernel in the stream start once every block of this grid has called it.
+__device__ __forceinline__ void grid_dependents_launch() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Rows of world w.
 __device__ __forceinline__ int world_nrow(const Args& a, int w) {
     return (int)(LDG(a.world_rowadr + w + 1) - LDG(a.world_rowadr + w));
@@ -217,6 +232,7 @@ __device__ void jump_all(int* lab, int ntree) {
 // cursor[k]++ (in ascending i), key -1 goes after all islands from `rest` on. Keys are loaded
 // SCATTER_BATCH iterations ahead so that the serial part waits on memory once per batch.
 #define SCATTER_BATCH 8
+#define ROW_BATCH 4
 template <class Key, class Write>
 __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write) {
     const int lane = threadIdx.x & 31;
@@ -299,6 +315,10 @@ struct WarpGroup {
 // (for the warp-wide intrinsics inside).
 template <class G>
 __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt) {
+    // Deterministic mode: the fused kernels may start while the order kernel still sorts
+    // (programmatic dependent launch, src/gpu/maps.rs: launch_fused); discovery never reads
+    // the order, the maps wait here until it is complete and visible (a no-op otherwise).
+    if (a.order) grid_dependency_wait();
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = LDG(a.world_rowadr + w);
@@ -352,25 +372,47 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
-    for (int base = 0; base < nrow; base += bd) {
-        const int k = base + tid;
-        int isl = -2, type = -1;
-        if (k < nrow) {
+    // A row's island is two or three dependent loads away (its input row in deterministic
+    // mode, its support offset, its first tree), so each thread loads ROW_BATCH rows level by
+    // level: one latency per level and batch instead of per row.
+    for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
+        unsigned src[ROW_BATCH];
+        int first[ROW_BATCH], type[ROW_BATCH];
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u) {
             // Connectivity never depends on row order, so deterministic mode only reorders
             // here: canonical row r reads the input row it came from.
-            const unsigned r = r0 + k, src = a.order ? LDG(a.order + r) : r;
-            isl = island_of(lab, LDG(a.support + LDG(a.supadr + src)), nrow);
-            a.efc_island[r] = isl;
-            type = LDG(a.row_type + src);
+            const int k = base + u * bd + tid;
+            const unsigned r = r0 + k;
+            src[u] = k < nrow ? (a.order ? LDG(a.order + r) : r) : 0;
         }
-        const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
-        const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
-        bool lead;
-        const unsigned g = key_group(isl, &lead);
-        if (isl >= 0 && lead) {
-            atomicAdd(&cnt_e[isl], __popc(g));
-            if (g & eq) atomicAdd(&cnt_ne[isl], __popc(g & eq));
-            if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u) {
+            const bool in = base + u * bd + tid < nrow;
+            first[u] = in ? (int)LDG(a.supadr + src[u]) : 0;
+            type[u] = in ? LDG(a.row_type + src[u]) : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u)
+            if (base + u * bd + tid < nrow) first[u] = LDG(a.support + first[u]);
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u) {
+            if (base + u * bd >= nrow) break; // group-uniform
+            const int k = base + u * bd + tid;
+            int isl = -2;
+            if (k < nrow) {
+                isl = island_of(lab, first[u], nrow);
+                a.efc_island[r0 + k] = isl;
+            }
+            const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
+            const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);
+            bool lead;
+            const unsigned g = key_group(isl, &lead);
+            if (isl >= 0 && lead) {
+                atomicAdd(&cnt_e[isl], __popc(g));
+                if (g & eq) atomicAdd(&cnt_ne[isl], __popc(g & eq));
+                if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
+            }
         }
     }
     g.sync();

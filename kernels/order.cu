@@ -18,6 +18,9 @@
 //  - larger worlds: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and values
 //    ping-ponging through global scratch.
 // Nothing allocates and no launch depends on a value read back, so the step is graph-capturable.
+// Every sort lets the kernel after it start at once (grid_dependents_launch): a fused mode
+// kernel launched as its programmatic dependent runs its discovery alongside the sort and
+// waits for the sort only before its maps (common.cu, world_maps_in).
 
 #define ORDER_RADIX_THREADS 256
 #define ORDER_RADIX_WARPS (ORDER_RADIX_THREADS / 32)
@@ -141,6 +144,7 @@ __device__ void order_status(const OrderArgs& a, unsigned w, const int* bad) {
 // through the shared-memory tile (one barrier) otherwise.
 template <typename V, int E>
 __device__ void order_small(const OrderArgs& a) {
+    grid_dependents_launch(); // the fused kernel after this one may start its discovery
     extern __shared__ unsigned long long order_tile[];
     const unsigned T = blockDim.x, N = T * E, tid = threadIdx.x, w = blockIdx.x;
     const unsigned base = tid * E;
@@ -228,12 +232,13 @@ ORDER_KERNELS(small, ORDER_KERNEL)
 // over the (digit, warp) counters gives every digit's start per warp, and the values move
 // through shared memory. Warp w holds positions w * 32E + e * 32 + lane, so (warp, round, lane)
 // is position order and equal digits keep it. Shared memory: 256 counters per warp, the keys
-// and the row indices (order_block_smem in src/gpu/order.rs). The counters are stored warp by
+// and two buffers of row indices (block_smem in src/gpu/order.rs). The counters are stored warp by
 // warp (warp * 256 + digit): a warp's lanes then reach distinct digits in distinct banks. Stored
 // digit by digit, every counter of one warp sat in one bank, and ranking and scatter ran up to
 // 32-way bank conflicts (3,960-row worlds ×1024: 227 us for the whole order stage on the H200).
 template <typename K, int E>
 __device__ void order_block(const OrderArgs& a) {
+    grid_dependents_launch(); // the fused kernel after this one may start its discovery
     extern __shared__ unsigned long long order_tile[];
     const unsigned T = blockDim.x, tid = threadIdx.x, w = blockIdx.x;
     const unsigned lane = tid & 31, warp = tid >> 5, nwarp = T >> 5, N = T * E;
@@ -242,19 +247,23 @@ __device__ void order_block(const OrderArgs& a) {
     const OrderLayout L = *a.layout;
     unsigned* cnt = (unsigned*)order_tile;       // [warp][digit]
     K* skey = (K*)(cnt + ORDER_RADIX * nwarp);   // N keys (8-byte aligned: 1 KiB per warp above)
-    unsigned* sval = (unsigned*)(skey + N);      // N row indices
+    unsigned* sval = (unsigned*)(skey + N);      // 2 N row indices: this pass's and the next's
     __shared__ int bad;
     if (tid == 0) bad = 0x7fffffff;
     __syncthreads();
+    // Keys live in registers between passes; their row indices stay in shared memory (read
+    // at each scatter), which keeps u32 keys with 8 per thread within 56 registers: two blocks
+    // of up to 576 threads per multiprocessor.
     K k[E];
-    unsigned v[E];
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         unsigned p = warp * 32 * E + e * 32 + lane;
         // Padding sorts after every row: all-ones digits, and later than any equal key.
         k[e] = p < n ? (K)order_key(a, L, r0 + p, &bad) : ~(K)0;
-        v[e] = p;
     }
+    // Row indices of the current positions: none stored before the first pass (identity).
+    const unsigned* src = nullptr;
+    unsigned* dst = sval;
     // Only the bits in which the world's keys differ decide its order: the passes cover the
     // span from the lowest to the highest of them. A world without contacts, say, has every
     // key's low contact bits zero (ids sit high in the payload), which halves its passes.
@@ -305,45 +314,46 @@ __device__ void order_block(const OrderArgs& a) {
         __syncthreads();
         // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread
         // (256 * nwarp = 8 T of them).
-        unsigned c[8], sum = 0;
+        // The counters are read twice rather than held in registers across the scan: the
+        // ranks and values already fill them, and 8 more would cost the second block per SM.
+        unsigned sum = 0;
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const unsigned x = tid * 8 + i, d = x / nwarp;
-            c[i] = cnt[(x - d * nwarp) * ORDER_RADIX + d];
-            sum += c[i];
+            sum += cnt[(x - d * nwarp) * ORDER_RADIX + d];
         }
         unsigned total;
         unsigned run = order_scan(sum, &total);
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const unsigned x = tid * 8 + i, d = x / nwarp;
-            cnt[(x - d * nwarp) * ORDER_RADIX + d] = run;
-            run += c[i];
+            unsigned* c = &cnt[(x - d * nwarp) * ORDER_RADIX + d];
+            const unsigned n = *c;
+            *c = run;
+            run += n;
         }
         __syncthreads();
 #pragma unroll
         for (int e = 0; e < E; ++e) {
+            const unsigned p = warp * 32 * E + e * 32 + lane;
             const unsigned pos = own[(unsigned)(k[e] >> shift) & (ORDER_RADIX - 1)] + rank[e];
             skey[pos] = k[e];
-            sval[pos] = v[e];
+            dst[pos] = src ? src[p] : p;
         }
         __syncwarp();
         for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
         __syncthreads();
 #pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned p = warp * 32 * E + e * 32 + lane;
-            k[e] = skey[p];
-            v[e] = sval[p];
-        }
-        // The next pass writes skey and sval only after two more barriers.
+        for (int e = 0; e < E; ++e) k[e] = skey[warp * 32 * E + e * 32 + lane];
+        // The next pass writes skey and the other index buffer only after two more barriers.
+        src = dst;
+        dst = dst == sval ? sval + N : sval;
     }
-    // Thread values sit at positions warp * 32E + e * 32 + lane (the input order when every
-    // key is equal and no pass ran).
+    // Position p holds row src[p] (the input order when every key is equal and no pass ran).
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         const unsigned p = warp * 32 * E + e * 32 + lane;
-        if (p < n) order_place(a, r0 + p, r0 + v[e]);
+        if (p < n) order_place(a, r0 + p, r0 + (src ? src[p] : p));
     }
     order_status(a, w, &bad);
 }
@@ -403,6 +413,7 @@ __device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, u
 // Keys of type K (32-bit when the key fits) in the 64-bit-per-row scratch.
 template <typename K>
 __device__ void order_radix(const OrderArgs& a) {
+    grid_dependents_launch(); // the fused kernel after this one may start its discovery
     __shared__ unsigned hist[ORDER_RADIX];
     __shared__ int skip;
     __shared__ int bad;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use archipelago::gpu::order::Sort;
-use archipelago::gpu::solver::{Options, Part};
+use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
 use archipelago::synth::Rng;
@@ -46,6 +46,19 @@ pub struct BenchArgs {
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]
     sort: Sort,
+    /// Deterministic mode: when the fused modes' kernel overlaps the sort (`auto`, `never`,
+    /// `always`).
+    #[arg(long, default_value = "auto", value_parser = parse_overlap)]
+    overlap: Overlap,
+}
+
+fn parse_overlap(s: &str) -> Result<Overlap, String> {
+    match s {
+        "auto" => Ok(Overlap::Auto),
+        "never" => Ok(Overlap::Never),
+        "always" => Ok(Overlap::Always),
+        _ => Err(format!("unknown overlap `{s}` (auto, never, always)")),
+    }
 }
 
 fn parse_sort(s: &str) -> Result<Sort, String> {
@@ -71,6 +84,7 @@ impl Default for BenchArgs {
             deterministic: false,
             quotient: false,
             sort: Sort::Auto,
+            overlap: Overlap::Auto,
         }
     }
 }
@@ -82,6 +96,7 @@ impl BenchArgs {
         Options {
             dense_limit: Some((self.dense_limit_gib * (1u64 << 30) as f64) as usize),
             sort: self.sort,
+            overlap: self.overlap,
             ..Options::default()
         }
     }

@@ -15,5 +15,5 @@ use crate::error::Result;
 
 /// Enqueues one step: a single launch.
 pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
-    maps::launch_per_world(&k.block_labelprop, shape, ws, stream)
+    maps::launch_fused_per_world(&k.block_labelprop, shape, ws, stream)
 }

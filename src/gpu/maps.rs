@@ -131,6 +131,79 @@ pub unsafe fn launch_with(
     .map_err(cuda("cuLaunchKernel"))
 }
 
+/// [`launch_with`] as a programmatic dependent of the kernel before it on `stream`: `f` may
+/// start once every block of that kernel has signalled (`griddepcontrol.launch_dependents`),
+/// and must wait (`griddepcontrol.wait`) before it reads anything that kernel writes. Also
+/// captured into graphs (as a programmatic edge).
+///
+/// # Safety
+/// As [`launch_with`]; and `f` waits before reading the previous kernel's outputs.
+unsafe fn launch_dependent(
+    f: &CudaFunction,
+    grid: (u32, u32, u32),
+    threads: u32,
+    smem: u32,
+    stream: &CudaStream,
+    params: &mut [*mut std::ffi::c_void],
+) -> Result<()> {
+    use cudarc::driver::sys;
+    // SAFETY: a plain-data union; every other byte stays zero.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: threads,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: the caller's contract above; `config` and `attr` outlive the call.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .map_err(cuda("cuLaunchKernelEx"))
+}
+
+/// Launches a fused discovery + maps kernel (`block`, `labelprop`, `tiled`, `warp`) over
+/// `grid`. In deterministic mode on devices that allow it, it is a programmatic dependent of
+/// the order kernel: its discovery (which never reads the order) runs while the worlds are
+/// still being sorted, and its maps wait for the sort (`world_maps_in` in
+/// `kernels/common.cu`). Otherwise, an ordinary launch.
+pub fn launch_fused(
+    f: &CudaFunction,
+    grid: (u32, u32, u32),
+    threads: u32,
+    smem: u32,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
+    let args = ws.args();
+    if !ws.overlaps_order() || grid.0 == 0 {
+        return launch(f, grid, threads, smem, &args, stream);
+    }
+    let mut params = [&args as *const Args as *mut std::ffi::c_void];
+    // SAFETY: the fused kernels take exactly one `Args` by value, whose pointers are buffers of
+    // the workspace (which outlives every launch and graph made from it), and they wait for
+    // the order kernel before their maps read `Args::order`.
+    unsafe { launch_dependent(f, grid, threads, smem, stream, &mut params) }
+}
+
 /// Launches `f` with `args` on `stream` (also inside a graph capture).
 pub fn launch(
     f: &CudaFunction,
@@ -153,6 +226,18 @@ pub fn launch(
     // SAFETY: every kernel taking `Args` takes exactly one, by value; its pointers are buffers
     // of the workspace, which outlives every launch and graph made from it.
     unsafe { launch_with(f, grid, threads, smem, stream, &mut params) }
+}
+
+/// Launches a fused kernel (`block`, `labelprop`, `tiled`), one block per world now on the
+/// device; see [`launch_fused`].
+pub fn launch_fused_per_world(
+    f: &CudaFunction,
+    shape: BlockShape,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
+    let grid = (ws.nworld() as u32, 1, 1);
+    launch_fused(f, grid, shape.threads, shape.smem, ws, stream)
 }
 
 /// Launches a block-per-world kernel over the worlds now on the device.

@@ -191,10 +191,10 @@ fn small_smem(tile: usize, wide: bool) -> usize {
 
 /// Dynamic shared memory of the shared-memory radix sort (`order_block` in
 /// `kernels/order.cu`) with `threads` holding `per_thread` values each: 256 digit counters per
-/// warp, the keys and the row indices.
+/// warp, the keys and two buffers of row indices.
 fn block_smem(threads: u32, per_thread: usize, wide: bool) -> usize {
     let threads = threads as usize;
-    256 * 4 * (threads / 32) + threads * per_thread * (if wide { 8 } else { 4 } + 4)
+    256 * 4 * (threads / 32) + threads * per_thread * (if wide { 8 } else { 4 } + 8)
 }
 
 fn checked(parts: &[usize]) -> Result<usize> {
@@ -252,7 +252,11 @@ impl DeviceOrder {
         let tile = cap.njmax.max(32).next_power_of_two();
         // Values per thread: more of them keeps more exchanges in registers and amortizes the
         // per-thread work of a radix pass, fewer keeps more threads in flight (at most 1024
-        // threads, and 8 values: the kernels' 64-register bound).
+        // threads, and 8 values: the kernels' 64-register bound). For the radix sort both
+        // directions measured slower on the H200: 8 values at every size (1,090-row worlds
+        // 17.2 -> 19.8 µs, 256-row worlds 15.5 -> 17.0) and half of these for more threads
+        // where a batch still fits the device at once (17.2 -> 20.7, 1,024 rows 11.3 -> 17.9;
+        // benches/results/gpu-h200-notes.md, session 5).
         let per_thread = match tile {
             0..=32 => 1,
             33..=512 => 2,

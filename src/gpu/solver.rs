@@ -9,7 +9,7 @@ use cudarc::driver::CudaStream;
 use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::Kernels;
-use super::order::{DeviceOrder, Sort};
+use super::order::{DeviceOrder, Plan, Sort};
 use super::workspace::{Needs, Workspace};
 use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
 use crate::cpu::Stats;
@@ -95,6 +95,27 @@ pub struct Options {
     pub key_bounds: Option<KeyBounds>,
     /// The sort of worlds that fit one block (deterministic mode).
     pub sort: Sort,
+    /// When the fused modes' kernel may start before the sort ends (deterministic mode).
+    pub overlap: Overlap,
+}
+
+/// Deterministic mode: whether a fused mode's kernel (`block`, `labelprop`, `tiled`, `warp`)
+/// is launched as a programmatic dependent of the sort, so that its discovery (which never
+/// reads the order) runs while the worlds are being sorted and only its maps wait for the
+/// sort. Needs compute capability 9.0; elsewhere the launches are always in sequence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Overlap {
+    /// Overlap when the sort leaves room for it: the bitonic sort of small tiles (light blocks
+    /// that share a multiprocessor with the fused kernel's), or fewer worlds than
+    /// multiprocessors. The shared-memory radix sort of many big worlds fills every
+    /// multiprocessor, and overlapping it measured slower on the H200 (the fused blocks then
+    /// start unevenly as sort blocks retire; benches/results/gpu-h200-notes.md, session 5).
+    #[default]
+    Auto,
+    /// Never overlap (for measurements).
+    Never,
+    /// Always overlap (for measurements).
+    Always,
 }
 
 /// A stage of a step that [`Solver::time_part`] can time alone.
@@ -115,6 +136,10 @@ pub struct Solver {
     shape: BlockShape,
     graph: StepGraph,
     order: Option<DeviceOrder>,
+    overlap: Overlap,
+    /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
+    capability: i32,
+    sm_count: usize,
     setup_s: f64,
 }
 
@@ -171,6 +196,9 @@ impl Solver {
             shape,
             graph: StepGraph::default(),
             order,
+            overlap: opts.overlap,
+            capability: info.capability.0,
+            sm_count: info.sm_count.max(0) as usize,
             setup_s: start.elapsed().as_secs_f64(),
         })
     }
@@ -251,6 +279,7 @@ impl Solver {
     fn enqueue(&self, stream: &CudaStream) -> Result<()> {
         if let Some(order) = &self.order {
             order.enqueue(stream)?;
+            self.ws.overlap_order(self.overlaps(order));
         }
         let (k, s, ws) = (&*self.kernels, self.shape, &self.ws);
         match self.mode {
@@ -261,6 +290,18 @@ impl Solver {
             Mode::Block => block::enqueue(k, s, ws, stream),
             Mode::Warp => warp::enqueue(k, s, ws, stream),
         }
+    }
+
+    /// Whether this step's fused kernel starts while `order` still sorts ([`Overlap`]).
+    fn overlaps(&self, order: &DeviceOrder) -> bool {
+        let light = matches!(order.plan(), Some(Plan::Small { .. }));
+        let few = self.ws.nworld() <= self.sm_count;
+        self.capability >= 9
+            && match self.overlap {
+                Overlap::Auto => light || few,
+                Overlap::Never => false,
+                Overlap::Always => true,
+            }
     }
 
     /// Runs the step on the uploaded batch with direct launches (no graph).

@@ -209,6 +209,9 @@ pub struct Workspace {
     ntree: usize,
     nv: usize,
     args: Args,
+    /// Whether the next fused launch may start while the order kernel before it still runs
+    /// (set per step by the deterministic solver).
+    overlap_order: std::cell::Cell<bool>,
     /// Host copy of the per-world round counts, reused by every step.
     rounds_host: std::cell::RefCell<Vec<i32>>,
 }
@@ -369,6 +372,7 @@ impl Workspace {
             ntree: model.ntree(),
             nv: model.nv(),
             args,
+            overlap_order: std::cell::Cell::new(false),
             rounds_host: std::cell::RefCell::new(vec![0; w]),
         };
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
@@ -401,6 +405,17 @@ impl Workspace {
     /// uploaded.
     pub(crate) fn follow_order(&mut self, order: u64) {
         self.args.order = order;
+    }
+
+    /// Whether the fused kernel enqueued next is a programmatic dependent of the order kernel
+    /// before it (see [`super::maps::launch_fused`]); only with an order to follow.
+    pub(crate) fn overlap_order(&self, overlap: bool) {
+        self.overlap_order.set(overlap && self.args.order != 0);
+    }
+
+    /// Whether the fused kernel enqueued next overlaps the order kernel.
+    pub(crate) fn overlaps_order(&self) -> bool {
+        self.overlap_order.get()
     }
 
     /// Worlds of the batch now on the device.
