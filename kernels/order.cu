@@ -249,7 +249,12 @@ __device__ void order_block(const OrderArgs& a) {
     K* skey = (K*)(cnt + ORDER_RADIX * nwarp);   // N keys (8-byte aligned: 1 KiB per warp above)
     unsigned* sval = (unsigned*)(skey + N);      // 2 N row indices: this pass's and the next's
     __shared__ int bad;
-    if (tid == 0) bad = 0x7fffffff;
+    __shared__ K world_all, world_any;
+    if (tid == 0) {
+        bad = 0x7fffffff;
+        world_all = ~(K)0;
+        world_any = 0;
+    }
     __syncthreads();
     // Keys live in registers between passes; their row indices stay in shared memory (read
     // at each scatter), which keeps u32 keys with 8 per thread within 56 registers: two blocks
@@ -279,12 +284,6 @@ __device__ void order_block(const OrderArgs& a) {
         all &= __shfl_xor_sync(0xffffffffu, all, o);
         any |= __shfl_xor_sync(0xffffffffu, any, o);
     }
-    __shared__ K world_all, world_any;
-    if (tid == 0) {
-        world_all = ~(K)0;
-        world_any = 0;
-    }
-    __syncthreads();
     if (lane == 0) {
         atomicAnd(&world_all, all);
         atomicOr(&world_any, any);
@@ -292,23 +291,27 @@ __device__ void order_block(const OrderArgs& a) {
     // Each warp ranks against its own 256 counters, so it clears them itself (no barrier).
     unsigned* own = cnt + warp * ORDER_RADIX;
     for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
-    __syncwarp();
     __syncthreads();
     const unsigned long long differ = (unsigned long long)(world_all ^ world_any);
     const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
     const unsigned passes = n == 0 || !differ ? 0 : (63 - __clzll((long long)differ) - lo) / 8 + 1;
     for (unsigned pass = 0; pass < passes; ++pass) {
         const unsigned shift = lo + 8 * pass;
+        // Every value's peers first (independent ballots the scheduler can overlap), kept as
+        // (lanes before it) | (peers) << 8; then the short serial walk over the counters.
         unsigned rank[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
+            const unsigned peers = order_peers((unsigned)(k[e] >> shift) & (ORDER_RADIX - 1));
+            rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
+        }
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
             const unsigned d = (unsigned)(k[e] >> shift) & (ORDER_RADIX - 1);
-            const unsigned peers = order_peers(d);
-            const unsigned before = __popc(peers & lower);
-            const unsigned at = own[d];
-            rank[e] = at + before;
+            const unsigned before = rank[e] & 0xffu, at = own[d];
             __syncwarp();
-            if (before == 0) own[d] = at + __popc(peers);
+            if (before == 0) own[d] = at + (rank[e] >> 8);
+            rank[e] = at + before;
             __syncwarp();
         }
         __syncthreads();

@@ -377,8 +377,10 @@ fn conformance_corpus_is_identical_across_permuted_inputs() {
 fn conformance_corpus_is_identical_across_permuted_inputs_on_the_gpu() {
     // Every GPU mode, deterministic, on the conformance corpus: the canonical outputs equal the
     // CPU's (the oracle on the CPU-sorted batch), the device's permutation gathers the same
-    // caller rows, and two random permutations of each case's constraints change nothing.
-    use archipelago::gpu::{Mode, Solver, solver::Options};
+    // caller rows, and two random permutations of each case's constraints change nothing;
+    // whether or not the fused kernels overlap the sort.
+    use archipelago::gpu::solver::{Options, Overlap};
+    use archipelago::gpu::{Mode, Solver};
     let Some(gpu) = device::open() else { return };
     let range = device::corpus_range();
     let start = std::time::Instant::now();
@@ -405,8 +407,11 @@ fn conformance_corpus_is_identical_across_permuted_inputs_on_the_gpu() {
                 _ => rebuild_keyed(&case.batch, &case_keys, &groups, Some(&mut rng)),
             })
             .collect();
+        // Each overlap of the sort with the fused kernels on a third of the cases.
+        let overlap = [Overlap::Auto, Overlap::Always, Overlap::Never][k % 3];
         let opts = Options {
             deterministic: true,
+            overlap,
             ..Options::default()
         };
         for mode in Mode::ALL {
@@ -420,7 +425,7 @@ fn conformance_corpus_is_identical_across_permuted_inputs_on_the_gpu() {
                 let input = Input::new(&case.model, batch).unwrap();
                 solver.solve_keyed(&input, keys, &mut out).unwrap();
                 let what = format!(
-                    "corpus case {k} (seed {}), {mode}, permutation {p}",
+                    "corpus case {k} (seed {}), {mode}, permutation {p}, overlap {overlap:?}",
                     case.seed
                 );
                 assert_eq!(out.first_mismatch(&want.islands[0].1), None, "{what}");

@@ -12,7 +12,7 @@ mod device;
 mod traces;
 
 use archipelago::gpu::order::{Plan, SMALL_MAX, Sort};
-use archipelago::gpu::solver::Options;
+use archipelago::gpu::solver::{Options, Overlap};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
 use archipelago::synth::Rng;
@@ -174,7 +174,7 @@ fn build(case: &Case, mut shuffle: Option<&mut Rng>) -> (Batch, RowKeys) {
 }
 
 fn deterministic(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Option<Solver> {
-    deterministic_with(gpu, mode, cap, model, Sort::Auto)
+    deterministic_with(gpu, mode, cap, model, Options::default())
 }
 
 fn deterministic_with(
@@ -182,12 +182,11 @@ fn deterministic_with(
     mode: Mode,
     cap: Capacity,
     model: &Model,
-    sort: Sort,
+    opts: Options,
 ) -> Option<Solver> {
     let opts = Options {
         deterministic: true,
-        sort,
-        ..Options::default()
+        ..opts
     };
     match Solver::with_options(gpu, mode, cap, model, opts) {
         Ok(s) => Some(s),
@@ -212,6 +211,22 @@ fn check_with(
     seed: u64,
     what: &str,
 ) -> Option<Plan> {
+    let opts = Options {
+        sort,
+        ..Options::default()
+    };
+    check_opts(gpu, case, opts, permutations, seed, what)
+}
+
+/// [`check`] with the solver options chosen (deterministic is always on).
+fn check_opts(
+    gpu: &Gpu,
+    case: &Case,
+    opts: Options,
+    permutations: usize,
+    seed: u64,
+    what: &str,
+) -> Option<Plan> {
     let (batch, keys) = build(case, None);
     let input = Input::new(&case.model, &batch).unwrap();
     let cap = Capacity::fit(&case.model, &batch);
@@ -221,7 +236,7 @@ fn check_with(
     let (cpu_order, cpu_rank) = (canon.order().to_vec(), canon.rank().to_vec());
     let mut plan = None;
     for mode in Mode::ALL {
-        let Some(mut solver) = deterministic_with(gpu, mode, cap, &case.model, sort) else {
+        let Some(mut solver) = deterministic_with(gpu, mode, cap, &case.model, opts) else {
             continue;
         };
         let mut first = Islands::default();
@@ -289,6 +304,28 @@ fn big_tiles_take_the_shared_memory_radix_sort() {
     assert_eq!(plan, Some(Plan::Block { wide: false }));
     let plan = check_with(&gpu, &case, Sort::Bitonic, 3, 15, "big tiles, bitonic");
     assert_eq!(plan, Some(Plan::Small { wide: false }));
+}
+
+#[test]
+fn overlapping_the_sort_with_the_fused_kernels_changes_nothing() {
+    // The fused modes' kernel may start while the sort runs and wait only before its maps:
+    // every overlap setting, for the bitonic and the shared-memory radix sort, with more
+    // worlds than an H200 has multiprocessors (where `Auto` keeps the radix sort apart).
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(8);
+    let rows: Vec<usize> = (0..160).map(|w| [300, 1200, 0, 2048][w % 4]).collect();
+    let case = generate(&mut rng, &rows, 64, (9, 3, 5));
+    for sort in [Sort::Bitonic, Sort::Block] {
+        for overlap in [Overlap::Auto, Overlap::Always, Overlap::Never] {
+            let opts = Options {
+                sort,
+                overlap,
+                ..Options::default()
+            };
+            let what = format!("{sort:?}, overlap {overlap:?}");
+            check_opts(&gpu, &case, opts, 1, 22, &what);
+        }
+    }
 }
 
 #[test]
