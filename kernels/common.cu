@@ -96,6 +96,13 @@ __device__ __forceinline__ void world_scratch(const Args& a, int w, int* smem, i
     *cnt = base + a.ntree;
 }
 
+// A fused kernel's start for world w: its scratch, every tree untouched (-1), a barrier.
+__device__ __forceinline__ void world_begin(const Args& a, int w, int* smem, int** lab, int** cnt) {
+    world_scratch(a, w, smem, lab, cnt);
+    for (int t = threadIdx.x; t < a.ntree; t += blockDim.x) (*lab)[t] = -1;
+    __syncthreads();
+}
+
 struct I3 {
     int x, y, z;
 };

@@ -21,10 +21,8 @@ extern "C" __global__ void __launch_bounds__(1024) block_labelprop_kernel(Args a
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
     int *lab, *cnt;
-    world_scratch(a, w, smem, &lab, &cnt);
+    world_begin(a, w, smem, &lab, &cnt);
     const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
-    for (int t = tid; t < ntree; t += bd) lab[t] = -1;
-    __syncthreads();
     touch_all(a, w, lab);
     __syncthreads();
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
