@@ -95,7 +95,9 @@ __device__ __forceinline__ unsigned order_peers(unsigned d) {
 }
 
 // Exclusive scan of one value per thread over the block (any multiple of 32 up to 1024
-// threads); *total gets the sum. Every thread of the block must call it.
+// threads); *total gets the sum. Every thread of the block must call it, and a barrier must
+// separate two calls (the warp sums are reused). One barrier: every warp scans the warp sums
+// itself instead of waiting for one warp to publish them.
 __device__ unsigned order_scan(unsigned v, unsigned* total) {
     __shared__ unsigned sums[32];
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
@@ -106,19 +108,14 @@ __device__ unsigned order_scan(unsigned v, unsigned* total) {
     }
     if (lane == 31) sums[warp] = x;
     __syncthreads();
-    if (warp == 0) {
-        unsigned s = lane < nwarp ? sums[lane] : 0;
-        for (int o = 1; o < 32; o <<= 1) {
-            unsigned y = __shfl_up_sync(0xffffffffu, s, o);
-            if (lane >= o) s += y;
-        }
-        if (lane < nwarp) sums[lane] = s;
+    unsigned s = lane < nwarp ? sums[lane] : 0;
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned y = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o) s += y;
     }
-    __syncthreads();
-    unsigned before = warp == 0 ? 0 : sums[warp - 1];
-    *total = sums[nwarp - 1];
-    __syncthreads();
-    return before + x - v;
+    const unsigned before = __shfl_sync(0xffffffffu, s, warp > 0 ? warp - 1 : 0);
+    *total = __shfl_sync(0xffffffffu, s, nwarp - 1);
+    return (warp > 0 ? before : 0) + x - v;
 }
 
 // Canonical global row dst comes from input global row src.
@@ -316,24 +313,33 @@ __device__ void order_block(const OrderArgs& a) {
         }
         __syncthreads();
         // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread
-        // (256 * nwarp = 8 T of them).
+        // (256 * nwarp = 8 T of them), from x = 8 tid: digit x / nwarp, warp x % nwarp, and
+        // each next one the next warp (or the next digit's warp 0). One division per pass: a
+        // division by the block's warp count per counter is a long instruction sequence.
         // The counters are read twice rather than held in registers across the scan: the
         // ranks and values already fill them, and 8 more would cost the second block per SM.
+        const unsigned d0 = tid * 8 / nwarp, w0 = tid * 8 - d0 * nwarp;
         unsigned sum = 0;
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const unsigned x = tid * 8 + i, d = x / nwarp;
-            sum += cnt[(x - d * nwarp) * ORDER_RADIX + d];
+        for (unsigned i = 0, d = d0, wi = w0; i < 8; ++i) {
+            sum += cnt[wi * ORDER_RADIX + d];
+            if (++wi == nwarp) {
+                wi = 0;
+                ++d;
+            }
         }
         unsigned total;
         unsigned run = order_scan(sum, &total);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const unsigned x = tid * 8 + i, d = x / nwarp;
-            unsigned* c = &cnt[(x - d * nwarp) * ORDER_RADIX + d];
+        for (unsigned i = 0, d = d0, wi = w0; i < 8; ++i) {
+            unsigned* c = &cnt[wi * ORDER_RADIX + d];
             const unsigned n = *c;
             *c = run;
             run += n;
+            if (++wi == nwarp) {
+                wi = 0;
+                ++d;
+            }
         }
         __syncthreads();
 #pragma unroll
@@ -445,7 +451,7 @@ __device__ void order_radix(const OrderArgs& a) {
         unsigned c = hist[tid];
         if (c == n) skip = 1;  // every key has this digit: the pass is the identity
         unsigned total;
-        unsigned b = order_scan(c, &total);  // synchronizes, so `skip` is visible
+        unsigned b = order_scan(c, &total);  // has a barrier, so `skip` is visible
         bool identity = skip;
         __syncthreads();  // before the next pass resets `skip`
         if (identity) continue;
