@@ -96,8 +96,7 @@ __device__ __forceinline__ unsigned order_peers(unsigned d) {
 
 // Exclusive scan of one value per thread over the block (any multiple of 32 up to 1024
 // threads); *total gets the sum. Every thread of the block must call it, and a barrier must
-// separate two calls (the warp sums are reused). One barrier: every warp scans the warp sums
-// itself instead of waiting for one warp to publish them.
+// separate two calls (the warp sums are reused), which spares a third barrier here.
 __device__ unsigned order_scan(unsigned v, unsigned* total) {
     __shared__ unsigned sums[32];
     unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
@@ -108,14 +107,18 @@ __device__ unsigned order_scan(unsigned v, unsigned* total) {
     }
     if (lane == 31) sums[warp] = x;
     __syncthreads();
-    unsigned s = lane < nwarp ? sums[lane] : 0;
-    for (int o = 1; o < 32; o <<= 1) {
-        unsigned y = __shfl_up_sync(0xffffffffu, s, o);
-        if (lane >= o) s += y;
+    if (warp == 0) {
+        unsigned s = lane < nwarp ? sums[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            unsigned y = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += y;
+        }
+        if (lane < nwarp) sums[lane] = s;
     }
-    const unsigned before = __shfl_sync(0xffffffffu, s, warp > 0 ? warp - 1 : 0);
-    *total = __shfl_sync(0xffffffffu, s, nwarp - 1);
-    return (warp > 0 ? before : 0) + x - v;
+    __syncthreads();
+    unsigned before = warp == 0 ? 0 : sums[warp - 1];
+    *total = sums[nwarp - 1];
+    return before + x - v;
 }
 
 // Canonical global row dst comes from input global row src.
