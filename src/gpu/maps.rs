@@ -103,49 +103,39 @@ fn threads_from_env() -> Option<u32> {
 }
 
 /// Launches `f` on `stream` (also inside a graph capture) with `params`, one pointer to each
-/// kernel argument in order; the one place that calls the driver's launch.
+/// kernel argument in order; the one place that calls the driver's launch. With `dependent`,
+/// `f` is a programmatic dependent of the kernel before it on `stream`: it may start once every
+/// block of that kernel has signalled (`griddepcontrol.launch_dependents`), and waits
+/// (`griddepcontrol.wait`) before it reads anything that kernel writes; graphs capture this as
+/// a programmatic edge.
 ///
 /// # Safety
 /// Each pointer must point to a value of exactly the type of the kernel's parameter at its
 /// position, and every device pointer inside those values must stay allocated for as long as
-/// the launch, and any graph captured from it, may run.
+/// the launch, and any graph captured from it, may run. With `dependent`, `f` must wait before
+/// reading the previous kernel's outputs.
 pub unsafe fn launch_with(
     f: &CudaFunction,
     grid: (u32, u32, u32),
-    threads: u32,
-    smem: u32,
+    (threads, smem): (u32, u32),
     stream: &CudaStream,
     params: &mut [*mut std::ffi::c_void],
+    dependent: bool,
 ) -> Result<()> {
-    // SAFETY: the caller's contract above.
-    unsafe {
-        result::launch_kernel(
-            f.cu_function(),
-            grid,
-            (threads, 1, 1),
-            smem,
-            stream.cu_stream(),
-            params,
-        )
+    if !dependent {
+        // SAFETY: the caller's contract above.
+        return unsafe {
+            result::launch_kernel(
+                f.cu_function(),
+                grid,
+                (threads, 1, 1),
+                smem,
+                stream.cu_stream(),
+                params,
+            )
+        }
+        .map_err(cuda("cuLaunchKernel"));
     }
-    .map_err(cuda("cuLaunchKernel"))
-}
-
-/// [`launch_with`] as a programmatic dependent of the kernel before it on `stream`: `f` may
-/// start once every block of that kernel has signalled (`griddepcontrol.launch_dependents`),
-/// and must wait (`griddepcontrol.wait`) before it reads anything that kernel writes. Also
-/// captured into graphs (as a programmatic edge).
-///
-/// # Safety
-/// As [`launch_with`]; and `f` waits before reading the previous kernel's outputs.
-unsafe fn launch_dependent(
-    f: &CudaFunction,
-    grid: (u32, u32, u32),
-    threads: u32,
-    smem: u32,
-    stream: &CudaStream,
-    params: &mut [*mut std::ffi::c_void],
-) -> Result<()> {
     use cudarc::driver::sys;
     // SAFETY: a plain-data union; every other byte stays zero.
     let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
@@ -201,7 +191,7 @@ pub fn launch_fused(
     // SAFETY: the fused kernels take exactly one `Args` by value, whose pointers are buffers of
     // the workspace (which outlives every launch and graph made from it), and they wait for
     // the order kernel before their maps read `Args::order`.
-    unsafe { launch_dependent(f, grid, threads, smem, stream, &mut params) }
+    unsafe { launch_with(f, grid, (threads, smem), stream, &mut params, true) }
 }
 
 /// Launches `f` with `args` on `stream` (also inside a graph capture).
@@ -225,7 +215,7 @@ pub fn launch(
     let mut params = [args as *const Args as *mut std::ffi::c_void];
     // SAFETY: every kernel taking `Args` takes exactly one, by value; its pointers are buffers
     // of the workspace, which outlives every launch and graph made from it.
-    unsafe { launch_with(f, grid, threads, smem, stream, &mut params) }
+    unsafe { launch_with(f, grid, (threads, smem), stream, &mut params, false) }
 }
 
 /// Launches a fused kernel (`block`, `labelprop`, `tiled`), one block per world now on the

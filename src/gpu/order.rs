@@ -460,7 +460,7 @@ impl DeviceOrder {
         let mut params = [&self.args as *const OrderArgs as *mut std::ffi::c_void];
         // SAFETY: every order kernel takes one `OrderArgs` by value; its pointers are buffers of
         // this order and of the solver's workspace, which outlive every launch and graph.
-        unsafe { super::maps::launch_with(f, grid, threads, smem, stream, &mut params) }
+        unsafe { super::maps::launch_with(f, grid, (threads, smem), stream, &mut params, false) }
     }
 
     /// Enqueues the copy of the step's per-world bounds status into a host buffer the order

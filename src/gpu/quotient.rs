@@ -519,7 +519,8 @@ impl QuotientSolver {
         // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
         // this solver, which outlives the launch and every graph captured from it.
         unsafe {
-            super::maps::launch_with(&self.kernel, grid, s.threads, s.smem, stream, &mut params)
+            let block = (s.threads, s.smem);
+            super::maps::launch_with(&self.kernel, grid, block, stream, &mut params, false)
         }
     }
 }
