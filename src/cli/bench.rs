@@ -17,10 +17,12 @@ use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 /// Arguments of `archipelago bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Shapes to run (comma-separated names; `list` prints them). Default: all.
+    /// Shapes to run (comma-separated names; `list` prints them, an unknown name is an error).
+    /// Default: all.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
-    /// GPU modes to run (comma-separated names). Default: all; `vs dense` needs `dense`.
+    /// GPU modes to run (comma-separated names; every table honours it, an unknown name is an
+    /// error). Default: all; `vs dense` needs `dense`.
     #[arg(long, value_delimiter = ',')]
     modes: Vec<String>,
     /// Timed replays (or CPU steps) per mode and shape.
@@ -90,6 +92,11 @@ impl Default for BenchArgs {
 }
 
 impl BenchArgs {
+    /// Whether `--modes` names `mode` (every mode when it names none).
+    fn wants(&self, mode: Mode) -> bool {
+        self.modes.is_empty() || self.modes.iter().any(|s| s == mode.name())
+    }
+
     /// The GPU solver options these arguments ask for: the cap on `dense`'s scratch and the
     /// sort of deterministic mode.
     fn solver_options(&self) -> Options {
@@ -401,6 +408,27 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(name) = args
+        .modes
+        .iter()
+        .find(|s| !Mode::ALL.iter().any(|m| m.name() == s.as_str()))
+    {
+        let known: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
+        return Err(Error::UnknownMode {
+            name: name.clone(),
+            known: known.join(", "),
+        });
+    }
+    if let Some(name) = args
+        .shapes
+        .iter()
+        .find(|s| !all.iter().any(|(n, _)| n == *s))
+    {
+        return Err(Error::Refused {
+            mode: "bench",
+            reason: format!("unknown shape `{name}` (`--shapes list` prints them)"),
+        });
+    }
     let selected: Vec<_> = all
         .into_iter()
         .filter(|(n, _)| args.shapes.is_empty() || args.shapes.iter().any(|s| s == n))
@@ -565,7 +593,7 @@ fn gpu_table(
 ) -> archipelago::Result<bool> {
     let rows: Vec<Row> = Mode::ALL
         .into_iter()
-        .filter(|m| args.modes.is_empty() || args.modes.iter().any(|s| s == m.name()))
+        .filter(|&m| args.wants(m))
         .map(|mode| Row {
             mode,
             result: measure(g, mode, input, reference, args).map_err(|e| e.to_string()),
@@ -765,7 +793,7 @@ fn deterministic_table(
     let _ = writeln!(out, "canonical key: {bits} bits\n");
     out.push_str("| mode | off µs/step | on µs/step | on/off | on − off µs | order stage alone µs | sort | off equals CPU | on equals CPU canonical |\n|---|---|---|---|---|---|---|---|---|\n");
     let mut all_ok = true;
-    for mode in Mode::ALL {
+    for mode in Mode::ALL.into_iter().filter(|&m| args.wants(m)) {
         let off = measure_det(g, mode, shape, input, reference, false, args);
         let on = measure_det(g, mode, shape, input, &canonical, true, args);
         match (off, on) {

@@ -327,10 +327,7 @@ pub(super) fn table(
             .filter(|&m| m != Mode::Dense)
             .collect()
     } else {
-        Mode::ALL
-            .into_iter()
-            .filter(|m| args.modes.iter().any(|n| n == m.name()))
-            .collect()
+        Mode::ALL.into_iter().filter(|&m| args.wants(m)).collect()
     };
     out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU |\n|---|---|---|---|---|\n");
     let mut all_ok = true;
