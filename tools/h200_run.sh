@@ -6,7 +6,9 @@
 #   bash tools/h200_run.sh corpus [RANGE]   # the two GPU corpus tests (conformance against the
 #                                           # oracle, determinism across permutations) over
 #                                           # RANGE of the conformance corpus (default: all)
-#   bash tools/h200_run.sh bench [NAME...]  # benches: gpu quotient deterministic (default: all)
+#   bash tools/h200_run.sh bench [NAME...] [--OPTION VALUE...]
+#                                           # benches: gpu quotient deterministic (default: all),
+#                                           # with bench options passed on (--shapes a,b ...)
 # Steps can be chained in one call: `tests bench`, `corpus 0..10000 bench gpu`. Logs and
 # Markdown tables go to $OUT (the device tool brings back a few files): commit them under
 # benches/results/ with the date, the GPU and the command.
@@ -36,8 +38,8 @@ run_test() { # log name, executable, timeout, test arguments...
 bench() { # name, then bench arguments
     local name=$1; shift
     local t0=$SECONDS
-    echo "== archipelago bench $*" >> "$out/bench.log"
-    timeout 240 .dev/archipelago bench "$@" --out "$out/$name.md" >> "$out/bench.log" 2>&1
+    echo "== archipelago bench $* ${extra[*]}" >> "$out/bench.log"
+    timeout 240 .dev/archipelago bench "$@" "${extra[@]}" --out "$out/$name.md" >> "$out/bench.log" 2>&1
     echo "== bench $name rc=$? in $((SECONDS - t0)) s"
 }
 while [ $# -gt 0 ]; do
@@ -55,6 +57,13 @@ while [ $# -gt 0 ]; do
     bench)
         names=()
         while [ $# -gt 0 ] && [[ $1 =~ ^(gpu|quotient|deterministic)$ ]]; do names+=("$1"); shift; done
+        extra=()
+        while [ $# -gt 0 ] && [[ $1 == --* ]]; do
+            extra+=("$1"); shift
+            if [ $# -gt 0 ] && [[ $1 != --* ]] && ! [[ $1 =~ ^(tests|corpus|bench)$ ]]; then
+                extra+=("$1"); shift
+            fi
+        done
         [ ${#names[@]} -eq 0 ] && names=(gpu quotient deterministic)
         for n in "${names[@]}"; do
             case $n in
