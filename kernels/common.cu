@@ -14,7 +14,7 @@ struct Args {
     const unsigned* supadr;        // rows' support offsets, then rowless hyperedges' (unified)
     const int* support;            // row supports, then rowless supports
     const unsigned char* row_type; // per global row
-    const unsigned* order;         // deterministic mode: canonical global row -> input global
+    const unsigned* rank;          // deterministic mode: input global row -> canonical global
                                    // row (the row-level maps follow it); null: input order
     const int* dof_treeid;         // nv
     const int* tree_dofadr;        // ntree
@@ -325,7 +325,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     // Deterministic mode: the fused kernels may start while the order kernel still sorts
     // (programmatic dependent launch, src/gpu/maps.rs: launch_fused); discovery never reads
     // the order, the maps wait here until it is complete and visible (a no-op otherwise).
-    if (a.order) grid_dependency_wait();
+    if (a.rank) grid_dependency_wait();
     const int ntree = a.ntree, nv = a.nv;
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = LDG(a.world_rowadr + w);
@@ -379,25 +379,22 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
-    // A row's island is two or three dependent loads away (its input row in deterministic
-    // mode, its support offset, its first tree), so each thread loads ROW_BATCH rows level by
-    // level: one latency per level and batch instead of per row.
+    // A row's island is two dependent loads away (its support offset, its first tree), so each
+    // thread loads ROW_BATCH rows level by level: one latency per level and batch instead of
+    // per row. Rows are read in input order (the counts do not depend on order); in
+    // deterministic mode each island goes to the row's canonical place, whose index (`rank`)
+    // loads alongside the first level instead of adding a third.
     for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
-        unsigned src[ROW_BATCH];
+        unsigned at[ROW_BATCH];
         int first[ROW_BATCH], type[ROW_BATCH];
 #pragma unroll
         for (int u = 0; u < ROW_BATCH; ++u) {
-            // Connectivity never depends on row order, so deterministic mode only reorders
-            // here: canonical row r reads the input row it came from.
             const int k = base + u * bd + tid;
+            const bool in = k < nrow;
             const unsigned r = r0 + k;
-            src[u] = k < nrow ? (a.order ? LDG(a.order + r) : r) : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u) {
-            const bool in = base + u * bd + tid < nrow;
-            first[u] = in ? (int)LDG(a.supadr + src[u]) : 0;
-            type[u] = in ? LDG(a.row_type + src[u]) : -1;
+            first[u] = in ? (int)LDG(a.supadr + r) : 0;
+            type[u] = in ? LDG(a.row_type + r) : -1;
+            at[u] = in && a.rank ? LDG(a.rank + r) : r;
         }
 #pragma unroll
         for (int u = 0; u < ROW_BATCH; ++u)
@@ -409,7 +406,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             int isl = -2;
             if (k < nrow) {
                 isl = island_of(lab, first[u], nrow);
-                a.efc_island[r0 + k] = isl;
+                a.efc_island[at[u]] = isl;
             }
             const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
             const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);

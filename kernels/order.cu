@@ -5,7 +5,8 @@
 // The kernels only sort: they write the permutation both ways (`order`: canonical row -> input
 // row, `rank`: its inverse) and each world's bounds status. Discovery reads the rows as
 // uploaded, since connectivity does not depend on row order, and the row-level maps read them
-// through `order` (common.cu, world_maps_in), so no row data is ever moved.
+// in input order too and write each row's island at its canonical place, `rank` (common.cu,
+// world_maps_in), so no row data is ever moved.
 //
 // Three sorts, picked per capacity and key width by the host:
 //  - small tiles (< 2048 rows) with key and row index in 32 bits: the key is packed with the
@@ -81,12 +82,13 @@ __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, cons
     return ((K)type << L.payload_bits) | (v << (L.payload_bits - L.id_bits));
 }
 
-// Lanes of the warp whose 8-bit digit equals d, from eight ballots (one per bit): cheaper than
+// Lanes of the warp whose BITS-bit digit equals d, from one ballot per bit: cheaper than
 // __match_any_sync, which was a fifth of the radix sort's stalls on the H200.
+template <int BITS>
 __device__ __forceinline__ unsigned order_peers(unsigned d) {
     unsigned m = 0xffffffffu;
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
+    for (int b = 0; b < BITS; ++b) {
         const bool bit = (d >> b) & 1u;
         const unsigned x = __ballot_sync(0xffffffffu, bit);
         m &= bit ? x : ~x;
@@ -224,10 +226,108 @@ ORDER_KERNELS(small, ORDER_KERNEL)
 
 // ---- small worlds: stable LSD radix sort in shared memory ----
 
+// order_block's shared memory and its world's span of differing key bits.
+template <typename K>
+struct OrderTile {
+    unsigned* cnt; // [warp][digit], ORDER_RADIX per warp
+    K* skey;       // N keys
+    unsigned* sval; // 2 N row indices: this pass's and the next's
+    unsigned lo, passes;
+};
+
+// The passes of order_block with BITS-bit digits over the keys k (this thread's E values).
+// Returns the row index buffer of the final order (position p holds row src[p]; no barrier
+// after its last writes), or null when no pass ran.
+template <typename K, int E, int BITS>
+__device__ const unsigned* order_block_passes(const OrderTile<K>& t, K (&k)[E]) {
+    constexpr unsigned RADIX = 1u << BITS, MASK = RADIX - 1, C = RADIX / 32;
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarp = blockDim.x >> 5;
+    const unsigned N = blockDim.x * E, lower = (1u << lane) - 1u;
+    unsigned* cnt = t.cnt;
+    // Each warp ranks against its own counters, so it clears them itself (no barrier).
+    unsigned* own = cnt + warp * ORDER_RADIX;
+#pragma unroll
+    for (unsigned i = lane; i < RADIX; i += 32) own[i] = 0;
+    __syncwarp();
+    const unsigned* src = nullptr;
+    unsigned* dst = t.sval;
+    for (unsigned pass = 0; pass < t.passes; ++pass) {
+        const unsigned shift = t.lo + BITS * pass;
+        const bool last = pass + 1 == t.passes;
+        // Every value's peers first (independent ballots the scheduler can overlap), kept as
+        // (lanes before it) | (peers) << 8; then the short serial walk over the counters.
+        unsigned rank[E];
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned peers = order_peers<BITS>((unsigned)(k[e] >> shift) & MASK);
+            rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
+        }
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+            const unsigned before = rank[e] & 0xffu, at = own[d];
+            __syncwarp();
+            if (before == 0) own[d] = at + (rank[e] >> 8);
+            rank[e] = at + before;
+            __syncwarp();
+        }
+        __syncthreads();
+        // Exclusive scan of the counters in (digit, warp) order: C consecutive per thread
+        // (RADIX * nwarp = C T of them), from x = C tid: digit x / nwarp, warp x % nwarp, and
+        // each next one the next warp (or the next digit's warp 0). One division per pass: a
+        // division by the block's warp count per counter is a long instruction sequence.
+        // The counters are read twice rather than held in registers across the scan: the
+        // ranks and values already fill them. Unrolled for 32-bit keys only: 64-bit keys at 8
+        // values per thread would spill.
+        const unsigned d0 = tid * C / nwarp, w0 = tid * C - d0 * nwarp;
+        unsigned sum = 0;
+#pragma unroll(sizeof(K) == 4 ? C : 1)
+        for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
+            sum += cnt[wi * ORDER_RADIX + d];
+            if (++wi == nwarp) {
+                wi = 0;
+                ++d;
+            }
+        }
+        unsigned total;
+        unsigned run = order_scan(sum, &total);
+#pragma unroll(sizeof(K) == 4 ? C : 1)
+        for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
+            unsigned* at = &cnt[wi * ORDER_RADIX + d];
+            const unsigned c = *at;
+            *at = run;
+            run += c;
+            if (++wi == nwarp) {
+                wi = 0;
+                ++d;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+            const unsigned p = warp * 32 * E + e * 32 + lane;
+            const unsigned pos = own[(unsigned)(k[e] >> shift) & MASK] + rank[e];
+            if (!last) t.skey[pos] = k[e]; // the last pass moves row indices only
+            dst[pos] = src ? src[p] : p;
+        }
+        src = dst;
+        if (last) break;
+        __syncwarp();
+#pragma unroll
+        for (unsigned i = lane; i < RADIX; i += 32) own[i] = 0;
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < E; ++e) k[e] = t.skey[warp * 32 * E + e * 32 + lane];
+        // The next pass writes skey and the other index buffer only after two more barriers.
+        dst = dst == t.sval ? t.sval + N : t.sval;
+    }
+    return src;
+}
+
 // The bitonic network costs O(n log^2 n) exchanges per world and made the step compute-bound on
-// big tiles (a 4096-row world: 78 stages over every value). This sort takes ceil(bits / 8)
-// passes of 8-bit digits over keys alone (the sort is stable, so no index is packed and a
-// 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by round
+// big tiles (a 4096-row world: 78 stages over every value). This sort takes ceil(span / 8)
+// passes of digits of at most 8 bits over keys alone (the sort is stable, so no index
+// is packed and a 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by round
 // (order_peers within a round, a per-warp digit counter across rounds), one block scan
 // over the (digit, warp) counters gives every digit's start per warp, and the values move
 // through shared memory. Warp w holds positions w * 32E + e * 32 + lane, so (warp, round, lane)
@@ -266,9 +366,6 @@ __device__ void order_block(const OrderArgs& a) {
         // Padding sorts after every row: all-ones digits, and later than any equal key.
         k[e] = p < n ? (K)order_key(a, L, r0 + p, &bad) : ~(K)0;
     }
-    // Row indices of the current positions: none stored before the first pass (identity).
-    const unsigned* src = nullptr;
-    unsigned* dst = sval;
     // Only the bits in which the world's keys differ decide its order: the passes cover the
     // span from the lowest to the highest of them. A world without contacts, say, has every
     // key's low contact bits zero (ids sit high in the payload), which halves its passes.
@@ -288,89 +385,38 @@ __device__ void order_block(const OrderArgs& a) {
         atomicAnd(&world_all, all);
         atomicOr(&world_any, any);
     }
-    // Each warp ranks against its own 256 counters, so it clears them itself (no barrier).
-    unsigned* own = cnt + warp * ORDER_RADIX;
-    for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
     __syncthreads();
+    // The passes cover the span from the lowest to the highest differing bit, in as few passes
+    // of at most 8 bits as it takes, split evenly: each pass then ranks on fewer ballots and
+    // scans fewer counters (the particle trace's 20-bit span: 3 passes of 7 bits, not 8 + 8 + 4;
+    // 100_humanoids' 12 bits: 2 of 6). At least 5 bits, so every thread scans whole counters.
     const unsigned long long differ = (unsigned long long)(world_all ^ world_any);
     const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
-    const unsigned passes = n == 0 || !differ ? 0 : (63 - __clzll((long long)differ) - lo) / 8 + 1;
-    for (unsigned pass = 0; pass < passes; ++pass) {
-        const unsigned shift = lo + 8 * pass;
-        // Every value's peers first (independent ballots the scheduler can overlap), kept as
-        // (lanes before it) | (peers) << 8; then the short serial walk over the counters.
-        unsigned rank[E];
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned peers = order_peers((unsigned)(k[e] >> shift) & (ORDER_RADIX - 1));
-            rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
-        }
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned d = (unsigned)(k[e] >> shift) & (ORDER_RADIX - 1);
-            const unsigned before = rank[e] & 0xffu, at = own[d];
-            __syncwarp();
-            if (before == 0) own[d] = at + (rank[e] >> 8);
-            rank[e] = at + before;
-            __syncwarp();
-        }
-        __syncthreads();
-        // Exclusive scan of the counters in (digit, warp) order: 8 consecutive per thread
-        // (256 * nwarp = 8 T of them), from x = 8 tid: digit x / nwarp, warp x % nwarp, and
-        // each next one the next warp (or the next digit's warp 0). One division per pass: a
-        // division by the block's warp count per counter is a long instruction sequence.
-        // The counters are read twice rather than held in registers across the scan: the
-        // ranks and values already fill them, and 8 more would cost the second block per SM.
-        const unsigned d0 = tid * 8 / nwarp, w0 = tid * 8 - d0 * nwarp;
-        unsigned sum = 0;
-#pragma unroll
-        for (unsigned i = 0, d = d0, wi = w0; i < 8; ++i) {
-            sum += cnt[wi * ORDER_RADIX + d];
-            if (++wi == nwarp) {
-                wi = 0;
-                ++d;
-            }
-        }
-        unsigned total;
-        unsigned run = order_scan(sum, &total);
-#pragma unroll
-        for (unsigned i = 0, d = d0, wi = w0; i < 8; ++i) {
-            unsigned* c = &cnt[wi * ORDER_RADIX + d];
-            const unsigned n = *c;
-            *c = run;
-            run += n;
-            if (++wi == nwarp) {
-                wi = 0;
-                ++d;
-            }
-        }
-        __syncthreads();
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned p = warp * 32 * E + e * 32 + lane;
-            const unsigned pos = own[(unsigned)(k[e] >> shift) & (ORDER_RADIX - 1)] + rank[e];
-            skey[pos] = k[e];
-            dst[pos] = src ? src[p] : p;
-        }
-        __syncwarp();
-        for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
-        __syncthreads();
-#pragma unroll
-        for (int e = 0; e < E; ++e) k[e] = skey[warp * 32 * E + e * 32 + lane];
-        // The next pass writes skey and the other index buffer only after two more barriers.
-        src = dst;
-        dst = dst == sval ? sval + N : sval;
+    const unsigned span = differ ? 64 - __clzll((long long)differ) - lo : 0;
+    const unsigned passes = n == 0 ? 0 : (span + 7) / 8;
+    const unsigned bits = passes ? max(5u, (span + passes - 1) / passes) : 5u;
+    const OrderTile<K> t{cnt, skey, sval, lo, passes};
+    const unsigned* src = nullptr; // the input order when every key is equal and no pass runs
+    switch (bits) {
+    case 5: src = order_block_passes<K, E, 5>(t, k); break;
+    case 6: src = order_block_passes<K, E, 6>(t, k); break;
+    case 7: src = order_block_passes<K, E, 7>(t, k); break;
+    default: src = order_block_passes<K, E, 8>(t, k); break;
     }
-    // Position p holds row src[p] (the input order when every key is equal and no pass ran).
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        const unsigned p = warp * 32 * E + e * 32 + lane;
-        if (p < n) order_place(a, r0 + p, r0 + (src ? src[p] : p));
-    }
+    // Position p holds row src[p].
+    __syncthreads();
+    for (unsigned p = tid; p < n; p += T) order_place(a, r0 + p, r0 + (src ? src[p] : p));
     order_status(a, w, &bad);
 }
 
-ORDER_KERNELS(block, ORDER_KERNEL)
+// The radix sort's kernels hold four digit widths' passes (order_block_passes), which together
+// would take up to 64 registers; capped at 56 (no spills), two blocks of up to 576 threads fit
+// per multiprocessor, which the particle trace's 544-thread worlds need.
+#define ORDER_BLOCK_KERNEL(KIND, W, T, E)                                                          \
+    extern "C" __global__ void __maxnreg__(56) order_##KIND##_##W##_e##E(OrderArgs a) {            \
+        order_##KIND<T, E>(a);                                                                     \
+    }
+ORDER_KERNELS(block, ORDER_BLOCK_KERNEL)
 
 // ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
 

@@ -370,6 +370,47 @@ fn worlds_whose_keys_share_bits_are_sorted_on_the_bits_that_differ() {
     assert_eq!(plan, Some(Plan::Block { wide: false }));
 }
 
+/// The shared-memory radix sort splits each world's span of differing key bits into the
+/// fewest passes of at most 8 bits, evenly (at least 5 bits each): spans from a few bits to
+/// past 32 (64-bit keys) cover every digit width and pass count, with worlds that differ in
+/// only a field or two.
+#[test]
+fn every_span_of_differing_bits_sorts_in_even_passes() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(23);
+    for (i, bits) in [
+        (1, 1, 1),
+        (2, 1, 2),
+        (2, 2, 3),
+        (3, 1, 4),
+        (3, 2, 5),
+        (4, 2, 6),
+        (5, 1, 7),
+        (5, 3, 8),
+        (6, 2, 9),
+        (7, 3, 10),
+        (8, 4, 12),
+        (10, 3, 14),
+        (12, 3, 18),
+        (14, 2, 24),
+        (15, 4, 28),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // Worlds well within the distinct keys these widths allow (the generator draws
+        // distinct contacts and ids).
+        let (g, c, id) = bits;
+        let n = ((1usize << (2 * g + c)).min(5 << id) / 4).clamp(4, 1100);
+        let mut case = generate(&mut rng, &[n, n / 2, n, n / 4], 40, bits);
+        case.worlds[1].constraints.retain(|c| !c.kind.is_contact());
+        case.worlds[3].constraints.retain(|c| c.kind.is_contact());
+        let what = format!("span sweep {bits:?}");
+        let plan = check_with(&gpu, &case, Sort::Block, 1, 40 + i as u64, &what);
+        assert!(matches!(plan, Some(Plan::Block { .. })), "{what}: {plan:?}");
+    }
+}
+
 #[test]
 fn tiny_tiles_take_the_bitonic_network_and_forced_radix_agrees() {
     let Some(gpu) = open() else { return };

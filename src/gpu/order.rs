@@ -5,12 +5,12 @@
 //! row keys ([`RowKeys`] and the row ids) and the key layout, then its kernel (one block per
 //! world, `kernels/order.cu`) sorts the world's rows and writes the permutation both ways. No
 //! row data moves: discovery reads the rows as uploaded (connectivity does not depend on row
-//! order) and the row-level maps read them through the permutation (the workspace's
-//! `Args::order`). Every buffer is allocated once from the [`Capacity`]; the
+//! order) and the row-level maps place each row's island at its canonical index (the
+//! workspace's `Args::rank`). Every buffer is allocated once from the [`Capacity`]; the
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
 //! Worlds of at most [`SMALL_MAX`] rows sort in one block: from [`BLOCK_MIN`] rows up with a
-//! stable LSD radix sort of 8-bit digits in shared memory (32-bit keys when the key fits, else
+//! stable LSD radix sort of digits of up to 8 bits in shared memory (32-bit keys when the key fits, else
 //! 64-bit), below that with a bitonic network over packed `(key, row)` values in registers.
 //! Larger worlds use the same radix sort with keys and values in global scratch.
 
@@ -344,10 +344,10 @@ impl DeviceOrder {
         })
     }
 
-    /// Device address of the permutation (canonical global row → input global row), which
-    /// the row-level maps follow.
-    pub fn order_ptr(&self) -> u64 {
-        self.bufs[ORDER].ptr()
+    /// Device address of the inverse permutation (input global row → canonical global row),
+    /// which the row-level maps follow.
+    pub fn rank_ptr(&self) -> u64 {
+        self.bufs[RANK].ptr()
     }
 
     /// The plan of the uploaded step (`None` before the first upload).

@@ -183,7 +183,7 @@ impl Solver {
         let mut ws = Workspace::new(gpu.ctx(), cap, model, needs)?;
         let order = if opts.deterministic {
             let order = DeviceOrder::new(gpu, &cap, &ws, opts.key_bounds, opts.sort)?;
-            ws.follow_order(order.order_ptr());
+            ws.follow_order(order.rank_ptr());
             Some(order)
         } else {
             None

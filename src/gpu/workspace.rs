@@ -123,8 +123,8 @@ pub struct Args {
     pub supadr: u64,
     pub support: u64,
     pub row_type: u64,
-    /// Deterministic mode's canonical order (canonical row → input row), or 0.
-    pub order: u64,
+    /// Deterministic mode's canonical place of each row (input row → canonical row), or 0.
+    pub rank: u64,
     pub dof_treeid: u64,
     pub tree_dofadr: u64,
     pub tree_dofnum: u64,
@@ -322,7 +322,7 @@ impl Workspace {
             supadr: p(SUPADR),
             support: p(SUPPORT),
             row_type: p(ROW_TYPE),
-            order: 0,
+            rank: 0,
             dof_treeid: p(DOF_TREEID),
             tree_dofadr: p(TREE_DOFADR),
             tree_dofnum: p(TREE_DOFNUM),
@@ -400,17 +400,17 @@ impl Workspace {
         self.args
     }
 
-    /// Makes the row-level maps follow `order` (device address of canonical global row →
-    /// input global row): deterministic mode's permutation. Discovery reads the rows as
-    /// uploaded.
-    pub(crate) fn follow_order(&mut self, order: u64) {
-        self.args.order = order;
+    /// Makes the row-level maps follow `rank` (device address of input global row →
+    /// canonical global row): deterministic mode's permutation. Discovery and the maps read
+    /// the rows as uploaded; each row's island is written at its canonical place.
+    pub(crate) fn follow_order(&mut self, rank: u64) {
+        self.args.rank = rank;
     }
 
     /// Whether the fused kernel enqueued next is a programmatic dependent of the order kernel
     /// before it (see [`super::maps::launch_fused`]); only with an order to follow.
     pub(crate) fn overlap_order(&self, overlap: bool) {
-        self.overlap_order.set(overlap && self.args.order != 0);
+        self.overlap_order.set(overlap && self.args.rank != 0);
     }
 
     /// Whether the fused kernel enqueued next overlaps the order kernel.
