@@ -326,16 +326,17 @@ __device__ const unsigned* order_block_passes(const OrderTile<K>& t, K (&k)[E]) 
 
 // The bitonic network costs O(n log^2 n) exchanges per world and made the step compute-bound on
 // big tiles (a 4096-row world: 78 stages over every value). This sort takes ceil(span / 8)
-// passes of digits of at most 8 bits over keys alone (the sort is stable, so no index
-// is packed and a 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by round
-// (order_peers within a round, a per-warp digit counter across rounds), one block scan
+// passes of digits of at most 8 bits over keys alone (the sort is stable, so no index is packed
+// and a 32-bit key serves up to 32 bits). Per pass, each warp ranks its 32 E values round by
+// round (order_peers within a round, a per-warp digit counter across rounds), one block scan
 // over the (digit, warp) counters gives every digit's start per warp, and the values move
 // through shared memory. Warp w holds positions w * 32E + e * 32 + lane, so (warp, round, lane)
 // is position order and equal digits keep it. Shared memory: 256 counters per warp, the keys
-// and two buffers of row indices (block_smem in src/gpu/order.rs). The counters are stored warp by
-// warp (warp * 256 + digit): a warp's lanes then reach distinct digits in distinct banks. Stored
-// digit by digit, every counter of one warp sat in one bank, and ranking and scatter ran up to
-// 32-way bank conflicts (3,960-row worlds ×1024: 227 us for the whole order stage on the H200).
+// and two buffers of row indices (block_smem in src/gpu/order.rs). The counters are stored warp
+// by warp (warp * 256 + digit): a warp's lanes then reach distinct digits in distinct banks.
+// Stored digit by digit, every counter of one warp sat in one bank, and ranking and scatter ran
+// up to 32-way bank conflicts (3,960-row worlds ×1024: 227 us for the whole order stage on the
+// H200).
 template <typename K, int E>
 __device__ void order_block(const OrderArgs& a) {
     grid_dependents_launch(); // the fused kernel after this one may start its discovery
@@ -410,8 +411,10 @@ __device__ void order_block(const OrderArgs& a) {
 }
 
 // The radix sort's kernels hold four digit widths' passes (order_block_passes), which together
-// would take up to 64 registers; capped at 56 (no spills), two blocks of up to 576 threads fit
-// per multiprocessor, which the particle trace's 544-thread worlds need.
+// would take up to 64 registers. Capped at 56 (8 bytes of spill in the 32-bit, 8-per-thread
+// variant, none in the others), two blocks of up to 576 threads fit per multiprocessor, which
+// the particle trace's 544-thread worlds need (H200: its order stage 108 us, 153 us with one
+// block per SM).
 #define ORDER_BLOCK_KERNEL(KIND, W, T, E)                                                          \
     extern "C" __global__ void __maxnreg__(56) order_##KIND##_##W##_e##E(OrderArgs a) {            \
         order_##KIND<T, E>(a);                                                                     \
