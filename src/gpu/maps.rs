@@ -190,7 +190,7 @@ pub fn launch_fused(
     let mut params = [&args as *const Args as *mut std::ffi::c_void];
     // SAFETY: the fused kernels take exactly one `Args` by value, whose pointers are buffers of
     // the workspace (which outlives every launch and graph made from it), and they wait for
-    // the order kernel before their maps read `Args::order`.
+    // the order kernel before their maps read `Args::rank`.
     unsafe { launch_with(f, grid, (threads, smem), stream, &mut params, true) }
 }
 

@@ -10,8 +10,9 @@
 //! layout is data in device memory, so a new layout per step needs no new graph.
 //!
 //! Worlds of at most [`SMALL_MAX`] rows sort in one block: from [`BLOCK_MIN`] rows up with a
-//! stable LSD radix sort of digits of up to 8 bits in shared memory (32-bit keys when the key fits, else
-//! 64-bit), below that with a bitonic network over packed `(key, row)` values in registers.
+//! stable LSD radix sort in shared memory, in digits of up to 8 bits over the bits in which the
+//! world's keys differ (32-bit keys when the key fits, else 64-bit), below that with a bitonic
+//! network over packed `(key, row)` values in registers.
 //! Larger worlds use the same radix sort with keys and values in global scratch.
 
 use cudarc::driver::{CudaFunction, CudaStream};
@@ -252,7 +253,7 @@ impl DeviceOrder {
         let tile = cap.njmax.max(32).next_power_of_two();
         // Values per thread: more of them keeps more exchanges in registers and amortizes the
         // per-thread work of a radix pass, fewer keeps more threads in flight (at most 1024
-        // threads, and 8 values: the kernels' 64-register bound). For the radix sort both
+        // threads, and 8 values: the kernels' register bounds). For the radix sort both
         // directions measured slower on the H200: 8 values at every size (1,090-row worlds
         // 17.2 -> 19.8 µs, 256-row worlds 15.5 -> 17.0) and half of these for more threads
         // where a batch still fits the device at once (17.2 -> 20.7, 1,024 rows 11.3 -> 17.9;

@@ -381,13 +381,9 @@ impl Trace {
                     }
                 }
             }
-            let now = self.tree_awake(step, w);
-            for (tree, &b) in now.iter().enumerate() {
-                let a = if step == 0 {
-                    1
-                } else {
-                    self.tree_awake(step - 1, w)[tree]
-                };
+            let then = (step > 0).then(|| self.tree_awake(step - 1, w));
+            for (tree, &b) in self.tree_awake(step, w).iter().enumerate() {
+                let a = then.map_or(1, |then| then[tree]);
                 match (a != 0, b != 0) {
                     (true, false) => events.sleep(w as u32, tree as i32),
                     (false, true) => events.wake(w as u32, tree as i32),
