@@ -29,10 +29,11 @@ use crate::rows::{Capacity, Input};
 pub const SMALL_MAX: usize = 8192;
 
 /// Smallest tile [`Sort::Auto`] sorts with the shared-memory radix sort. Below it, and when key
-/// and row index pack into 32 bits, the bitonic network is as fast or faster (H200: 228-row
-/// worlds 17.0 µs bitonic, 20.3 radix; 3,168 rows with 64-bit packing 83.5 µs bitonic, 44.8
-/// radix; 2026-11-30, `bench --deterministic --sort`).
-pub const BLOCK_MIN: usize = 2048;
+/// and row index pack into 32 bits, the bitonic network is faster (H200, order stage alone,
+/// `bench --deterministic --sort`, 2026-11-30: 100-row worlds ×2048 8.7 µs bitonic, 10.0
+/// radix; 228 rows ×2048 13.8 against 16.8). From 1024 the radix sort wins: 693-row worlds
+/// ×256 (tile 1024) 11.0 bitonic, 9.8 radix; 3,168 rows with 64-bit packing 83.5 against 44.8.
+pub const BLOCK_MIN: usize = 1024;
 
 /// Which sort a deterministic solver uses for worlds that fit one block (at most
 /// [`SMALL_MAX`] rows; larger worlds always take the radix sort in global scratch).
