@@ -51,17 +51,23 @@ fn hash(text: &str) -> u64 {
 
 /// Compiles `src` for compute capability `cc` to PTX, or returns the cached PTX; also the
 /// seconds NVRTC took (0 for a cache hit). Needs libnvrtc (see [`super::libraries_present`]).
+/// With `ARCHIPELAGO_LINEINFO` set, the PTX carries line tables for profilers.
 pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
     let key = (hash(src), cc);
     if let Some(ptx) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok((ptx, 0.0));
     }
     let start = Instant::now();
+    let mut options = vec![
+        format!("--gpu-architecture=sm_{}{}", cc.0, cc.1),
+        "-std=c++17".into(),
+    ];
+    // Line tables for profilers (Nsight Compute's source view); the code itself is unchanged.
+    if std::env::var_os("ARCHIPELAGO_LINEINFO").is_some() {
+        options.push("--generate-line-info".into());
+    }
     let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture=sm_{}{}", cc.0, cc.1),
-            "-std=c++17".into(),
-        ],
+        options,
         name: Some("archipelago.cu".into()),
         ..Default::default()
     };

@@ -171,8 +171,10 @@ pub struct Needs {
 
 /// From this many dofs on, the device builds the dof maps from the tree order in parallel
 /// (when [`dof_blocks`] holds); below it one warp's stable scatter, running alongside the tree
-/// and row scatters, is faster.
-pub const PARALLEL_DOF_MAPS_MIN_NV: usize = 1024;
+/// and row scatters. H200, 2026-11-30 (benches/results/logs, session 7 run 7), 1024 against 256:
+/// flex_trampoline ×64 (762 dofs) quotient 17.1 → 16.4 µs, `tiled` 27.8 → 27.1; 384 dofs ×4096
+/// `block` 64.6 → 62.7; 576 dofs ×1024 within ±1.5% (`tiled` 55.4 → 56.2, `dsu` 45.0 → 44.5).
+pub const PARALLEL_DOF_MAPS_MIN_NV: usize = 256;
 
 /// Whether every tree owns the dofs right after the previous tree's (tree 0 from dof 0, all
 /// dofs covered): then the dof maps follow from the tree order in parallel on the device.
