@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A/B of archipelago binaries on one device: runs the same bench with each binary, in the order
+# given and then reversed (a b c c b a), so drifts of the clocks fall on every side alike, and
+# appends every run's Markdown table to OUT.
+#   tools/ab_bench.sh OUT.md "BENCH ARGS" NAME=BINARY NAME=BINARY...
+# e.g. tools/ab_bench.sh $OUT/ab.md "--deterministic --modes block --shapes 1024x256" \
+#          base=.dev/base/archipelago new=.dev/archipelago
+# Summarize a deterministic A/B with tools/ab_table.py OUT.md.
+set -uo pipefail
+out=$1 args=$2; shift 2
+export ARCHIPELAGO_ROOT=${ARCHIPELAGO_ROOT:-$PWD}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+runs=("$@")
+for ((i = $# - 1; i >= 0; i--)); do runs+=("${@:i+1:1}"); done
+n=0
+for run in "${runs[@]}"; do
+    n=$((n + 1)); name=${run%%=*} bin=${run#*=}
+    echo "== run $n: $name ($bin)" >> "$out"
+    # shellcheck disable=SC2086 # the bench arguments are split on purpose
+    timeout 300 "$bin" bench $args --out /tmp/ab_bench.md > /dev/null 2>&1
+    echo "rc=$?" >> "$out"
+    cat /tmp/ab_bench.md >> "$out"
+done

@@ -1,0 +1,46 @@
+"""Sum an Nsight Compute source page by CUDA source line: warp stall samples (all reasons) and
+instructions executed, with the two most frequent stall reasons per line.
+
+The page comes from a report of kernels compiled with line tables (ARCHIPELAGO_LINEINFO=1):
+    ncu --set full --import-source yes -o rep ...; ncu -i rep.ncu-rep --page source --csv \
+        --print-source cuda,sass | gzip > page.csv.gz
+    python3 tools/ncu_lines.py page.csv.gz [TOP]
+Prints the TOP lines (default 40) by samples in file and line order, then the total per file.
+"""
+import collections
+import csv
+import gzip
+import sys
+
+path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
+opener = gzip.open if path.endswith(".gz") else open
+lines = collections.defaultdict(lambda: [0, 0, "", collections.Counter()])
+header, current, fname = None, None, None
+with opener(path, "rt", encoding="utf-8") as f:
+    for row in csv.reader(f):
+        if row and row[0] == "File Path":
+            fname = row[1].rsplit("/", 1)[-1]
+        elif row and row[0] == "Line No":
+            header = row
+        elif header and len(row) == len(header):
+            if row[0]:  # a source line; the SASS rows under it carry the metrics
+                current = (fname, int(row[0]))
+                lines[current][2] = row[1].strip()[:80]
+            elif current and row[4].isdigit():
+                entry = lines[current]
+                entry[0] += int(row[4])
+                entry[1] += int(row[7]) if row[7].isdigit() else 0
+                for i, h in enumerate(header):
+                    if h.startswith("stall_") and "Not Issued" not in h and row[i].isdigit():
+                        entry[3][h[6:]] += int(row[i])
+total = sum(v[0] for v in lines.values()) or 1
+print(f"total stall samples {total}")
+best = sorted(lines.items(), key=lambda kv: -kv[1][0])[:top]
+for (fname, no), (samples, inst, src, why) in sorted(best):
+    reasons = ", ".join(f"{k} {v}" for k, v in why.most_common(2))
+    print(f"{fname:12s}{no:5d} {samples:6d} {100 * samples / total:5.1f}% {inst:9d}  {src}  [{reasons}]")
+per_file = collections.Counter()
+for (fname, _), v in lines.items():
+    per_file[fname] += v[0]
+for fname, samples in per_file.most_common():
+    print(f"{fname:12s} {samples:6d} {100 * samples / total:5.1f}%")
