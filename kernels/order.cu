@@ -85,7 +85,8 @@ __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, cons
 // Lanes of the warp whose BITS-bit digit equals d, from one ballot per bit: cheaper than
 // __match_any_sync, which was a fifth of the radix sort's stalls on the H200. The ballot and the
 // lane's own bit share one predicate (inline PTX): through __ballot_sync's int argument the
-// compiler tested each bit twice, 7 instructions per bit instead of 4 (test, vote, select, and).
+// compiler tested each bit twice, 7 instructions per bit; now ptxas moves the digit into the
+// predicate registers at once and spends a vote and two logic operations per bit.
 template <int BITS>
 __device__ __forceinline__ unsigned order_peers(unsigned d) {
     unsigned m = 0xffffffffu;
@@ -418,10 +419,10 @@ __device__ void order_block(const OrderArgs& a) {
 }
 
 // The radix sort's kernels hold four digit widths' passes (order_block_passes), which together
-// would take up to 64 registers. Capped at 56 (8 bytes of spill in the 32-bit, 8-per-thread
+// would take up to 64 registers. Capped at 56 (4 bytes of spill in the 32-bit, 8-per-thread
 // variant, none in the others), two blocks of up to 576 threads fit per multiprocessor, which
-// the particle trace's 544-thread worlds need (H200: its order stage 108 us, 153 us with one
-// block per SM).
+// the particle trace's 544-thread worlds need (H200, session 6: its order stage 108 us, 153 us
+// with one block per SM).
 #define ORDER_BLOCK_KERNEL(KIND, W, T, E)                                                          \
     extern "C" __global__ void __maxnreg__(56) order_##KIND##_##W##_e##E(OrderArgs a) {            \
         order_##KIND<T, E>(a);                                                                     \
