@@ -285,6 +285,10 @@ fn shapes() -> Vec<(String, Make)> {
         ("1024x4096", || {
             random_shape("1024x4096", 1024, 4096, 4096, 8)
         }),
+        // Past the shared-memory sorts' 8192-row tile: deterministic mode's global radix sort.
+        ("16x4096-16k", || {
+            random_shape("16x4096-16k", 16, 4096, 16384, 10)
+        }),
     ];
     let mut all: Vec<(String, Make)> = synthetic
         .into_iter()
