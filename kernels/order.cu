@@ -16,15 +16,14 @@
 //    the others through a ping-pong shared-memory tile (one barrier per stage). Unique values
 //    make the order equal to a stable sort by key.
 //  - other tiles up to 8192 rows: a stable LSD radix sort of the keys in shared memory.
-//  - larger worlds: the stable 8-bit LSD radix sort of src/order/sort.rs, keys and values
-//    ping-ponging through global scratch.
+//  - larger worlds: the same ranks over chunks of the world, keys and row indices ping-ponging
+//    through global scratch in 8-bit digits (order_radix).
 // Nothing allocates and no launch depends on a value read back, so the step is graph-capturable.
 // Every sort lets the kernel after it start at once (grid_dependents_launch): a fused mode
 // kernel launched as its programmatic dependent runs its discovery alongside the sort and
 // waits for the sort only before its maps (common.cu, world_maps_in).
 
-#define ORDER_RADIX_THREADS 256
-#define ORDER_RADIX_WARPS (ORDER_RADIX_THREADS / 32)
+#define ORDER_RADIX_THREADS 1024
 #define ORDER_RADIX 256
 #define ORDER_CONTACT_CLASS 5u
 
@@ -429,100 +428,148 @@ __device__ void order_block(const OrderArgs& a) {
     }
 ORDER_KERNELS(block, ORDER_BLOCK_KERNEL)
 
-// ---- large worlds or wide keys: stable LSD radix sort (8-bit digits) per world ----
+// ---- large worlds: stable LSD radix sort in global scratch, a block-sized chunk at a time ----
 
-template <typename K>
-__device__ __forceinline__ unsigned order_digit(K k, unsigned shift) {
-    return (unsigned)(k >> shift) & (ORDER_RADIX - 1);
-}
+// Worlds over the shared-memory tile sort through global scratch (keys_a/b, vals_a/b), still one
+// block per world, in passes of 8-bit digits over the world's span of differing bits. A pass
+// first counts the world's digits (digit starts in `base`), then ranks the world's chunks of
+// T * E keys in order, each the way order_block ranks its tile (ballot peers, per-warp counters,
+// one block scan), and scatters every key to base[digit] + its place among the chunk's keys of
+// that digit; `base` then moves past the chunk. Chunks in order and stable ranks inside a chunk
+// make the pass stable. A 256-row tile per round (the sort this replaced) paid four barriers per
+// tile: 16 worlds of 16,384 rows took 322 us on the H200 (logs, session 7 run 9).
+#define ORDER_CHUNK_E 8
 
-// Stable scatter of src[0..n) by the digit at `shift` to dst, starting each digit at base[d]
-// (shared, advanced by this call). 256-element tiles in order; inside a tile, warps in order and
-// lanes in order (match + popc), so equal digits keep their input order.
-template <typename K>
-__device__ void order_scatter(const K* src_k, const unsigned* src_v, K* dst_k, unsigned* dst_v,
-                              unsigned n, unsigned shift, unsigned* base) {
-    __shared__ unsigned warp_cnt[ORDER_RADIX_WARPS][ORDER_RADIX];
-    __shared__ unsigned tile_cnt[ORDER_RADIX];
-    unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) warp_cnt[w][tid] = 0;
-    __syncthreads();
-    for (unsigned start = 0; start < n; start += ORDER_RADIX_THREADS) {
-        unsigned i = start + tid;
-        bool valid = i < n;
-        K k = valid ? src_k[i] : (K)0;
-        unsigned v = valid ? src_v[i] : 0u;
-        unsigned d = valid ? order_digit(k, shift) : ORDER_RADIX;  // invalid lanes group apart
-        unsigned peers = __match_any_sync(0xffffffffu, d);
-        unsigned rank = __popc(peers & ((1u << lane) - 1u));
-        if (valid && rank == 0) warp_cnt[warp][d] = __popc(peers);
-        __syncthreads();
-        {
-            unsigned run = 0;
-            for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) {
-                unsigned c = warp_cnt[w][tid];
-                warp_cnt[w][tid] = run;
-                run += c;
-            }
-            tile_cnt[tid] = run;
-        }
-        __syncthreads();
-        if (valid) {
-            unsigned pos = base[d] + warp_cnt[warp][d] + rank;
-            dst_k[pos] = k;
-            dst_v[pos] = v;
-        }
-        __syncthreads();
-        base[tid] += tile_cnt[tid];
-        for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) warp_cnt[w][tid] = 0;
-        __syncthreads();
-    }
-}
-
-// Keys of type K (32-bit when the key fits) in the 64-bit-per-row scratch.
 template <typename K>
 __device__ void order_radix(const OrderArgs& a) {
     grid_dependents_launch(); // the fused kernel after this one may start its discovery
-    __shared__ unsigned hist[ORDER_RADIX];
-    __shared__ int skip;
+    constexpr int E = ORDER_CHUNK_E;
+    constexpr unsigned MASK = ORDER_RADIX - 1, C = ORDER_RADIX / 32;
+    __shared__ unsigned cnt[32 * ORDER_RADIX]; // [warp][digit]
+    __shared__ unsigned base[ORDER_RADIX];
     __shared__ int bad;
-    const unsigned w = blockIdx.x, tid = threadIdx.x;
-    const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
+    __shared__ K world_all, world_any;
+    const unsigned T = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const unsigned nwarp = T >> 5, N = T * E, lower = (1u << lane) - 1u;
+    const unsigned w = blockIdx.x, r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
-    K* keys_a = (K*)a.keys_a;
-    K* keys_b = (K*)a.keys_b;
-    if (tid == 0) bad = 0x7fffffff;
-    __syncthreads();
-    for (unsigned i = tid; i < n; i += ORDER_RADIX_THREADS) {
-        keys_a[r0 + i] = (K)order_key(a, L, r0 + i, &bad);
-        a.vals_a[r0 + i] = r0 + i;
+    K* sk = (K*)a.keys_a + r0;
+    K* dk = (K*)a.keys_b + r0;
+    unsigned* sv = a.vals_a + r0;
+    unsigned* dv = a.vals_b + r0;
+    if (tid == 0) {
+        bad = 0x7fffffff;
+        world_all = ~(K)0;
+        world_any = 0;
     }
-    K *sk = keys_a + r0, *dk = keys_b + r0;
-    unsigned *sv = a.vals_a + r0, *dv = a.vals_b + r0;
-    unsigned passes = (L.bits + 7) / 8;
-    for (unsigned p = 0; p < passes; ++p) {
-        unsigned shift = 8 * p;
-        hist[tid] = 0;
-        if (tid == 0) skip = 0;
+    __syncthreads();
+    K all = ~(K)0, any = 0;
+    for (unsigned i = tid; i < n; i += T) {
+        const K k = (K)order_key(a, L, r0 + i, &bad);
+        sk[i] = k;
+        sv[i] = r0 + i;
+        all &= k;
+        any |= k;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        all &= __shfl_xor_sync(0xffffffffu, all, o);
+        any |= __shfl_xor_sync(0xffffffffu, any, o);
+    }
+    if (lane == 0) {
+        atomicAnd(&world_all, all);
+        atomicOr(&world_any, any);
+    }
+    __syncthreads();
+    const unsigned long long differ = (unsigned long long)(world_all ^ world_any);
+    const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
+    const unsigned span = differ ? 64 - __clzll((long long)differ) - lo : 0;
+    const unsigned passes = n == 0 ? 0 : (span + 7) / 8;
+    unsigned* own = cnt + warp * ORDER_RADIX;
+    for (unsigned pass = 0; pass < passes; ++pass) {
+        const unsigned shift = lo + 8 * pass;
+        // Where each digit starts in the world.
+        for (unsigned d = tid; d < ORDER_RADIX; d += T) base[d] = 0;
         __syncthreads();
-        for (unsigned i = tid; i < n; i += ORDER_RADIX_THREADS)
-            atomicAdd(&hist[order_digit(sk[i], shift)], 1u);
+        for (unsigned i = tid; i < n; i += T) atomicAdd(&base[(unsigned)(sk[i] >> shift) & MASK], 1u);
         __syncthreads();
-        unsigned c = hist[tid];
-        if (c == n) skip = 1;  // every key has this digit: the pass is the identity
         unsigned total;
-        unsigned b = order_scan(c, &total);  // has a barrier, so `skip` is visible
-        bool identity = skip;
-        __syncthreads();  // before the next pass resets `skip`
-        if (identity) continue;
-        hist[tid] = b;
-        __syncthreads();
-        order_scatter<K>(sk, sv, dk, dv, n, shift, hist);
-        K* tk = sk; sk = dk; dk = tk;
-        unsigned* tv = sv; sv = dv; dv = tv;
+        const unsigned c = tid < ORDER_RADIX ? base[tid] : 0;
+        const unsigned start = order_scan(c, &total);
+        if (tid < ORDER_RADIX) base[tid] = start;
+        for (unsigned c0 = 0; c0 < n; c0 += N) {
+            const unsigned m = min(N, n - c0); // rows in this chunk; padding sorts after them
+            K k[E];
+            unsigned rank[E];
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const unsigned p = warp * 32 * E + e * 32 + lane;
+                k[e] = p < m ? sk[c0 + p] : ~(K)0;
+            }
+            for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
+            __syncwarp();
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const unsigned peers = order_peers<8>((unsigned)(k[e] >> shift) & MASK);
+                rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
+            }
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+                const unsigned before = rank[e] & 0xffu, at = own[d];
+                __syncwarp();
+                if (before == 0) own[d] = at + (rank[e] >> 8);
+                rank[e] = at + before;
+                __syncwarp();
+            }
+            __syncthreads(); // also: base is written and the last chunk's reads of cnt are done
+            // Exclusive scan of the counters in (digit, warp) order, C per thread (as order_block).
+            const unsigned d0 = tid * C / nwarp, w0 = tid * C - d0 * nwarp;
+            unsigned sum = 0;
+            for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
+                sum += cnt[wi * ORDER_RADIX + d];
+                if (++wi == nwarp) {
+                    wi = 0;
+                    ++d;
+                }
+            }
+            unsigned run = order_scan(sum, &total);
+            for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
+                unsigned* at = &cnt[wi * ORDER_RADIX + d];
+                const unsigned v = *at;
+                *at = run;
+                run += v;
+                if (++wi == nwarp) {
+                    wi = 0;
+                    ++d;
+                }
+            }
+            __syncthreads();
+            // cnt[d] (warp 0's counter) is where digit d starts in the chunk.
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const unsigned p = warp * 32 * E + e * 32 + lane;
+                if (p < m) {
+                    const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+                    const unsigned to = base[d] + own[d] + rank[e] - cnt[d];
+                    dk[to] = k[e];
+                    dv[to] = sv[c0 + p];
+                }
+            }
+            // The chunk's rows of each digit (the padding is all digit 255, after its rows).
+            const unsigned add =
+                tid < ORDER_RADIX ? (tid + 1 < ORDER_RADIX ? cnt[tid + 1] : m) - cnt[tid] : 0;
+            __syncthreads();
+            if (tid < ORDER_RADIX) base[tid] += add;
+        }
+        __syncthreads(); // the pass's global writes are visible to the whole block
+        K* tk = sk;
+        sk = dk;
+        dk = tk;
+        unsigned* tv = sv;
+        sv = dv;
+        dv = tv;
     }
-    __syncthreads();
-    for (unsigned p = tid; p < n; p += ORDER_RADIX_THREADS) order_place(a, r0 + p, sv[p]);
+    for (unsigned p = tid; p < n; p += T) order_place(a, r0 + p, sv[p]);
     order_status(a, w, &bad);
 }
 

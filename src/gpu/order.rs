@@ -50,7 +50,7 @@ pub enum Sort {
 }
 
 /// Threads of the radix kernel; must match `ORDER_RADIX_THREADS` in `kernels/order.cu`.
-const RADIX_THREADS: u32 = 256;
+const RADIX_THREADS: u32 = 1024;
 
 /// `OrderLayout` of `kernels/order.cu`.
 #[repr(C)]
