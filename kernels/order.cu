@@ -490,7 +490,14 @@ __device__ void order_radix(const OrderArgs& a) {
         // Where each digit starts in the world.
         for (unsigned d = tid; d < ORDER_RADIX; d += T) base[d] = 0;
         __syncthreads();
-        for (unsigned i = tid; i < n; i += T) atomicAdd(&base[(unsigned)(sk[i] >> shift) & MASK], 1u);
+        // One shared atomic per warp and digit (keys cluster: many share their high digits).
+        for (unsigned i0 = 0; i0 < n; i0 += T) {
+            const unsigned i = i0 + tid;
+            const bool in = i < n;
+            const unsigned d = in ? (unsigned)(sk[i] >> shift) & MASK : 0;
+            const unsigned peers = order_peers<8>(d) & __ballot_sync(0xffffffffu, in);
+            if (in && (peers & lower) == 0) atomicAdd(&base[d], (unsigned)__popc(peers));
+        }
         __syncthreads();
         unsigned total;
         const unsigned c = tid < ORDER_RADIX ? base[tid] : 0;
