@@ -1,6 +1,7 @@
 // Deterministic mode on the device: the canonical order of each world's rows (src/gpu/order.rs
 // launches these; src/order/keys.rs defines the key). Every kernel takes one `OrderArgs` by
-// value, laid out like `gpu::order::OrderArgs`, and one block handles one world.
+// value, laid out like `gpu::order::OrderArgs`. One block sorts one world, except the worlds
+// over the shared-memory tile, which many blocks sort in a chain of launches.
 //
 // The kernels only sort: they write the permutation both ways (`order`: canonical row -> input
 // row, `rank`: its inverse) and each world's bounds status. Discovery reads the rows as
@@ -16,14 +17,15 @@
 //    the others through a ping-pong shared-memory tile (one barrier per stage). Unique values
 //    make the order equal to a stable sort by key.
 //  - other tiles up to 8192 rows: a stable LSD radix sort of the keys in shared memory.
-//  - larger worlds: the same ranks over chunks of the world, keys and row indices ping-ponging
-//    through global scratch in 8-bit digits (order_radix).
+//  - larger worlds: a stable LSD radix sort in 8-bit digits, keys and row indices ping-ponging
+//    through global scratch, a block per chunk of 2048 rows ranking it as order_block ranks its
+//    tile (order_radix_*).
 // Nothing allocates and no launch depends on a value read back, so the step is graph-capturable.
 // Every sort lets the kernel after it start at once (grid_dependents_launch): a fused mode
 // kernel launched as its programmatic dependent runs its discovery alongside the sort and
 // waits for the sort only before its maps (common.cu, world_maps_in).
 
-#define ORDER_RADIX_THREADS 1024
+#define ORDER_RADIX_THREADS 256
 #define ORDER_RADIX 256
 #define ORDER_CONTACT_CLASS 5u
 
@@ -32,6 +34,13 @@
 struct OrderLayout {
     int id_min, id_max, geom_min, geom_max, colid_min, colid_max;
     unsigned id_bits, geom_bits, colid_bits, payload_bits, bits, pad;
+};
+
+// Per chunk of a large world (order_radix_keys): the AND and the OR of its keys, and its first
+// out-of-bounds row + 1 (0x7fffffff: none).
+struct OrderChunk {
+    unsigned long long all, any;
+    int bad, pad;
 };
 
 struct OrderArgs {
@@ -48,8 +57,12 @@ struct OrderArgs {
     unsigned long long* keys_b;
     unsigned* vals_a;
     unsigned* vals_b;
+    OrderChunk* chunks;             // large worlds: per world, nchunk chunks
+    unsigned* counts;               // large worlds: per world and chunk, 256 digit counts
     int nworld;
     unsigned idx_bits;              // bits of a row index inside a small world's tile
+    unsigned pass;                  // large worlds: the digit pass of this launch
+    unsigned nchunk;                // large worlds: chunks per world in the grid
 };
 
 __device__ __forceinline__ bool order_in(int v, int lo, int hi) { return v >= lo && v <= hi; }
@@ -428,161 +441,257 @@ __device__ void order_block(const OrderArgs& a) {
     }
 ORDER_KERNELS(block, ORDER_BLOCK_KERNEL)
 
-// ---- large worlds: stable LSD radix sort in global scratch, a block-sized chunk at a time ----
+// ---- large worlds: a stable LSD radix sort in global scratch, many blocks per world ----
 
-// Worlds over the shared-memory tile sort through global scratch (keys_a/b, vals_a/b), still one
-// block per world, in passes of 8-bit digits over the world's span of differing bits. A pass
-// first counts the world's digits (digit starts in `base`), then ranks the world's chunks of
-// T * E keys in order, each the way order_block ranks its tile (ballot peers, per-warp counters,
-// one block scan), and scatters every key to base[digit] + its place among the chunk's keys of
-// that digit; `base` then moves past the chunk. Chunks in order and stable ranks inside a chunk
-// make the pass stable. A 256-row tile per round (the sort this replaced) paid four barriers per
-// tile: 16 worlds of 16,384 rows took 322 us on the H200 (logs, session 7 run 9).
+// Worlds over the shared-memory tile are cut into chunks of ORDER_CHUNK rows, one block each
+// (grid: world, chunk), so that a few large worlds still fill the device: one block per world
+// kept 16 of the H200's 132 SMs busy on 16 worlds of 16,384 rows, 322 µs with 256-row rounds and
+// 191 µs with 8192-row chunks (benches/results/logs, session 7 run 9 and session 8 run 1).
+// A step is a chain of launches, each a programmatic dependent of the one before that waits for
+// it before reading anything (and before returning, which keeps the chain in order):
+//   order_radix_keys      the keys and row indices (keys_a, vals_a); per chunk the AND and OR of
+//                         its keys and its first out-of-bounds row (OrderChunk)
+//   per pass, one 8-bit digit of the world's span of differing bits (from the chunks' AND/OR):
+//     order_radix_count   each chunk's digit counts (counts: world, chunk, digit)
+//     order_radix_scatter each key to the world's start of its digit, plus that digit's keys in
+//                         earlier chunks, plus its stable rank in its chunk (keys ping-pong)
+//   order_radix_place     the permutation both ways and the world's bounds status
+// The host launches the passes the key layout's width needs; a world whose keys differ in fewer
+// bits skips the others, and its rows end in the buffer its own pass count says.
 #define ORDER_CHUNK_E 8
+#define ORDER_CHUNK (ORDER_RADIX_THREADS * ORDER_CHUNK_E)
+#define ORDER_RADIX_WARPS (ORDER_RADIX_THREADS / 32)
+static_assert(ORDER_RADIX_THREADS == ORDER_RADIX, "a thread per digit");
 
-template <typename K>
-__device__ void order_radix(const OrderArgs& a) {
-    grid_dependents_launch(); // the fused kernel after this one may start its discovery
-    constexpr int E = ORDER_CHUNK_E;
-    constexpr unsigned MASK = ORDER_RADIX - 1, C = ORDER_RADIX / 32;
-    __shared__ unsigned cnt[32 * ORDER_RADIX]; // [warp][digit]
-    __shared__ unsigned base[ORDER_RADIX];
-    __shared__ int bad;
-    __shared__ K world_all, world_any;
-    const unsigned T = blockDim.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const unsigned nwarp = T >> 5, N = T * E, lower = (1u << lane) - 1u;
-    const unsigned w = blockIdx.x, r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
-    const OrderLayout L = *a.layout;
-    K* sk = (K*)a.keys_a + r0;
-    K* dk = (K*)a.keys_b + r0;
-    unsigned* sv = a.vals_a + r0;
-    unsigned* dv = a.vals_b + r0;
-    if (tid == 0) {
-        bad = 0x7fffffff;
-        world_all = ~(K)0;
-        world_any = 0;
+// The world and chunk of this block, and the rows of the world.
+struct OrderSpan {
+    unsigned w, c, r0, n, c0, nchunk;
+};
+
+__device__ __forceinline__ OrderSpan order_radix_block(const OrderArgs& a) {
+    OrderSpan s;
+    s.w = blockIdx.x;
+    s.c = blockIdx.y;
+    s.r0 = a.world_rowadr[s.w];
+    s.n = a.world_rowadr[s.w + 1] - s.r0;
+    s.c0 = s.c * ORDER_CHUNK;
+    s.nchunk = (s.n + ORDER_CHUNK - 1) / ORDER_CHUNK;
+    return s;
+}
+
+// The world's digit passes and the bit its first digit starts at, from its chunks' AND and OR
+// of keys: the bits outside their span are equal in every key. Every thread must call it.
+__device__ uint2 order_radix_passes(const OrderArgs& a, const OrderSpan& s) {
+    __shared__ uint2 passes;
+    if (threadIdx.x < 32) {
+        unsigned long long all = ~0ull, any = 0;
+        for (unsigned c = threadIdx.x; c < s.nchunk; c += 32) {
+            const OrderChunk& k = a.chunks[(size_t)s.w * a.nchunk + c];
+            all &= k.all;
+            any |= k.any;
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            all &= __shfl_xor_sync(0xffffffffu, all, o);
+            any |= __shfl_xor_sync(0xffffffffu, any, o);
+        }
+        const unsigned long long differ = all ^ any;
+        const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
+        const unsigned span = differ ? 64 - __clzll((long long)differ) - lo : 0;
+        if (threadIdx.x == 0) passes = make_uint2((span + 7) / 8, lo);
     }
     __syncthreads();
+    return passes;
+}
+
+template <typename K>
+__device__ void order_radix_keys(const OrderArgs& a) {
+    grid_dependents_launch();
+    grid_dependency_wait();
+    __shared__ int bad;
+    __shared__ K chunk_all, chunk_any;
+    const OrderSpan s = order_radix_block(a);
+    if (s.c0 >= s.n) return;
+    const unsigned tid = threadIdx.x;
+    if (tid == 0) {
+        bad = 0x7fffffff;
+        chunk_all = ~(K)0;
+        chunk_any = 0;
+    }
+    __syncthreads();
+    const OrderLayout L = *a.layout;
+    K* keys = (K*)a.keys_a;
     K all = ~(K)0, any = 0;
-    for (unsigned i = tid; i < n; i += T) {
-        const K k = (K)order_key(a, L, r0 + i, &bad);
-        sk[i] = k;
-        sv[i] = r0 + i;
-        all &= k;
-        any |= k;
+#pragma unroll
+    for (int e = 0; e < ORDER_CHUNK_E; ++e) {
+        const unsigned i = s.c0 + e * ORDER_RADIX_THREADS + tid;
+        if (i < s.n) {
+            const K k = (K)order_key(a, L, s.r0 + i, &bad);
+            keys[s.r0 + i] = k;
+            a.vals_a[s.r0 + i] = s.r0 + i;
+            all &= k;
+            any |= k;
+        }
     }
     for (int o = 16; o > 0; o >>= 1) {
         all &= __shfl_xor_sync(0xffffffffu, all, o);
         any |= __shfl_xor_sync(0xffffffffu, any, o);
     }
-    if (lane == 0) {
-        atomicAnd(&world_all, all);
-        atomicOr(&world_any, any);
+    if ((tid & 31) == 0) {
+        atomicAnd(&chunk_all, all);
+        atomicOr(&chunk_any, any);
     }
     __syncthreads();
-    const unsigned long long differ = (unsigned long long)(world_all ^ world_any);
-    const unsigned lo = differ ? __ffsll((long long)differ) - 1 : 0;
-    const unsigned span = differ ? 64 - __clzll((long long)differ) - lo : 0;
-    const unsigned passes = n == 0 ? 0 : (span + 7) / 8;
-    unsigned* own = cnt + warp * ORDER_RADIX;
-    for (unsigned pass = 0; pass < passes; ++pass) {
-        const unsigned shift = lo + 8 * pass;
-        // Where each digit starts in the world.
-        for (unsigned d = tid; d < ORDER_RADIX; d += T) base[d] = 0;
-        __syncthreads();
-        // One shared atomic per warp and digit (keys cluster: many share their high digits).
-        for (unsigned i0 = 0; i0 < n; i0 += T) {
-            const unsigned i = i0 + tid;
-            const bool in = i < n;
-            const unsigned d = in ? (unsigned)(sk[i] >> shift) & MASK : 0;
-            const unsigned peers = order_peers<8>(d) & __ballot_sync(0xffffffffu, in);
-            if (in && (peers & lower) == 0) atomicAdd(&base[d], (unsigned)__popc(peers));
-        }
-        __syncthreads();
-        unsigned total;
-        const unsigned c = tid < ORDER_RADIX ? base[tid] : 0;
-        const unsigned start = order_scan(c, &total);
-        if (tid < ORDER_RADIX) base[tid] = start;
-        for (unsigned c0 = 0; c0 < n; c0 += N) {
-            const unsigned m = min(N, n - c0); // rows in this chunk; padding sorts after them
-            K k[E];
-            unsigned rank[E];
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const unsigned p = warp * 32 * E + e * 32 + lane;
-                k[e] = p < m ? sk[c0 + p] : ~(K)0;
-            }
-            for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
-            __syncwarp();
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const unsigned peers = order_peers<8>((unsigned)(k[e] >> shift) & MASK);
-                rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
-            }
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const unsigned d = (unsigned)(k[e] >> shift) & MASK;
-                const unsigned before = rank[e] & 0xffu, at = own[d];
-                __syncwarp();
-                if (before == 0) own[d] = at + (rank[e] >> 8);
-                rank[e] = at + before;
-                __syncwarp();
-            }
-            __syncthreads(); // also: base is written and the last chunk's reads of cnt are done
-            // Exclusive scan of the counters in (digit, warp) order, C per thread (as order_block).
-            const unsigned d0 = tid * C / nwarp, w0 = tid * C - d0 * nwarp;
-            unsigned sum = 0;
-            for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
-                sum += cnt[wi * ORDER_RADIX + d];
-                if (++wi == nwarp) {
-                    wi = 0;
-                    ++d;
-                }
-            }
-            unsigned run = order_scan(sum, &total);
-            for (unsigned i = 0, d = d0, wi = w0; i < C; ++i) {
-                unsigned* at = &cnt[wi * ORDER_RADIX + d];
-                const unsigned v = *at;
-                *at = run;
-                run += v;
-                if (++wi == nwarp) {
-                    wi = 0;
-                    ++d;
-                }
-            }
-            __syncthreads();
-            // cnt[d] (warp 0's counter) is where digit d starts in the chunk.
-#pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const unsigned p = warp * 32 * E + e * 32 + lane;
-                if (p < m) {
-                    const unsigned d = (unsigned)(k[e] >> shift) & MASK;
-                    const unsigned to = base[d] + own[d] + rank[e] - cnt[d];
-                    dk[to] = k[e];
-                    dv[to] = sv[c0 + p];
-                }
-            }
-            // The chunk's rows of each digit (the padding is all digit 255, after its rows).
-            const unsigned add =
-                tid < ORDER_RADIX ? (tid + 1 < ORDER_RADIX ? cnt[tid + 1] : m) - cnt[tid] : 0;
-            __syncthreads();
-            if (tid < ORDER_RADIX) base[tid] += add;
-        }
-        __syncthreads(); // the pass's global writes are visible to the whole block
-        K* tk = sk;
-        sk = dk;
-        dk = tk;
-        unsigned* tv = sv;
-        sv = dv;
-        dv = tv;
+    if (tid == 0) {
+        OrderChunk k;
+        k.all = chunk_all;
+        k.any = chunk_any;
+        k.bad = bad;
+        k.pad = 0;
+        a.chunks[(size_t)s.w * a.nchunk + s.c] = k;
     }
-    for (unsigned p = tid; p < n; p += T) order_place(a, r0 + p, sv[p]);
-    order_status(a, w, &bad);
 }
 
-extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_u32(OrderArgs a) {
-    order_radix<unsigned>(a);
+template <typename K>
+__device__ void order_radix_count(const OrderArgs& a) {
+    grid_dependents_launch();
+    grid_dependency_wait();
+    __shared__ unsigned hist[ORDER_RADIX];
+    const OrderSpan s = order_radix_block(a);
+    if (s.c0 >= s.n) return;
+    const uint2 passes = order_radix_passes(a, s);
+    if (a.pass >= passes.x) return;
+    const unsigned tid = threadIdx.x, lower = (1u << (tid & 31)) - 1u;
+    const unsigned shift = passes.y + 8 * a.pass;
+    const K* keys = (const K*)(a.pass & 1 ? a.keys_b : a.keys_a) + s.r0;
+    hist[tid] = 0;
+    __syncthreads();
+    // One shared atomic per warp and digit: keys cluster on their high digits.
+#pragma unroll
+    for (int e = 0; e < ORDER_CHUNK_E; ++e) {
+        const unsigned i = s.c0 + e * ORDER_RADIX_THREADS + tid;
+        const bool in = i < s.n;
+        const unsigned d = in ? (unsigned)(keys[i] >> shift) & (ORDER_RADIX - 1) : 0;
+        const unsigned peers = order_peers<8>(d) & __ballot_sync(0xffffffffu, in);
+        if (in && (peers & lower) == 0) atomicAdd(&hist[d], (unsigned)__popc(peers));
+    }
+    __syncthreads();
+    a.counts[((size_t)s.w * a.nchunk + s.c) * ORDER_RADIX + tid] = hist[tid];
 }
-extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_u64(OrderArgs a) {
-    order_radix<unsigned long long>(a);
+
+template <typename K>
+__device__ void order_radix_scatter(const OrderArgs& a) {
+    grid_dependents_launch();
+    grid_dependency_wait();
+    constexpr int E = ORDER_CHUNK_E;
+    constexpr unsigned MASK = ORDER_RADIX - 1;
+    __shared__ unsigned cnt[ORDER_RADIX_WARPS * ORDER_RADIX]; // [warp][digit]
+    __shared__ unsigned base[ORDER_RADIX];
+    const OrderSpan s = order_radix_block(a);
+    if (s.c0 >= s.n) return;
+    const uint2 passes = order_radix_passes(a, s);
+    if (a.pass >= passes.x) return;
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lower = (1u << lane) - 1u;
+    const unsigned shift = passes.y + 8 * a.pass, m = min(ORDER_CHUNK, s.n - s.c0);
+    const bool odd = a.pass & 1;
+    const K* sk = (const K*)(odd ? a.keys_b : a.keys_a) + s.r0;
+    K* dk = (K*)(odd ? a.keys_a : a.keys_b) + s.r0;
+    const unsigned* sv = (odd ? a.vals_b : a.vals_a) + s.r0;
+    unsigned* dv = (odd ? a.vals_a : a.vals_b) + s.r0;
+    // Where this chunk's keys of digit tid go: after the world's keys of smaller digits and
+    // after the keys of digit tid in earlier chunks.
+    {
+        const unsigned* col = a.counts + (size_t)s.w * a.nchunk * ORDER_RADIX + tid;
+        unsigned total = 0, before = 0;
+        for (unsigned c = 0; c < s.nchunk; ++c) {
+            const unsigned v = col[(size_t)c * ORDER_RADIX];
+            total += v;
+            before += c < s.c ? v : 0;
+        }
+        unsigned all;
+        base[tid] = order_scan(total, &all) + before;
+    }
+    // Stable ranks in the chunk, as order_block ranks its tile: warp w holds chunk positions
+    // w * 32 E .. (w + 1) * 32 E - 1, lane-minor; ballot peers rank a warp's keys of one digit and
+    // per-warp counters order the warps.
+    K k[E];
+    unsigned rank[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned p = warp * 32 * E + e * 32 + lane;
+        k[e] = p < m ? sk[s.c0 + p] : ~(K)0; // padding ranks after the chunk's rows
+    }
+    unsigned* own = cnt + warp * ORDER_RADIX;
+    for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
+    __syncwarp();
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned peers = order_peers<8>((unsigned)(k[e] >> shift) & MASK);
+        rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+        const unsigned before = rank[e] & 0xffu, at = own[d];
+        __syncwarp();
+        if (before == 0) own[d] = at + (rank[e] >> 8);
+        rank[e] = at + before;
+        __syncwarp();
+    }
+    __syncthreads();
+    // Exclusive scan of the counters in (digit, warp) order: thread d takes digit d's.
+    {
+        unsigned sum = 0;
+        for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) sum += cnt[w * ORDER_RADIX + tid];
+        unsigned all, run = order_scan(sum, &all);
+        for (unsigned w = 0; w < ORDER_RADIX_WARPS; ++w) {
+            const unsigned v = cnt[w * ORDER_RADIX + tid];
+            cnt[w * ORDER_RADIX + tid] = run;
+            run += v;
+        }
+    }
+    __syncthreads();
+    // own[d] - cnt[d]: this warp's first key of digit d among the chunk's keys of digit d.
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned p = warp * 32 * E + e * 32 + lane;
+        if (p < m) {
+            const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+            const unsigned to = base[d] + own[d] - cnt[d] + rank[e];
+            dk[to] = k[e];
+            dv[to] = sv[s.c0 + p];
+        }
+    }
 }
+
+extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS) order_radix_place(OrderArgs a) {
+    grid_dependents_launch(); // the fused kernel after this one may start its discovery
+    grid_dependency_wait();
+    const OrderSpan s = order_radix_block(a);
+    if (s.c == 0 && threadIdx.x < 32) {
+        int bad = 0x7fffffff;
+        for (unsigned c = threadIdx.x; c < s.nchunk; c += 32)
+            bad = min(bad, a.chunks[(size_t)s.w * a.nchunk + c].bad);
+        for (int o = 16; o > 0; o >>= 1) bad = min(bad, __shfl_xor_sync(0xffffffffu, bad, o));
+        if (threadIdx.x == 0) a.status[s.w] = bad == 0x7fffffff ? 0 : bad;
+    }
+    if (s.c0 >= s.n) return;
+    const uint2 passes = order_radix_passes(a, s);
+    const unsigned* vals = passes.x & 1 ? a.vals_b : a.vals_a;
+#pragma unroll
+    for (int e = 0; e < ORDER_CHUNK_E; ++e) {
+        const unsigned i = s.c0 + e * ORDER_RADIX_THREADS + threadIdx.x;
+        if (i < s.n) order_place(a, s.r0 + i, vals[s.r0 + i]);
+    }
+}
+
+#define ORDER_RADIX_KERNEL(STEP, W, K)                                                             \
+    extern "C" __global__ void __launch_bounds__(ORDER_RADIX_THREADS)                              \
+        order_radix_##STEP##_##W(OrderArgs a) {                                                    \
+        order_radix_##STEP<K>(a);                                                                  \
+    }
+ORDER_RADIX_KERNEL(keys, u32, unsigned)
+ORDER_RADIX_KERNEL(keys, u64, unsigned long long)
+ORDER_RADIX_KERNEL(count, u32, unsigned)
+ORDER_RADIX_KERNEL(count, u64, unsigned long long)
+ORDER_RADIX_KERNEL(scatter, u32, unsigned)
+ORDER_RADIX_KERNEL(scatter, u64, unsigned long long)

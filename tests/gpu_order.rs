@@ -11,10 +11,10 @@ mod device;
 #[path = "support/traces.rs"]
 mod traces;
 
-use archipelago::gpu::order::{Plan, SMALL_MAX, Sort};
+use archipelago::gpu::order::{Plan, RADIX_CHUNK, SMALL_MAX, Sort};
 use archipelago::gpu::solver::{Options, Overlap};
 use archipelago::gpu::{Gpu, Mode, Solver};
-use archipelago::order::{Bounds, Canonicalizer, KeyBounds, RowKeys};
+use archipelago::order::{Bounds, Canonicalizer, KeyBounds, KeyLayout, RowKeys};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
 use device::open;
@@ -524,43 +524,60 @@ fn worlds_beyond_the_tile_use_the_radix_sort() {
     let mut rng = Rng::new(3);
     let case = generate(&mut rng, &[SMALL_MAX + 900, 10, 0, 3000], 300, (10, 3, 8));
     let plan = check(&gpu, &case, 2, 40, "large worlds");
-    assert_eq!(plan, Some(Plan::Radix { wide: false }));
+    assert!(matches!(plan, Some(Plan::Radix { wide: false, .. })));
     let case = generate(&mut rng, &[SMALL_MAX + 300, 0, 1500], 300, (24, 7, 3));
     let plan = check(&gpu, &case, 2, 41, "large worlds, 64-bit keys");
-    assert_eq!(plan, Some(Plan::Radix { wide: true }));
+    assert!(matches!(plan, Some(Plan::Radix { wide: true, .. })));
+    // Worlds on both sides of the chunk boundaries, and worlds of a few rows, whose keys differ
+    // in fewer bits: they skip passes, so their rows end in either scratch buffer.
+    let c = RADIX_CHUNK;
+    let rows = [4 * c + 1, c, c + 1, 2 * c - 1, 1, 2, 3, 5, 0, 17];
+    for (bits, wide, seed) in [((10, 3, 8), false, 42), ((24, 7, 3), true, 43)] {
+        let case = generate(&mut rng, &rows, 200, bits);
+        let plan = check(&gpu, &case, 2, seed, "chunk boundaries");
+        assert!(matches!(plan, Some(Plan::Radix { wide: w, .. }) if w == wide));
+    }
 }
 
 #[test]
 fn fixed_bounds_flag_rows_outside_them() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(4);
-    let case = generate(&mut rng, &[50, 60], 8, (6, 2, 3));
-    let (batch, keys) = build(&case, None);
-    let input = Input::new(&case.model, &batch).unwrap();
-    let cap = Capacity::fit(&case.model, &batch);
-    let bounds = |geom_max| KeyBounds {
-        id: Some(Bounds::below(8)),
-        geom: Some(Bounds::below(geom_max)),
-        colid: Some(Bounds::below(4)),
-    };
-    let opts = |b| Options {
-        deterministic: true,
-        key_bounds: Some(b),
-        ..Options::default()
-    };
-    let mut out = Islands::default();
-    let mut wide =
-        Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(1000))).unwrap();
-    wide.solve_keyed(&input, &keys, &mut out).unwrap();
-    let mut canon = Canonicalizer::new(&cap);
-    let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
-    let want = oracle::solve(&Input::new(&case.model, sorted).unwrap());
-    assert_eq!(out.first_mismatch(&want), None);
-    let mut narrow =
-        Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(10))).unwrap();
-    match narrow.solve_keyed(&input, &keys, &mut out) {
-        Err(Error::KeyBounds { .. }) => {}
-        other => panic!("expected a key-bounds error, got {other:?}"),
+    // Worlds that fit one block, and worlds that the chunked radix sort takes.
+    for rows in [vec![50, 60], vec![SMALL_MAX + 100, 3000]] {
+        let case = generate(&mut rng, &rows, 8, (6, 2, 3));
+        let (batch, keys) = build(&case, None);
+        let input = Input::new(&case.model, &batch).unwrap();
+        let cap = Capacity::fit(&case.model, &batch);
+        let bounds = |geom_max| KeyBounds {
+            id: Some(Bounds::below(8)),
+            geom: Some(Bounds::below(geom_max)),
+            colid: Some(Bounds::below(4)),
+        };
+        let opts = |b| Options {
+            deterministic: true,
+            key_bounds: Some(b),
+            ..Options::default()
+        };
+        let mut out = Islands::default();
+        let mut wide =
+            Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(1000))).unwrap();
+        wide.solve_keyed(&input, &keys, &mut out).unwrap();
+        let mut canon = Canonicalizer::new(&cap);
+        let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
+        let want = oracle::solve(&Input::new(&case.model, sorted).unwrap());
+        assert_eq!(out.first_mismatch(&want), None);
+        // The first row outside the bounds, as the CPU finds it.
+        let mut bounded = Canonicalizer::new(&cap).with_layout(KeyLayout::new(bounds(10)));
+        let Err(Error::KeyBounds { row: first, .. }) = bounded.canonicalize(&input, &keys) else {
+            panic!("the CPU accepted rows outside the bounds");
+        };
+        let mut narrow =
+            Solver::with_options(&gpu, Mode::Block, cap, &case.model, opts(bounds(10))).unwrap();
+        match narrow.solve_keyed(&input, &keys, &mut out) {
+            Err(Error::KeyBounds { row, .. }) => assert_eq!(row, first, "{rows:?}"),
+            other => panic!("expected a key-bounds error, got {other:?}"),
+        }
     }
 }
 

@@ -13,7 +13,9 @@
 //! stable LSD radix sort in shared memory, in digits of up to 8 bits over the bits in which the
 //! world's keys differ (32-bit keys when the key fits, else 64-bit), below that with a bitonic
 //! network over packed `(key, row)` values in registers.
-//! Larger worlds use the same radix sort with keys and values in global scratch.
+//! Larger worlds take a stable LSD radix sort in global scratch: a block per chunk of
+//! [`RADIX_CHUNK`] rows, so that a few large worlds still fill the device, in a chain of
+//! launches (keys, then a count and a scatter per 8-bit digit, then the permutation).
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
@@ -49,8 +51,15 @@ pub enum Sort {
     Block,
 }
 
-/// Threads of the radix kernel; must match `ORDER_RADIX_THREADS` in `kernels/order.cu`.
-const RADIX_THREADS: u32 = 1024;
+/// Threads of the radix kernels; must match `ORDER_RADIX_THREADS` in `kernels/order.cu`.
+const RADIX_THREADS: u32 = 256;
+
+/// Rows of a world that one block of the global radix sort takes (`ORDER_CHUNK` in
+/// `kernels/order.cu`: 8 per thread).
+pub const RADIX_CHUNK: usize = RADIX_THREADS as usize * 8;
+
+/// Bytes of `OrderChunk` in `kernels/order.cu`.
+const CHUNK_BYTES: usize = 24;
 
 /// `OrderLayout` of `kernels/order.cu`.
 #[repr(C)]
@@ -111,8 +120,12 @@ struct OrderArgs {
     keys_b: u64,
     vals_a: u64,
     vals_b: u64,
+    chunks: u64,
+    counts: u64,
     nworld: i32,
     idx_bits: u32,
+    pass: u32,
+    nchunk: u32,
 }
 
 /// How a step is sorted.
@@ -128,10 +141,14 @@ pub enum Plan {
         /// 64-bit packed values (else 32-bit).
         wide: bool,
     },
-    /// Stable LSD radix sort of keys in global scratch: 64-bit keys when `wide`.
+    /// Stable LSD radix sort of keys in global scratch: 64-bit keys when `wide`, in `passes`
+    /// launches of an 8-bit digit each (the layout's bits; a world whose keys differ in fewer
+    /// bits skips the rest on the device).
     Radix {
         /// 64-bit keys (else 32-bit).
         wide: bool,
+        /// Digit passes launched.
+        passes: u32,
     },
 }
 
@@ -147,12 +164,19 @@ const KEYS_A: usize = 7;
 const KEYS_B: usize = 8;
 const VALS_A: usize = 9;
 const VALS_B: usize = 10;
+const CHUNKS: usize = 11;
+const COUNTS: usize = 12;
 
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
     small: [[CudaFunction; 4]; 2],
     block: [[CudaFunction; 4]; 2],
-    radix: [CudaFunction; 2],
+    /// Per key width: keys, count, scatter; then the place kernel of both widths.
+    radix: [[CudaFunction; 3]; 2],
+    radix_place: CudaFunction,
+    /// Whether each radix launch after the first is a programmatic dependent of the one
+    /// before (compute capability 9.0 and later).
+    radix_chain: bool,
     bufs: Vec<DevBuf>,
     args: OrderArgs,
     fixed: Option<KeyLayout>,
@@ -284,7 +308,14 @@ impl DeviceOrder {
             }
         }
         let rows = checked(&[cap.nworld, cap.njmax])?;
-        let sizes: [(&'static str, usize); 11] = [
+        // Chunks per world of the global radix sort (none when every world fits one block).
+        let nchunk = if one_block {
+            0
+        } else {
+            cap.njmax.div_ceil(RADIX_CHUNK)
+        };
+        let chunks = checked(&[cap.nworld, nchunk])?;
+        let sizes: [(&'static str, usize); 13] = [
             ("order_row_id", rows * 4),
             ("order_geom", rows * 8),
             ("order_colid", rows * 4),
@@ -296,6 +327,8 @@ impl DeviceOrder {
             ("order_keys_b", rows * 8),
             ("order_vals_a", rows * 4),
             ("order_vals_b", rows * 4),
+            ("order_chunks", checked(&[chunks, CHUNK_BYTES])?),
+            ("order_counts", checked(&[chunks, 256 * 4])?),
         ];
         let ctx = ws.ctx();
         let mut bufs = Vec::with_capacity(sizes.len());
@@ -318,16 +351,29 @@ impl DeviceOrder {
             keys_b: p(KEYS_B),
             vals_a: p(VALS_A),
             vals_b: p(VALS_B),
+            chunks: p(CHUNKS),
+            counts: p(COUNTS),
             nworld: 0,
             idx_bits: tile.trailing_zeros(),
+            pass: 0,
+            nchunk: u32::try_from(nchunk).map_err(|_| Error::Refused {
+                mode: "deterministic",
+                reason: format!("{} rows per world are too many to sort", cap.njmax),
+            })?,
+        };
+        let radix = |w: &str| -> Result<[CudaFunction; 3]> {
+            Ok([
+                k.function(&format!("order_radix_keys_{w}"))?,
+                k.function(&format!("order_radix_count_{w}"))?,
+                k.function(&format!("order_radix_scatter_{w}"))?,
+            ])
         };
         Ok(DeviceOrder {
             small,
             block,
-            radix: [
-                k.function("order_radix_u32")?,
-                k.function("order_radix_u64")?,
-            ],
+            radix: [radix("u32")?, radix("u64")?],
+            radix_place: k.function("order_radix_place")?,
+            radix_chain: gpu.info().capability.0 >= 9,
             bufs,
             args,
             fixed: bounds.map(KeyLayout::new),
@@ -404,7 +450,10 @@ impl DeviceOrder {
                 Sort::Block => false,
             };
         let plan = if !self.one_block {
-            Plan::Radix { wide }
+            Plan::Radix {
+                wide,
+                passes: layout.bits().div_ceil(8),
+            }
         } else if bitonic {
             Plan::Small { wide: packed > 32 }
         } else {
@@ -424,7 +473,8 @@ impl DeviceOrder {
         Ok(changed)
     }
 
-    /// Enqueues the order step for the uploaded batch on `stream` (capturable): one launch.
+    /// Enqueues the order step for the uploaded batch on `stream` (capturable): one launch, or
+    /// the global radix sort's chain.
     pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
         if self.nworld == 0 {
             return Ok(());
@@ -436,33 +486,56 @@ impl DeviceOrder {
                 let e = self.per_thread.trailing_zeros() as usize;
                 let bytes = small_smem(self.tile, wide);
                 let f = &self.small[usize::from(wide)][e];
-                self.launch(f, grid, self.threads, bytes as u32, stream)
+                Self::launch(
+                    &self.args,
+                    f,
+                    grid,
+                    (self.threads, bytes as u32),
+                    false,
+                    stream,
+                )
             }
             Some(Plan::Block { wide }) => {
                 let e = self.per_thread.trailing_zeros() as usize;
                 let bytes = block_smem(self.radix_threads, self.per_thread, wide);
                 let f = &self.block[usize::from(wide)][e];
-                self.launch(f, grid, self.radix_threads, bytes as u32, stream)
+                let block = (self.radix_threads, bytes as u32);
+                Self::launch(&self.args, f, grid, block, false, stream)
             }
-            Some(Plan::Radix { wide }) => {
-                let f = &self.radix[usize::from(wide)];
-                self.launch(f, grid, RADIX_THREADS, 0, stream)
+            Some(Plan::Radix { wide, passes }) => {
+                let [keys, count, scatter] = &self.radix[usize::from(wide)];
+                let grid = (self.nworld as u32, self.args.nchunk, 1);
+                let step = |f, pass, first: bool| {
+                    let args = OrderArgs { pass, ..self.args };
+                    let dependent = self.radix_chain && !first;
+                    Self::launch(&args, f, grid, (RADIX_THREADS, 0), dependent, stream)
+                };
+                step(keys, 0, true)?;
+                for pass in 0..passes {
+                    step(count, pass, false)?;
+                    step(scatter, pass, false)?;
+                }
+                step(&self.radix_place, 0, false)
             }
         }
     }
 
+    /// Launches the order kernel `f` with `args` (a programmatic dependent of the kernel
+    /// before it when `dependent`).
     fn launch(
-        &self,
+        args: &OrderArgs,
         f: &CudaFunction,
         grid: (u32, u32, u32),
-        threads: u32,
-        smem: u32,
+        block: (u32, u32),
+        dependent: bool,
         stream: &CudaStream,
     ) -> Result<()> {
-        let mut params = [&self.args as *const OrderArgs as *mut std::ffi::c_void];
-        // SAFETY: every order kernel takes one `OrderArgs` by value; its pointers are buffers of
-        // this order and of the solver's workspace, which outlive every launch and graph.
-        unsafe { super::maps::launch_with(f, grid, (threads, smem), stream, &mut params, false) }
+        let mut params = [args as *const OrderArgs as *mut std::ffi::c_void];
+        // SAFETY: every order kernel takes one `OrderArgs` by value (the driver copies it at
+        // the launch); its pointers are buffers of this order and of the solver's workspace,
+        // which outlive every launch and graph. Each radix kernel waits for the grids before
+        // it (`griddepcontrol.wait`) before it reads anything, as `dependent` asks.
+        unsafe { super::maps::launch_with(f, grid, block, stream, &mut params, dependent) }
     }
 
     /// Enqueues the copy of the step's per-world bounds status into a host buffer the order
