@@ -726,8 +726,13 @@ fn the_order_kernels_compile_for_hopper() {
         "order_block_u32_e1",
         "order_block_u32_e4",
         "order_block_u64_e2",
-        "order_radix_u32",
-        "order_radix_u64",
+        "order_radix_keys_u32",
+        "order_radix_count_u32",
+        "order_radix_scatter_u32",
+        "order_radix_keys_u64",
+        "order_radix_count_u64",
+        "order_radix_scatter_u64",
+        "order_radix_place",
     ] {
         assert!(ptx.contains(k), "{k} missing from the PTX");
     }
