@@ -540,6 +540,51 @@ fn worlds_beyond_the_tile_use_the_radix_sort() {
 }
 
 #[test]
+fn the_radix_passes_launched_only_grow() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(6);
+    let rows = [SMALL_MAX + 100, 700, 3];
+    let many = generate(&mut rng, &rows, 300, (10, 3, 8));
+    let few = generate(&mut rng, &rows, 300, (3, 1, 2));
+    let (mb, mk) = build(&many, None);
+    let (fb, fk) = build(&few, None);
+    let (min, fin) = (
+        Input::new(&many.model, &mb).unwrap(),
+        Input::new(&few.model, &fb).unwrap(),
+    );
+    let (cm, cf) = (
+        Capacity::fit(&many.model, &mb),
+        Capacity::fit(&few.model, &fb),
+    );
+    let cap = Capacity {
+        nsupport: cm.nsupport.max(cf.nsupport),
+        nedge: cm.nedge.max(cf.nedge),
+        ..cm
+    };
+    let passes = |s: &Solver| match s.order().and_then(|o| o.plan()) {
+        Some(Plan::Radix { passes, .. }) => passes,
+        other => panic!("expected the radix sort, got {other:?}"),
+    };
+    let mut fresh = deterministic(&gpu, Mode::Block, cap, &few.model).unwrap();
+    let mut out = Islands::default();
+    fresh.solve_keyed(&fin, &fk, &mut out).unwrap();
+    let few_passes = passes(&fresh);
+    // One solver: the key of `many` needs more passes; `few` after it keeps them and is exact.
+    let mut solver = deterministic(&gpu, Mode::Block, cap, &many.model).unwrap();
+    let mut seen = Vec::new();
+    for (input, keys) in [(&min, &mk), (&fin, &fk), (&min, &mk)] {
+        solver.solve_keyed(input, keys, &mut out).unwrap();
+        let mut canon = Canonicalizer::new(&cap);
+        let (sorted, _) = canon.canonicalize(input, keys).unwrap();
+        let want = oracle::solve(&Input::new(&many.model, sorted).unwrap());
+        assert_eq!(out.first_mismatch(&want), None);
+        seen.push(passes(&solver));
+    }
+    assert!(few_passes < seen[0], "{few_passes} vs {seen:?}");
+    assert_eq!(seen, vec![seen[0]; 3]);
+}
+
+#[test]
 fn fixed_bounds_flag_rows_outside_them() {
     let Some(gpu) = open() else { return };
     let mut rng = Rng::new(4);

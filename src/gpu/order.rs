@@ -142,8 +142,8 @@ pub enum Plan {
         wide: bool,
     },
     /// Stable LSD radix sort of keys in global scratch: 64-bit keys when `wide`, in `passes`
-    /// launches of an 8-bit digit each (the layout's bits; a world whose keys differ in fewer
-    /// bits skips the rest on the device).
+    /// launches of an 8-bit digit each (the most the layout's bits have needed at this width;
+    /// a world whose keys differ in fewer bits skips the rest on the device).
     Radix {
         /// 64-bit keys (else 32-bit).
         wide: bool,
@@ -450,10 +450,15 @@ impl DeviceOrder {
                 Sort::Block => false,
             };
         let plan = if !self.one_block {
-            Plan::Radix {
-                wide,
-                passes: layout.bits().div_ceil(8),
-            }
+            // At least the passes launched before at this width: a world skips the passes its
+            // keys do not need, and a count that only grows recaptures the graph a few times
+            // at most, where one following each step's key bits could recapture every step.
+            let need = layout.bits().div_ceil(8);
+            let passes = match self.plan {
+                Some(Plan::Radix { wide: w, passes }) if w == wide => passes.max(need),
+                _ => need,
+            };
+            Plan::Radix { wide, passes }
         } else if bitonic {
             Plan::Small { wide: packed > 32 }
         } else {
