@@ -11,7 +11,9 @@
 //     its share; one __syncthreads_or decides. Replayed: parent[] over the slot's nodes in
 //     shared memory, every node with contracted rows active; the dynamic hyperedges' trees are
 //     mapped to nodes (tree_node) and min-root united; pointer jumping; each tree's label = the
-//     smallest tree of its root node.
+//     smallest tree of its root node. The union runs in the same phase as the comparison,
+//     before its verdict (a mismatch discards the labels: steps 2 and 3 start afresh), so
+//     its loads overlap the comparison's and the two share one barrier.
 //  2. Otherwise the guard with the per-node awake mask (src/quotient/guard.rs): each static
 //     hyperedge must lie inside one node; per node, the count and wrapping hash sum of the
 //     static hyperedges present are compared with the contracted ones: all present = active,
@@ -66,12 +68,16 @@ __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
     return (type == 1 || type == 2) && q.friction_static;
 }
 
-// Step 1: 1 when world w's static hyperedges are not exactly the slot's stream.
-__device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                          int* s_span, int* start_out, int* k_out) {
+// Step 1: 1 when world w's static hyperedges are not exactly the slot's stream; else `lab`
+// holds the node solve (not yet jumped).
+__device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                        int* s_span, int* lab) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
     const int k = (int)q.nstatic_rows[slot];
+    const size_t sn = (size_t)slot * a.ntree;
+    const int nnode = (int)q.nnode[slot];
+    for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
     // The first and last static rows: per thread, per warp (shuffles), then one shared atomic
     // per warp (s_span = {first, last}, set to {nr, -1} by the caller).
     int lo = nr, hi = -1;
@@ -90,8 +96,6 @@ __device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, i
     }
     __syncthreads();
     const int start = k == 0 ? 0 : s_span[0];
-    *start_out = start;
-    *k_out = k;
     if (nr - start < k) return 1;  // uniform: every thread sees the same values
     int bad = 0;
     const size_t ss = (size_t)slot * q.max_static;
@@ -134,6 +138,21 @@ __device__ int q_mismatch(const Args& a, const QArgs& q, int w, unsigned slot, i
                 if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
         }
     }
+    // The dynamic hyperedges over nodes, as if the comparison will pass.
+    const int* tn = q.tree_node + sn;
+    for (int h = tid; h < nh; h += bd) {
+        if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
+        const unsigned x = hyper_index(a, w, h, nr);
+        const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+        if (s0 >= s1) continue;
+        const int f = tn[a.support[s0]];
+        activate(lab, f);
+        for (unsigned j = s0 + 1; j < s1; ++j) {
+            const int n = tn[a.support[j]];
+            activate(lab, n);
+            unite(lab, f, n);
+        }
+    }
     return __syncthreads_or(bad);
 }
 
@@ -167,31 +186,6 @@ __device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, in
     if (h >= nr) return q.flex_static != 0;
     const unsigned r = a.world_rowadr[w] + (unsigned)h;
     return q_row_static(q, a.row_type[r], q.row_id[r]);
-}
-
-// Step 1's solve: nodes with contracted rows active, dynamic hyperedges united over nodes.
-__device__ void q_solve_replayed(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                                 int start, int k, int* lab) {
-    const int tid = threadIdx.x, bd = blockDim.x;
-    const size_t sn = (size_t)slot * a.ntree;
-    const int nnode = (int)q.nnode[slot];
-    const int* tn = q.tree_node + sn;
-    for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
-    __syncthreads();
-    for (int h = tid; h < nh; h += bd) {
-        if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
-        const unsigned x = hyper_index(a, w, h, nr);
-        const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
-        if (s0 >= s1) continue;
-        const int f = tn[a.support[s0]];
-        activate(lab, f);
-        for (unsigned j = s0 + 1; j < s1; ++j) {
-            const int n = tn[a.support[j]];
-            activate(lab, n);
-            unite(lab, f, n);
-        }
-    }
-    __syncthreads();
 }
 
 // Step 2: the guard with the awake mask, then the node solve. Returns 1 (block-uniform) when
@@ -284,9 +278,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     __syncthreads();
     int flag = 1;
     if (slot != 0xffffffffu) {
-        int start = 0, k = 0;
-        if (!q_mismatch(a, q, w, slot, nr, nh, s_span, &start, &k)) {
-            q_solve_replayed(a, q, w, slot, nr, nh, start, k, lab);
+        if (!q_replay(a, q, w, slot, nr, nh, s_span, lab)) {
             flag = 0;
         } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
             flag = 2;
