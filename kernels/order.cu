@@ -255,6 +255,32 @@ struct OrderTile {
     unsigned lo, passes;
 };
 
+// Stable ranks of this warp's values k (its E values per lane, in the order e, then lane)
+// among the warp's values of equal BITS-bit digit at `shift`, counted on from the warp's own
+// digit counters `own` (which advance past them). Every value's peers first (independent
+// ballots the scheduler can overlap), kept as (lanes before it) | (peers) << 8; then the short
+// serial walk over the counters.
+template <typename K, int E, int BITS>
+__device__ __forceinline__ void order_warp_ranks(const K (&k)[E], unsigned shift, unsigned* own,
+                                                 unsigned (&rank)[E]) {
+    constexpr unsigned MASK = (1u << BITS) - 1;
+    const unsigned lower = (1u << (threadIdx.x & 31)) - 1u;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned peers = order_peers<BITS>((unsigned)(k[e] >> shift) & MASK);
+        rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const unsigned d = (unsigned)(k[e] >> shift) & MASK;
+        const unsigned before = rank[e] & 0xffu, at = own[d];
+        __syncwarp();
+        if (before == 0) own[d] = at + (rank[e] >> 8);
+        rank[e] = at + before;
+        __syncwarp();
+    }
+}
+
 // The passes of order_block with BITS-bit digits over the keys k (this thread's E values).
 // Returns the row index buffer of the final order (position p holds row src[p]; no barrier
 // after its last writes), or null when no pass ran.
@@ -262,7 +288,7 @@ template <typename K, int E, int BITS>
 __device__ const unsigned* order_block_passes(const OrderTile<K>& t, K (&k)[E]) {
     constexpr unsigned RADIX = 1u << BITS, MASK = RADIX - 1, C = RADIX / 32;
     const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarp = blockDim.x >> 5;
-    const unsigned N = blockDim.x * E, lower = (1u << lane) - 1u;
+    const unsigned N = blockDim.x * E;
     unsigned* cnt = t.cnt;
     // Each warp ranks against its own counters, so it clears them itself (no barrier).
     unsigned* own = cnt + warp * ORDER_RADIX;
@@ -274,23 +300,8 @@ __device__ const unsigned* order_block_passes(const OrderTile<K>& t, K (&k)[E]) 
     for (unsigned pass = 0; pass < t.passes; ++pass) {
         const unsigned shift = t.lo + BITS * pass;
         const bool last = pass + 1 == t.passes;
-        // Every value's peers first (independent ballots the scheduler can overlap), kept as
-        // (lanes before it) | (peers) << 8; then the short serial walk over the counters.
         unsigned rank[E];
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned peers = order_peers<BITS>((unsigned)(k[e] >> shift) & MASK);
-            rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
-        }
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-            const unsigned d = (unsigned)(k[e] >> shift) & MASK;
-            const unsigned before = rank[e] & 0xffu, at = own[d];
-            __syncwarp();
-            if (before == 0) own[d] = at + (rank[e] >> 8);
-            rank[e] = at + before;
-            __syncwarp();
-        }
+        order_warp_ranks<K, E, BITS>(k, shift, own, rank);
         __syncthreads();
         // Exclusive scan of the counters in (digit, warp) order: C consecutive per thread
         // (RADIX * nwarp = C T of them), from x = C tid: digit x / nwarp, warp x % nwarp, and
@@ -363,7 +374,6 @@ __device__ void order_block(const OrderArgs& a) {
     extern __shared__ unsigned long long order_tile[];
     const unsigned T = blockDim.x, tid = threadIdx.x, w = blockIdx.x;
     const unsigned lane = tid & 31, warp = tid >> 5, nwarp = T >> 5, N = T * E;
-    const unsigned lower = (1u << lane) - 1u;
     const unsigned r0 = a.world_rowadr[w], n = a.world_rowadr[w + 1] - r0;
     const OrderLayout L = *a.layout;
     unsigned* cnt = (unsigned*)order_tile;       // [warp][digit]
@@ -590,7 +600,7 @@ __device__ void order_radix_scatter(const OrderArgs& a) {
     if (s.c0 >= s.n) return;
     const uint2 passes = order_radix_passes(a, s);
     if (a.pass >= passes.x) return;
-    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, lower = (1u << lane) - 1u;
+    const unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const unsigned shift = passes.y + 8 * a.pass, m = min(ORDER_CHUNK, s.n - s.c0);
     const bool odd = a.pass & 1;
     const K* sk = (const K*)(odd ? a.keys_b : a.keys_a) + s.r0;
@@ -623,20 +633,7 @@ __device__ void order_radix_scatter(const OrderArgs& a) {
     unsigned* own = cnt + warp * ORDER_RADIX;
     for (unsigned i = lane; i < ORDER_RADIX; i += 32) own[i] = 0;
     __syncwarp();
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        const unsigned peers = order_peers<8>((unsigned)(k[e] >> shift) & MASK);
-        rank[e] = __popc(peers & lower) | (unsigned)__popc(peers) << 8;
-    }
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-        const unsigned d = (unsigned)(k[e] >> shift) & MASK;
-        const unsigned before = rank[e] & 0xffu, at = own[d];
-        __syncwarp();
-        if (before == 0) own[d] = at + (rank[e] >> 8);
-        rank[e] = at + before;
-        __syncwarp();
-    }
+    order_warp_ranks<K, E, 8>(k, shift, own, rank);
     __syncthreads();
     // Exclusive scan of the counters in (digit, warp) order: thread d takes digit d's.
     {

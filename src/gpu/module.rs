@@ -54,6 +54,12 @@ fn hash(text: &str) -> u64 {
 /// With `ARCHIPELAGO_LINEINFO` set, the PTX carries line tables for profilers.
 pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
     let key = (hash(src), cc);
+    // One compile at a time: threads that open devices at once wait for the first compile and
+    // take its PTX from the cache instead of compiling the same source again. Concurrent
+    // compiles also failed once on the H200: one of several test threads compiling this source
+    // together got an internal ptxas error (session 8, run 7).
+    static COMPILING: Mutex<()> = Mutex::new(());
+    let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(ptx) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok((ptx, 0.0));
     }
