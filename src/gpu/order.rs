@@ -356,10 +356,18 @@ impl DeviceOrder {
             nworld: 0,
             idx_bits: tile.trailing_zeros(),
             pass: 0,
-            nchunk: u32::try_from(nchunk).map_err(|_| Error::Refused {
-                mode: "deterministic",
-                reason: format!("{} rows per world are too many to sort", cap.njmax),
-            })?,
+            // The chunks are the launch grid's y dimension (at most 65,535 blocks).
+            nchunk: u32::try_from(nchunk)
+                .ok()
+                .filter(|&n| n <= 65_535)
+                .ok_or_else(|| Error::Refused {
+                    mode: "deterministic",
+                    reason: format!(
+                        "{} rows per world are too many to sort on the device (at most {})",
+                        cap.njmax,
+                        65_535 * RADIX_CHUNK
+                    ),
+                })?,
         };
         let radix = |w: &str| -> Result<[CudaFunction; 3]> {
             Ok([
