@@ -53,7 +53,7 @@ struct OrderArgs {
     unsigned* order;                // canonical global row -> input global row
     unsigned* rank;                 // input global row -> canonical global row
     int* status;                    // per world: its first out-of-bounds row + 1, or 0
-    unsigned long long* keys_a;     // radix scratch, per global row
+    unsigned long long* keys_a;     // large worlds: radix scratch, per global row
     unsigned long long* keys_b;
     unsigned* vals_a;
     unsigned* vals_b;

@@ -308,13 +308,16 @@ impl DeviceOrder {
             }
         }
         let rows = checked(&[cap.nworld, cap.njmax])?;
-        // Chunks per world of the global radix sort (none when every world fits one block).
+        // The global radix sort's scratch: keys and row indices per row, and per chunk its key
+        // summary and digit counts; none when every world fits one block (the other sorts
+        // work in shared memory).
         let nchunk = if one_block {
             0
         } else {
             cap.njmax.div_ceil(RADIX_CHUNK)
         };
         let chunks = checked(&[cap.nworld, nchunk])?;
+        let scratch = if one_block { 0 } else { rows };
         let sizes: [(&'static str, usize); 13] = [
             ("order_row_id", rows * 4),
             ("order_geom", rows * 8),
@@ -323,10 +326,10 @@ impl DeviceOrder {
             ("order_order", rows * 4),
             ("order_rank", rows * 4),
             ("order_status", cap.nworld * 4),
-            ("order_keys_a", rows * 8),
-            ("order_keys_b", rows * 8),
-            ("order_vals_a", rows * 4),
-            ("order_vals_b", rows * 4),
+            ("order_keys_a", scratch * 8),
+            ("order_keys_b", scratch * 8),
+            ("order_vals_a", scratch * 4),
+            ("order_vals_b", scratch * 4),
             ("order_chunks", checked(&[chunks, CHUNK_BYTES])?),
             ("order_counts", checked(&[chunks, 256 * 4])?),
         ];
@@ -499,14 +502,8 @@ impl DeviceOrder {
                 let e = self.per_thread.trailing_zeros() as usize;
                 let bytes = small_smem(self.tile, wide);
                 let f = &self.small[usize::from(wide)][e];
-                Self::launch(
-                    &self.args,
-                    f,
-                    grid,
-                    (self.threads, bytes as u32),
-                    false,
-                    stream,
-                )
+                let block = (self.threads, bytes as u32);
+                Self::launch(&self.args, f, grid, block, false, stream)
             }
             Some(Plan::Block { wide }) => {
                 let e = self.per_thread.trailing_zeros() as usize;
