@@ -23,7 +23,14 @@
 //  3. Stale (a toggle, an edit, a partial sleep nobody reported, no slot yet): the world is
 //     solved directly (tree-level union over every hyperedge, as `block` does) — never a stale
 //     answer — and flagged for the host to rebuild its quotient before the next step.
-// q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked.
+// Before all three, the reuse check: a world whose hyperedges (row types and every support,
+// rows then rowless couplings: all its outputs depend on) equal those of the last step it was
+// solved in keeps that step's outputs. Its tree- and dof-level outputs are still in place
+// (per-world slices nothing else writes); its row-level outputs, packed by row, are copied back
+// from the per-world cache, since earlier worlds' row counts may have moved them. The check
+// reads the cache in the same phase as the replay check's span scan and shares its barrier;
+// a world solved otherwise writes its hyperedges and row outputs to the cache at the end.
+// q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused.
 
 struct QArgs {
     const int* row_id;                 // per global row
@@ -42,13 +49,25 @@ struct QArgs {
     const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
-    int* stale;                        // nworld: 0 replayed, 1 solved directly, 2 masked
+    int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused
+    // The cache of each world's last solved step (reuse), padded per world:
+    int* c_count;                      // nworld * 4: rows, hyperedges, row entries, all entries
+                                       // (rows = -1: nothing cached)
+    unsigned char* c_type;             // nworld * cap_rows
+    unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
+    int* c_support;                    // nworld * cap_entries
+    int* c_out;                        // nworld * 3 * cap_rows: efc_island, map_efc2iefc,
+                                       // map_iefc2efc, one plane each
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
     int flex_static;
     int max_static;
     int max_entries;
+    int reuse;
+    int cap_rows;
+    int cap_hyper;
+    int cap_entries;
 };
 
 // Whether a row is static under the policy (src/quotient/classify.rs).
@@ -68,18 +87,16 @@ __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
     return (type == 1 || type == 2) && q.friction_static;
 }
 
-// Step 1: 1 when world w's static hyperedges are not exactly the slot's stream; else `lab`
-// holds the node solve (not yet jumped).
-__device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                        int* s_span, int* lab) {
+// The first and last static rows of world w: per thread, per warp (shuffles), then one shared
+// atomic per warp (s_span = {first, last}, set to {nr, -1} by the caller, read after its next
+// barrier); and every node with contracted rows active in `lab`.
+__device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int* s_span,
+                       int* lab) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
-    const int k = (int)q.nstatic_rows[slot];
     const size_t sn = (size_t)slot * a.ntree;
     const int nnode = (int)q.nnode[slot];
     for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
-    // The first and last static rows: per thread, per warp (shuffles), then one shared atomic
-    // per warp (s_span = {first, last}, set to {nr, -1} by the caller).
     int lo = nr, hi = -1;
     for (int r = tid; r < nr; r += bd)
         if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) {
@@ -94,7 +111,16 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
         atomicMin(&s_span[0], lo);
         atomicMax(&s_span[1], hi);
     }
-    __syncthreads();
+}
+
+// Step 1, after q_span and a barrier: 1 when world w's static hyperedges are not exactly the
+// slot's stream; else `lab` holds the node solve (not yet jumped).
+__device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                        const int* s_span, int* lab) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const unsigned row0 = a.world_rowadr[w];
+    const int k = (int)q.nstatic_rows[slot];
+    const size_t sn = (size_t)slot * a.ntree;
     const int start = k == 0 ? 0 : s_span[0];
     if (nr - start < k) return 1;  // uniform: every thread sees the same values
     int bad = 0;
@@ -261,6 +287,77 @@ __device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slo
     return __syncthreads_or(bad);
 }
 
+// Reuse: this thread's share of "world w's hyperedges differ from the cached step's" (row
+// types, support offsets and entries; row and coupling ids do not affect any output). The
+// counts are compared first, by every thread alike, so the loops run only within bounds.
+__device__ int q_changed(const Args& a, const QArgs& q, int w, int nr, int nh) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const int4 c = reinterpret_cast<const int4*>(q.c_count)[w];
+    const unsigned r0 = a.world_rowadr[w];
+    const unsigned rbase = a.supadr[r0];
+    const unsigned rn = a.supadr[r0 + nr] - rbase;
+    const unsigned e0 = hyper_index(a, w, nr, nr);
+    const unsigned ebase = a.supadr[e0];
+    const unsigned en = nh > nr ? a.supadr[hyper_index(a, w, nh, nr)] - ebase : 0;
+    if (c.x != nr || c.y != nh || (unsigned)c.z != rn || (unsigned)c.w != rn + en) return 1;
+    const unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
+    const unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
+    const int* cs = q.c_support + (size_t)w * q.cap_entries;
+    int bad = 0;
+    for (int r = tid; r < nr; r += bd)
+        if (a.row_type[r0 + r] != ct[r] || a.supadr[r0 + r] - rbase != cadr[r]) bad = 1;
+    for (int e = tid; e < nh - nr; e += bd)
+        if (a.supadr[e0 + e] - ebase + rn != cadr[nr + e]) bad = 1;
+    for (unsigned j = tid; j < rn; j += bd)
+        if (a.support[rbase + j] != cs[j]) bad = 1;
+    for (unsigned j = tid; j < en; j += bd)
+        if (a.support[ebase + j] != cs[rn + j]) bad = 1;
+    return bad;
+}
+
+// Reuse: world w's row-level outputs from the cache, at this step's rows.
+__device__ void q_restore(const Args& a, const QArgs& q, int w, int nr) {
+    const unsigned r0 = a.world_rowadr[w];
+    const int* co = q.c_out + (size_t)w * 3 * q.cap_rows;
+    for (int k = threadIdx.x; k < nr; k += blockDim.x) {
+        a.efc_island[r0 + k] = co[k];
+        a.map_efc2iefc[r0 + k] = co[q.cap_rows + k];
+        a.map_iefc2efc[r0 + k] = co[2 * q.cap_rows + k];
+    }
+}
+
+// Reuse: world w's hyperedges and row-level outputs into the cache, after its maps and a
+// barrier (the maps' stores are then visible to the whole block). A world past the cache's
+// capacity is marked as not cached.
+__device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const unsigned r0 = a.world_rowadr[w];
+    const unsigned rbase = a.supadr[r0];
+    const unsigned rn = a.supadr[r0 + nr] - rbase;
+    const unsigned e0 = hyper_index(a, w, nr, nr);
+    const unsigned ebase = a.supadr[e0];
+    const unsigned en = nh > nr ? a.supadr[hyper_index(a, w, nh, nr)] - ebase : 0;
+    const bool fits = nr <= q.cap_rows && nh <= q.cap_hyper && rn + en <= (unsigned)q.cap_entries;
+    if (tid == 0)
+        reinterpret_cast<int4*>(q.c_count)[w] =
+            fits ? make_int4(nr, nh, (int)rn, (int)(rn + en)) : make_int4(-1, -1, -1, -1);
+    if (!fits) return;
+    unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
+    unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
+    int* cs = q.c_support + (size_t)w * q.cap_entries;
+    int* co = q.c_out + (size_t)w * 3 * q.cap_rows;
+    for (int r = tid; r < nr; r += bd) {
+        ct[r] = a.row_type[r0 + r];
+        cadr[r] = a.supadr[r0 + r] - rbase;
+        co[r] = a.efc_island[r0 + r];
+        co[q.cap_rows + r] = a.map_efc2iefc[r0 + r];
+        co[2 * q.cap_rows + r] = a.map_iefc2efc[r0 + r];
+    }
+    for (int e = tid; e < nh - nr; e += bd) cadr[nr + e] = a.supadr[e0 + e] - ebase + rn;
+    for (unsigned j = tid; j < rn; j += bd) cs[j] = a.support[rbase + j];
+    for (unsigned j = tid; j < en; j += bd) cs[rn + j] = a.support[ebase + j];
+}
+
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
@@ -276,6 +373,16 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         s_span[1] = -1;
     }
     __syncthreads();
+    if (slot != 0xffffffffu) q_span(a, q, w, slot, nr, s_span, lab);
+    // One barrier for the span and the reuse verdict.
+    if (!__syncthreads_or(q.reuse ? q_changed(a, q, w, nr, nh) : 1)) {
+        q_restore(a, q, w, nr);
+        if (tid == 0) {
+            q.stale[w] = 3;
+            a.rounds[w] = 0;
+        }
+        return;
+    }
     int flag = 1;
     if (slot != 0xffffffffu) {
         if (!q_replay(a, q, w, slot, nr, nh, s_span, lab)) {
@@ -311,4 +418,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         a.rounds[w] = 0;
     }
     world_maps(a, w, lab, cnt);
+    if (q.reuse) {
+        __syncthreads();
+        q_store(a, q, w, nr, nh);
+    }
 }

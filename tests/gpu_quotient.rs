@@ -1,8 +1,10 @@
 //! The device quotient against the oracle (and native MuJoCo on the committed traces): the
 //! kernel compiles for Hopper, sleeping components are masked on the device without a rebuild,
 //! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
-//! launches, long random invalidation sequences of every source, the generated corpus in and
-//! out of order, every committed trace with its events, and the GPU engine in every mode.
+//! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
+//! long random invalidation sequences of every source with and without reuse, the generated
+//! corpus in and out of order, every committed trace with its events, and the GPU engine in
+//! every mode.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -99,6 +101,8 @@ fn sleeping_components_are_masked_on_the_device() {
         nedge: 1,
     };
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    // The quotient's own checks, every world every step (unchanged worlds would be reused).
+    s.set_reuse(false).unwrap();
     let all = |asleep: [&[i32]; 4], eq0: [usize; 4]| {
         let mut b = Batch::builder();
         for w in 0..4 {
@@ -172,7 +176,15 @@ fn graph_replays_equal_direct_launches_and_fewer_worlds_fit() {
     };
     let mut s = QuotientSolver::new(&gpu, cap, &scene.model, Policy::default()).unwrap();
     let events = Events::new();
-    for nworld in [16, 3, 16, 1, 0, 7] {
+    for (nworld, reuse) in [
+        (16, false),
+        (3, false),
+        (16, true),
+        (1, true),
+        (0, false),
+        (7, true),
+    ] {
+        s.set_reuse(reuse).unwrap();
         let worlds = vec![scenes::World::new(&scene); nworld];
         let batch = scenes::batch(&scene, &worlds, &mut rng);
         let input = Input::new(&scene.model, &batch).unwrap();
@@ -189,6 +201,86 @@ fn graph_replays_equal_direct_launches_and_fewer_worlds_fit() {
     }
 }
 
+/// World `w` of the reuse test: `variant` 0 is the base; 1 adds a contact (world 0, so every
+/// later world's rows move), changes one support entry (world 2) or one row type (world 3);
+/// 2 adds a rowless coupling (world 0); 3 renumbers a contact (world 2: ids do not matter).
+fn reuse_world(b: &mut archipelago::BatchBuilder, w: usize, variant: usize) {
+    b.row(RowType::Equality, 0, &[0, 1]);
+    b.row(RowType::Equality, 0, &[0, 1]);
+    b.row(RowType::FrictionDof, 5, &[5]);
+    let other = if w == 2 && variant >= 1 { 5 } else { 4 };
+    let id = if w == 2 && variant == 3 { 7 } else { 0 };
+    b.row(RowType::ContactPyramidal, id, &[1, other]);
+    let kind = if w == 3 && variant >= 1 {
+        RowType::ContactElliptic
+    } else {
+        RowType::ContactPyramidal
+    };
+    b.row(kind, 1, &[3, 6]);
+    if w == 0 && variant >= 1 {
+        b.row(RowType::ContactPyramidal, 2, &[2, 7]);
+    }
+    if w == 0 && variant == 2 {
+        b.rowless(0, &[6, 7]);
+    }
+    b.end_world();
+}
+
+#[test]
+fn unchanged_worlds_reuse_their_outputs_exactly() {
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let cap = Capacity {
+        nworld: 4,
+        ntree: 8,
+        nv: 8,
+        njmax: 16,
+        nsupport: 40,
+        nedge: 2,
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    assert!(s.reuse());
+    let batch = |variants: &[usize]| {
+        let mut b = Batch::builder();
+        for (w, &v) in variants.iter().enumerate() {
+            reuse_world(&mut b, w, v);
+        }
+        b.finish()
+    };
+    let events = Events::new();
+    // (variants per world, worlds expected to be reused)
+    let plan: [(&[usize], usize); 8] = [
+        (&[0, 0, 0, 0], 0), // nothing cached yet
+        (&[0, 0, 0, 0], 4),
+        (&[1, 1, 1, 1], 1), // world 1 unchanged (its rows moved); 0, 2, 3 changed
+        (&[1, 1], 2),       // fewer worlds
+        (&[1, 1, 1, 1], 4), // worlds 2 and 3 come back unchanged since their last solve
+        (&[2, 1, 1, 1], 3), // a rowless coupling added to world 0
+        (&[2, 1, 3, 1], 4), // only a row id changed
+        (&[0, 0, 0, 0], 1), // world 1's rows are the same in every variant
+    ];
+    for (k, (variants, reused)) in plan.into_iter().enumerate() {
+        step(&mut s, &model, &batch(variants), &events);
+        let c = s.last_counts();
+        assert_eq!(c.reused, reused, "step {k}: {c:?}");
+        assert_eq!(c.reused + c.replayed + c.masked + c.direct, variants.len());
+    }
+    // Off: every world solved; on again: the cache starts empty.
+    let base = batch(&[0, 0, 0, 0]);
+    s.set_reuse(false).unwrap();
+    step(&mut s, &model, &base, &events);
+    assert_eq!(s.last_counts().reused, 0);
+    s.set_reuse(true).unwrap();
+    for want in [0, 4] {
+        step(&mut s, &model, &base, &events);
+        assert_eq!(s.last_counts().reused, want);
+    }
+    assert_eq!(
+        s.quotient().counters().reused,
+        4 + 1 + 2 + 4 + 3 + 4 + 1 + 4
+    );
+}
+
 #[test]
 fn random_invalidation_of_every_source_matches_the_oracle() {
     let Some(gpu) = open() else { return };
@@ -203,14 +295,19 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         nsupport: 1600,
         nedge: 4,
     };
-    let mut world_steps = 0u64;
-    for policy in policies() {
+    let (mut world_steps, mut reused) = (0u64, 0u64);
+    let runs = policies().into_iter().map(|p| (p, true));
+    for (policy, reuse) in runs.chain([(Policy::default(), false)]) {
         let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy.clone()).unwrap();
+        solver.set_reuse(reuse).unwrap();
         let mut worlds = vec![scenes::World::new(&scene); nworld];
         let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
         let (mut out, mut last) = (Islands::default(), Islands::default());
+        let mut prev = Batch::default();
         for step in 0..600 {
             events.clear();
+            // Half the worlds left alone emit last step's rows again (resting worlds).
+            let mut repeat: Vec<bool> = (0..nworld).map(|_| rng.chance(0.5)).collect();
             // Bursts: now and then every world changes at once, or none does.
             let p = match step % 50 {
                 10 => 1.0,
@@ -222,26 +319,30 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
                     let islands = last.world(w).tree_island.to_vec();
                     let (w, r) = (w as u32, &mut rng);
                     scenes::mutate(&scene, world, w, &islands, r, 0.8, &mut events, &mut tally);
+                    repeat[w as usize] = false;
                 }
             }
-            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let batch = scenes::batch_repeating(&scene, &worlds, &prev, &repeat, &mut rng);
             let input = Input::new(&scene.model, &batch).unwrap();
             let want = oracle::solve(&input);
             solver.step(&input, &events, &mut out).unwrap();
             if let Some(m) = out.first_mismatch(&want) {
-                panic!("{policy:?} step {step}: {m:?}");
+                panic!("{policy:?} reuse {reuse} step {step}: {m:?}");
             }
             world_steps += nworld as u64;
             last = want;
+            prev = batch;
         }
         let c = solver.quotient().counters();
+        assert_eq!(c.reused > 0, reuse, "{policy:?} {c:?}");
+        reused += c.reused;
         // With nothing static every world shares the one trivial quotient: nothing to rebuild.
         if policy != Policy::all_dynamic() {
             assert!(c.contracted > 1, "{policy:?} {c:?}");
         }
         assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
     }
-    println!("{world_steps} world-steps on the device");
+    println!("{world_steps} world-steps on the device, {reused} of them reused");
 }
 
 #[test]
@@ -274,7 +375,7 @@ fn every_trace_replays_on_the_device_without_mismatch() {
     assert!(!paths.is_empty());
     let (mut batch, mut native, mut out) =
         (Batch::default(), Islands::default(), Islands::default());
-    let (mut failures, mut world_steps, mut masked) = (Vec::new(), 0u64, 0u64);
+    let (mut failures, mut world_steps, mut masked, mut reused) = (Vec::new(), 0u64, 0u64, 0);
     let mut events = Events::new();
     for path in &paths {
         let t = Trace::open(path).unwrap();
@@ -291,11 +392,14 @@ fn every_trace_replays_on_the_device_without_mismatch() {
                 true,
             ),
             (Policy::default(), false),
+            (Policy::default(), true),
         ]
         .into_iter()
         .enumerate()
         {
             let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
+            // The last run checks every world every step (no reuse of unchanged worlds).
+            s.set_reuse(k < 3).unwrap();
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);
@@ -315,10 +419,12 @@ fn every_trace_replays_on_the_device_without_mismatch() {
                 world_steps += t.nworld() as u64;
             }
             masked += s.quotient().counters().masked;
+            reused += s.quotient().counters().reused;
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    println!("{world_steps} world-steps, {masked} with sleeping nodes masked");
+    assert!(reused > 0);
+    println!("{world_steps} world-steps, {masked} with sleeping nodes masked, {reused} reused");
 }
 
 #[test]

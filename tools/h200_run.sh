@@ -35,11 +35,11 @@ run_test() { # log name, executable, timeout, test arguments...
     local rc=$?; [ $rc -ne 0 ] && status=1
     echo "== $log rc=$rc in $((SECONDS - t0)) s: $(grep -E '^test result' "$out/$log.log" | tail -1)"
 }
-bench() { # name, then bench arguments
-    local name=$1; shift
+bench() { # name, time limit in seconds, then bench arguments
+    local name=$1 limit=$2; shift 2
     local t0=$SECONDS
     echo "== archipelago bench $* ${extra[*]}" >> "$out/bench.log"
-    timeout 240 .dev/archipelago bench "$@" "${extra[@]}" --out "$out/$name.md" >> "$out/bench.log" 2>&1
+    timeout "$limit" .dev/archipelago bench "$@" "${extra[@]}" --out "$out/$name.md" >> "$out/bench.log" 2>&1
     echo "== bench $name rc=$? in $((SECONDS - t0)) s"
 }
 while [ $# -gt 0 ]; do
@@ -67,9 +67,9 @@ while [ $# -gt 0 ]; do
         [ ${#names[@]} -eq 0 ] && names=(gpu quotient deterministic)
         for n in "${names[@]}"; do
             case $n in
-            gpu) bench gpu-bench ;;
-            quotient) bench quotient-bench --quotient ;;
-            deterministic) bench deterministic-bench --deterministic ;;
+            gpu) bench gpu-bench 240 ;;
+            quotient) bench quotient-bench 420 --quotient ;;
+            deterministic) bench deterministic-bench 240 --deterministic ;;
             esac
         done ;;
     *) echo "unknown step $step"; exit 2 ;;

@@ -73,6 +73,7 @@ fn parse_sort(s: &str) -> Result<Sort, String> {
 }
 
 mod quotient;
+mod sequence;
 
 impl Default for BenchArgs {
     fn default() -> Self {
@@ -496,7 +497,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         let ok = match &gpu {
             Ok(g) if args.quotient => {
                 let (ok, line) =
-                    quotient::table(g, &shape, &input, &reference, args, &mut section)?;
+                    quotient::table(g, &name, &shape, &input, &reference, args, &mut section)?;
                 summaries.push(line);
                 ok
             }

@@ -65,12 +65,21 @@ struct QArgs {
     stream_support: u64,
     dynamic_eqs: u64,
     stale: u64,
+    c_count: u64,
+    c_type: u64,
+    c_adr: u64,
+    c_support: u64,
+    c_out: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
     flex_static: i32,
     max_static: i32,
     max_entries: i32,
+    reuse: i32,
+    cap_rows: i32,
+    cap_hyper: i32,
+    cap_entries: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -92,6 +101,12 @@ struct QBufs {
     stream_support: DevBuf,
     dynamic_eqs: DevBuf,
     stale: DevBuf,
+    /// The reuse cache: each world's hyperedges and row-level outputs at its last solved step.
+    c_count: DevBuf,
+    c_type: DevBuf,
+    c_adr: DevBuf,
+    c_support: DevBuf,
+    c_out: DevBuf,
 }
 
 /// The GPU quotient solver: host cache and tracker, device mirror, one fused kernel per step.
@@ -109,8 +124,11 @@ pub struct QuotientSolver {
     eqs_on_device: Vec<i32>,
     eqs_uploaded: bool,
     graph: StepGraph,
-    /// The classifier's scalars the graph was captured with (kernel arguments are by value).
-    graph_key: Option<[i32; 4]>,
+    /// The scalars the graph was captured with (kernel arguments are by value): the
+    /// classifier's, and whether unchanged worlds reuse their outputs.
+    graph_key: Option<[i32; 5]>,
+    reuse: bool,
+    cap: Capacity,
     last: StepCounts,
 }
 
@@ -125,6 +143,9 @@ pub struct StepCounts {
     /// Worlds solved directly (their quotient did not fit; rebuilt on the host for the next
     /// step).
     pub direct: usize,
+    /// Worlds whose hyperedges equal those of the last step they were solved in: that step's
+    /// outputs are reused (see [`QuotientSolver::set_reuse`]).
+    pub reused: usize,
 }
 
 /// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
@@ -197,7 +218,14 @@ impl QuotientSolver {
             stream_support: buf("q_stream_support", w * me * 4)?,
             dynamic_eqs: buf("q_dynamic_eqs", (LEARN_MAX + 64) * 4)?,
             stale: buf("q_stale", w * 4)?,
+            c_count: buf("q_cache_count", w * 16)?,
+            c_type: buf("q_cache_type", w * cap.njmax)?,
+            c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
+            c_support: buf("q_cache_support", w * me * 4)?,
+            c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
         };
+        // Nothing cached yet (rows = -1).
+        bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -213,6 +241,8 @@ impl QuotientSolver {
             eqs_uploaded: false,
             graph: StepGraph::default(),
             graph_key: None,
+            reuse: true,
+            cap,
             last: StepCounts::default(),
         })
     }
@@ -248,10 +278,36 @@ impl QuotientSolver {
             &b.stream_support,
             &b.dynamic_eqs,
             &b.stale,
+            &b.c_count,
+            &b.c_type,
+            &b.c_adr,
+            &b.c_support,
+            &b.c_out,
         ]
         .iter()
         .map(|x| x.bytes())
         .sum()
+    }
+
+    /// Whether a world whose hyperedges (row types and supports) equal those of the last step it
+    /// was solved in keeps that step's outputs instead of being solved again (on by default).
+    /// Every output is a function of those hyperedges alone, so reuse is exact; it costs a
+    /// comparison with a per-world cache each step, and a write of the cache for each world
+    /// solved. Off, every world is checked against its quotient and solved every step.
+    ///
+    /// Turning reuse on after steps without it starts from an empty cache.
+    pub fn set_reuse(&mut self, on: bool) -> Result<()> {
+        if on && !self.reuse {
+            let n = self.bufs.c_count.bytes();
+            self.bufs.c_count.fill(0xff, n, &self.stream)?;
+        }
+        self.reuse = on;
+        Ok(())
+    }
+
+    /// Whether unchanged worlds reuse their outputs ([`set_reuse`](Self::set_reuse)).
+    pub fn reuse(&self) -> bool {
+        self.reuse
     }
 
     /// Changes the classification policy; every world is rebuilt at the next step.
@@ -295,6 +351,7 @@ impl QuotientSolver {
             c.eq_static() as i32,
             c.friction_static() as i32,
             c.rowless_is_static() as i32,
+            self.reuse as i32,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -346,6 +403,7 @@ impl QuotientSolver {
             match self.stale[w] {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
+                3 => counts.reused += 1,
                 _ => {
                     counts.direct += 1;
                     self.quotient
@@ -354,7 +412,7 @@ impl QuotientSolver {
             }
         }
         self.quotient
-            .note_device_step(nworld as u64, counts.masked as u64);
+            .note_device_step(nworld as u64, counts.masked as u64, counts.reused as u64);
         self.last = counts;
         Ok(Stats {
             rounds: 0,
@@ -504,12 +562,21 @@ impl QuotientSolver {
             stream_support: b.stream_support.ptr(),
             dynamic_eqs: b.dynamic_eqs.ptr(),
             stale: b.stale.ptr(),
+            c_count: b.c_count.ptr(),
+            c_type: b.c_type.ptr(),
+            c_adr: b.c_adr.ptr(),
+            c_support: b.c_support.ptr(),
+            c_out: b.c_out.ptr(),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
             flex_static: c.rowless_is_static() as i32,
             max_static: t.max_static as i32,
             max_entries: t.max_entries as i32,
+            reuse: self.reuse as i32,
+            cap_rows: self.cap.njmax as i32,
+            cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
+            cap_entries: self.cap.nsupport as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,

@@ -67,6 +67,9 @@ pub struct Counters {
     pub masked: u64,
     /// Worlds solved by the direct fallback.
     pub direct: u64,
+    /// World-steps whose hyperedges equalled the last solved step's, so the device reused its
+    /// outputs (see `gpu::quotient::QuotientSolver::set_reuse`).
+    pub reused: u64,
 }
 
 /// The quotient engine for one model and capacity: the cache, the tracker, the scratch.
@@ -269,10 +272,12 @@ impl Quotient {
     }
 
     /// Counts a step a device solved: `worlds` world-steps, `masked` of them with a sleeping
-    /// node masked (the device's share of [`Counters`]).
-    pub fn note_device_step(&mut self, worlds: u64, masked: u64) {
+    /// node masked, `reused` of them unchanged since their last solved step (the device's share
+    /// of [`Counters`]).
+    pub fn note_device_step(&mut self, worlds: u64, masked: u64, reused: u64) {
         self.counters.world_steps += worlds;
         self.counters.masked += masked;
+        self.counters.reused += reused;
     }
 
     /// Rebuilds world `w`'s quotient from `input` because the guard found `finding` (on the host

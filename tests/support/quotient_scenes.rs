@@ -324,6 +324,33 @@ pub fn batch(scene: &Scene, worlds: &[World], rng: &mut Rng) -> Batch {
     b.finish()
 }
 
+/// [`batch`], except that each world `w` with `repeat[w]` gets exactly its rows and rowless
+/// hyperedges of `prev` (the last step's batch, of at least `w + 1` worlds): a world whose
+/// state did not change emitting the same rows again, as resting worlds do.
+pub fn batch_repeating(
+    scene: &Scene,
+    worlds: &[World],
+    prev: &Batch,
+    repeat: &[bool],
+    rng: &mut Rng,
+) -> Batch {
+    let mut b = Batch::builder();
+    for (w, world) in worlds.iter().enumerate() {
+        if repeat[w] && w < prev.nworld() {
+            for r in prev.rows_of(w) {
+                b.row(prev.row_type[r], prev.row_id[r], prev.row_support_of(r));
+            }
+            for e in prev.edges_of(w) {
+                b.rowless(prev.edge_id[e], prev.edge_support_of(e));
+            }
+        } else {
+            world.emit(scene, rng, &mut b);
+        }
+        b.end_world();
+    }
+    b.finish()
+}
+
 /// Reverses the row order inside each world (rowless hyperedges too): the same hypergraph, so
 /// the partition is unchanged while the static stream no longer replays in order.
 pub fn reversed(batch: &Batch) -> Batch {

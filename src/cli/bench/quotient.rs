@@ -4,19 +4,23 @@
 //!
 //! Per shape: every full-rebuild mode (all but `dense` unless `--modes` names it) and the
 //! quotient, each checked against the CPU `dsu` first; device time per step from CUDA events
-//! around graph replays (the figure the other tables report), and wall time per whole step
-//! (host half, uploads, replay, downloads), which is what `auto` compares. The rebuild rows time
-//! a step whose events invalidate every world (a capacity change) or one world (an edit), minus
-//! a steady step's host half.
+//! around graph replays of one batch (the figure the other tables report; the quotient with
+//! reuse off, since a replayed batch is unchanged by construction), and wall time per whole
+//! step (host half, uploads, replay, downloads), which is what `auto` compares. The rebuild
+//! rows time a step whose events invalidate every world (a capacity change) or one world (an
+//! edit), minus a steady step's host half. Then the same contenders step a sequence of batches
+//! (see [`super::sequence`]): there the quotient reuses the worlds that did not change.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use super::{BenchArgs, Make, Shape, Synthetic, maps_alone, median, synthetic_keys};
+use super::sequence::{self, Sequence};
+use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::{Policy, classify};
 use archipelago::synth::Rng;
+use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
 use invalidation::{Edit, Events};
 
@@ -28,6 +32,24 @@ const TRACES: [&str; 5] = [
     "trace:benchmark_humanoid200x256",
     "trace:humanoid_100_humanoidsx256",
 ];
+
+/// Traces whose rows are mostly static (default policy, over all their steps): hammock 98%,
+/// flex_poncho_edgeequality 91%; tiled to these world counts.
+const STATIC_TRACES: [(&str, usize); 2] = [("hammock", 1024), ("flex_poncho_edgeequality", 64)];
+
+/// A synthetic shape's generator: its batch from a seed (the seed varies the dynamic rows).
+type Generator = fn(u64) -> Shape;
+
+/// The synthetic shapes: name, generator, seed of the shape itself.
+const SYNTHETIC: [(&str, Generator, u64); 4] = [
+    ("q:contacts-0%", contacts_only, 11),
+    ("q:humanoid-50%", humanoid_like, 12),
+    ("q:mechanism-90%", mechanism, 13),
+    ("q:cloth-99%", cloth_like, 14),
+];
+
+/// Rest fractions of a synthetic shape's step sequences.
+const SYNTHETIC_REST: [f64; 2] = [0.0, 0.5];
 
 /// Whole steps timed for the wall-time columns.
 const WALL_REPS: usize = 10;
@@ -43,9 +65,9 @@ fn shape(name: &str, model: Model, batch: Batch) -> Shape {
 
 /// Contacts only (0% static): pairs of nearby trees, 4 pyramidal rows each, some against the
 /// floor.
-fn contacts_only() -> Shape {
+fn contacts_only(seed: u64) -> Shape {
     let (nworld, ntree, rows) = (4096, 64, 64);
-    let mut rng = Rng::new(11);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         let mut k = 0;
@@ -69,9 +91,9 @@ fn contacts_only() -> Shape {
 
 /// Humanoid-like (about 50% static): 32 trees of 4 dofs, two friction-loss rows per tree, then
 /// limits and contacts.
-fn humanoid_like() -> Shape {
+fn humanoid_like(seed: u64) -> Shape {
     let (nworld, ntree) = (1024, 32);
-    let mut rng = Rng::new(12);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         for t in 0..ntree as i32 {
@@ -96,9 +118,9 @@ fn humanoid_like() -> Shape {
 
 /// Mechanism (about 90% static): 8 closed loops of 8 trees each, every link a connect equality
 /// of 3 rows, then a few contacts.
-fn mechanism() -> Shape {
+fn mechanism(seed: u64) -> Shape {
     let (nworld, ntree) = (1024, 64);
-    let mut rng = Rng::new(13);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         for m in 0..8 {
@@ -124,10 +146,10 @@ fn mechanism() -> Shape {
 
 /// Cloth-like (about 99% static): a 20×20 grid of 3-dof vertices coupled by one flex-edge
 /// equality row per edge, then a few floor contacts.
-fn cloth_like() -> Shape {
+fn cloth_like(seed: u64) -> Shape {
     let (nworld, side) = (256, 20usize);
     let ntree = side * side;
-    let mut rng = Rng::new(14);
+    let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
         let mut eq = 0;
@@ -154,23 +176,46 @@ fn cloth_like() -> Shape {
 }
 
 /// The quotient section's shapes: the four synthetic static shares, then the traces (taken
-/// from `all`, the plain bench's list).
+/// from `all`, the plain bench's list), then the mostly static traces.
 pub(super) fn shapes(all: Vec<(String, Make)>) -> Vec<(String, Make)> {
-    let synthetic: [Synthetic; 4] = [
-        ("q:contacts-0%", contacts_only),
-        ("q:humanoid-50%", humanoid_like),
-        ("q:mechanism-90%", mechanism),
-        ("q:cloth-99%", cloth_like),
-    ];
-    let mut out: Vec<(String, Make)> = synthetic
+    let mut out: Vec<(String, Make)> = SYNTHETIC
         .into_iter()
-        .map(|(n, f)| (n.to_string(), Box::new(move || Ok(Some(f()))) as Make))
+        .map(|(n, f, seed)| (n.to_string(), Box::new(move || Ok(Some(f(seed)))) as Make))
         .collect();
     out.extend(
         all.into_iter()
             .filter(|(n, _)| TRACES.contains(&n.as_str())),
     );
+    for (scene, nworld) in STATIC_TRACES {
+        let name = format!("trace:{scene}x{nworld}");
+        let label = name.clone();
+        let make = move || super::trace_shape(&label, scene, nworld);
+        out.push((name, Box::new(make) as Make));
+    }
     out
+}
+
+/// The step sequences of the shape listed as `name` (see [`shapes`]): for a synthetic shape,
+/// one per rest fraction over four versions of it; for a trace, its recorded steps.
+fn sequences(name: &str) -> archipelago::Result<Vec<Sequence>> {
+    if let Some((_, f, seed)) = SYNTHETIC.iter().find(|(n, _, _)| *n == name) {
+        let shape = f(*seed);
+        let mut versions = vec![shape.batch];
+        versions.extend((1..4).map(|k| f(seed + 1000 * k).batch));
+        return Ok(SYNTHETIC_REST
+            .iter()
+            .map(|&rest| Sequence::synthetic(shape.model.clone(), versions.clone(), rest))
+            .collect());
+    }
+    let Some((scene, nworld)) = name
+        .strip_prefix("trace:")
+        .and_then(|s| s.rsplit_once('x'))
+        .and_then(|(scene, n)| Some((scene, n.parse::<usize>().ok()?)))
+    else {
+        return Ok(Vec::new());
+    };
+    let path = super::trace_dir().join(format!("{scene}.npz"));
+    Ok(vec![Sequence::trace(Trace::open(&path)?, nworld)])
 }
 
 /// One contender's figures.
@@ -240,6 +285,9 @@ fn quotient(
     let start = Instant::now();
     let mut q = QuotientSolver::new(g, cap, input.model(), Policy::default())?;
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
+    // Every step below is the same batch: with reuse on, every world after the first would be
+    // reused. These figures are the quotient's own check and solve; the sequences measure reuse.
+    q.set_reuse(false)?;
     let (none, mut out) = (Events::new(), Islands::default());
     // The first step contracts every world.
     let t = Instant::now();
@@ -279,7 +327,7 @@ fn quotient(
     let device = q.time_replays(2, args.reps.max(1))?;
     Ok(QuotientFigures {
         timed: Timed {
-            name: "quotient".into(),
+            name: "quotient (reuse off)".into(),
             construct_ms,
             device_us: median(device),
             wall_us: median(wall),
@@ -302,12 +350,23 @@ pub(super) struct Summary {
     static_rows: f64,
     best: Option<(String, f64, f64)>,
     quotient: Option<(f64, f64)>,
+    sequences: Vec<SequenceLine>,
+}
+
+/// A step sequence's summary: its label, the best full rebuild over it, the quotient's mean
+/// device µs per step, the share of world-steps reused.
+struct SequenceLine {
+    label: String,
+    best: Option<(Mode, f64)>,
+    quotient: f64,
+    reused: f64,
 }
 
 /// Measures `shape` and appends its section to `out`; returns whether every result was exact,
 /// and the summary line.
 pub(super) fn table(
     g: &Gpu,
+    name: &str,
     shape: &Shape,
     input: &Input<'_>,
     reference: &Islands,
@@ -366,6 +425,7 @@ pub(super) fn table(
         static_rows: share.row_fraction(),
         best: best.clone(),
         quotient: None,
+        sequences: Vec::new(),
     };
     match quotient(g, input, reference, args) {
         Ok(f) => {
@@ -410,6 +470,27 @@ pub(super) fn table(
             all_ok = false;
             let _ = writeln!(out, "| quotient | — | {e} | — | — |");
         }
+    }
+    let modes: Vec<Mode> = if args.modes.is_empty() {
+        Mode::ALL
+            .into_iter()
+            .filter(|&m| m != Mode::Dense)
+            .collect()
+    } else {
+        Mode::ALL.into_iter().filter(|&m| args.wants(m)).collect()
+    };
+    for mut seq in sequences(name)? {
+        let f = sequence::run(g, &mut seq, &modes)?;
+        all_ok &= f.ok;
+        f.report(&seq, out);
+        let [reused, ..] = f.counts;
+        let all = f.counts.iter().sum::<usize>().max(1);
+        summary.sequences.push(SequenceLine {
+            label: seq.label.clone(),
+            best: f.best(),
+            quotient: f.quotient,
+            reused: reused as f64 / all as f64,
+        });
     }
     Ok((all_ok, summary))
 }
@@ -460,6 +541,24 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             s.shape,
             100.0 * s.static_rows
         );
+    }
+    out.push_str(
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient device µs/step | speedup | world-steps reused |\n|---|---|---|---|---|---|---|\n",
+    );
+    for s in rows {
+        for line in &s.sequences {
+            let (label, q, reused) = (&line.label, line.quotient, line.reused);
+            let (b, speed) = line.best.map_or(("—".into(), "—".into()), |(m, us)| {
+                (format!("{m} {us:.1}"), format!("{:.2}x", us / q))
+            });
+            let _ = writeln!(
+                out,
+                "| {} | {:.1}% | {label} | {b} | {q:.1} | {speed} | {:.1}% |",
+                s.shape,
+                100.0 * s.static_rows,
+                100.0 * reused
+            );
+        }
     }
     out
 }

@@ -1,0 +1,335 @@
+//! Step sequences for `bench --quotient`: what a simulation feeds the engine step after step,
+//! so that the quotient's reuse of unchanged worlds is measured where it happens and not on
+//! replays of one batch (where every world after the first step would be unchanged).
+//!
+//! A trace's sequence is its recorded steps (the last [`TRACE_STEPS`]), each tiled to the
+//! shape's world count with its events; a synthetic shape's is [`SYNTHETIC_STEPS`] steps in
+//! which each world either rests (emits last step's rows again) or moves (its dynamic rows
+//! change), by a fixed fraction. Every contender steps the same sequence in the same order;
+//! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
+//! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed.
+
+use std::fmt::Write as _;
+
+use archipelago::gpu::quotient::QuotientSolver;
+use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::quotient::Policy;
+use archipelago::synth::Rng;
+use archipelago::trace::Trace;
+use archipelago::{Batch, Capacity, Input, Islands, Model, cpu};
+use invalidation::{Event, Events};
+
+/// Steps of a trace's sequence (its last ones).
+pub(super) const TRACE_STEPS: usize = 200;
+
+/// Steps of a synthetic shape's sequence.
+pub(super) const SYNTHETIC_STEPS: usize = 32;
+
+/// Where a sequence's steps come from.
+pub(super) enum Source {
+    /// A trace's steps `first..`, its worlds tiled to `nworld`.
+    Trace {
+        trace: Box<Trace>,
+        nworld: usize,
+        first: usize,
+    },
+    /// Versions of one synthetic shape that differ only in their dynamic rows (generated
+    /// from different seeds); each world shows one version at each step.
+    Synthetic {
+        versions: Vec<Batch>,
+        /// The fraction of worlds that rest at each step.
+        rest: f64,
+        shown: Vec<usize>,
+        rng: Rng,
+    },
+}
+
+/// One shape's step sequence.
+pub(super) struct Sequence {
+    /// What the sequence is, for the report.
+    pub label: String,
+    pub model: Model,
+    pub capacity: Capacity,
+    pub len: usize,
+    source: Source,
+}
+
+impl Sequence {
+    /// The last [`TRACE_STEPS`] steps of `trace`, its worlds tiled to `nworld`.
+    pub fn trace(trace: Trace, nworld: usize) -> Sequence {
+        let len = trace.nstep().min(TRACE_STEPS);
+        let first = trace.nstep() - len;
+        let capacity = Capacity {
+            nworld,
+            ..trace.capacity()
+        };
+        Sequence {
+            label: format!(
+                "the trace's steps {first}..{} ({} recorded worlds tiled to {nworld})",
+                trace.nstep(),
+                trace.nworld()
+            ),
+            model: trace.model().clone(),
+            capacity,
+            len,
+            source: Source::Trace {
+                trace: Box::new(trace),
+                nworld,
+                first,
+            },
+        }
+    }
+
+    /// [`SYNTHETIC_STEPS`] steps over `versions` (the first is the shape's own batch), with
+    /// `rest` of the worlds resting at each step and the others moving to another version.
+    pub fn synthetic(model: Model, versions: Vec<Batch>, rest: f64) -> Sequence {
+        let mut capacity = Capacity::fit(&model, &versions[0]);
+        for v in &versions[1..] {
+            let c = Capacity::fit(&model, v);
+            capacity.njmax = capacity.njmax.max(c.njmax);
+            capacity.nsupport = capacity.nsupport.max(c.nsupport);
+            capacity.nedge = capacity.nedge.max(c.nedge);
+        }
+        let nworld = versions[0].nworld();
+        Sequence {
+            label: format!(
+                "{SYNTHETIC_STEPS} steps, {:.0}% of worlds at rest per step (the others' dynamic rows change)",
+                100.0 * rest
+            ),
+            model,
+            capacity,
+            len: SYNTHETIC_STEPS,
+            source: Source::Synthetic {
+                versions,
+                rest,
+                shown: vec![0; nworld],
+                rng: Rng::new(29),
+            },
+        }
+    }
+
+    /// Step `k` (0-based, in order) into `batch` and `events`.
+    fn step(&mut self, k: usize, batch: &mut Batch, events: &mut Events) {
+        events.clear();
+        match &mut self.source {
+            Source::Trace {
+                trace,
+                nworld,
+                first,
+            } => {
+                let (mut src, mut src_events) = (Batch::default(), Events::new());
+                trace.batch(*first + k, &mut src);
+                trace.events(*first + k, &mut src_events);
+                let n = src.nworld().max(1);
+                tile(&src, *nworld, |w| w % n, batch);
+                for e in src_events.as_slice() {
+                    for w in 0..*nworld {
+                        if let Some(e) = moved(e, w, n) {
+                            events.push(e);
+                        }
+                    }
+                }
+            }
+            Source::Synthetic {
+                versions,
+                rest,
+                shown,
+                rng,
+            } => {
+                if k > 0 {
+                    for v in shown.iter_mut() {
+                        if !rng.chance(*rest) {
+                            *v = (*v + 1 + rng.below(versions.len() - 1)) % versions.len();
+                        }
+                    }
+                }
+                let mut b = Batch::builder();
+                for (w, &v) in shown.iter().enumerate() {
+                    copy_world(&versions[v], w, &mut b);
+                }
+                *batch = b.finish();
+            }
+        }
+    }
+}
+
+/// `e` for tiled world `w` when it is an event of the recorded world `w % n`.
+fn moved(e: &Event, w: usize, n: usize) -> Option<Event> {
+    let here = |world: u32| (world as usize == w % n).then_some(w as u32);
+    Some(match *e {
+        Event::EqActive { world, eq, active } => Event::EqActive {
+            world: here(world)?,
+            eq,
+            active,
+        },
+        Event::Sleep { world, tree } => Event::Sleep {
+            world: here(world)?,
+            tree,
+        },
+        Event::Wake { world, tree } => Event::Wake {
+            world: here(world)?,
+            tree,
+        },
+        Event::Edit {
+            world: Some(world),
+            edit,
+        } => Event::Edit {
+            world: Some(here(world)?),
+            edit,
+        },
+        // Events of every world are reported once.
+        Event::Edit { world: None, .. } | Event::Capacity => (w == 0).then_some(*e)?,
+    })
+}
+
+/// World `w` of `src` appended to `b` as a new world.
+fn copy_world(src: &Batch, w: usize, b: &mut archipelago::BatchBuilder) {
+    for r in src.rows_of(w) {
+        b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
+    }
+    for e in src.edges_of(w) {
+        b.rowless(src.edge_id[e], src.edge_support_of(e));
+    }
+    b.end_world();
+}
+
+/// `nworld` worlds, world `w` a copy of `src`'s world `of(w)`.
+fn tile(src: &Batch, nworld: usize, of: impl Fn(usize) -> usize, out: &mut Batch) {
+    let mut b = Batch::builder();
+    for w in 0..nworld {
+        if src.nworld() > 0 {
+            copy_world(src, of(w), &mut b);
+        } else {
+            b.end_world();
+        }
+    }
+    *out = b.finish();
+}
+
+/// Mean device time per step of every contender over a sequence.
+pub(super) struct Figures {
+    /// Per full-rebuild mode: mean device µs per step, or why it could not run.
+    pub full: Vec<(Mode, Result<f64, String>)>,
+    /// The quotient with reuse: mean device µs per step.
+    pub quotient: f64,
+    /// World-steps the quotient reused, replayed, masked and solved directly (timed steps).
+    pub counts: [usize; 4],
+    /// Whether every contender equalled the CPU at every step.
+    pub ok: bool,
+    /// The first mismatch, if any.
+    pub mismatch: Option<String>,
+}
+
+impl Figures {
+    /// The fastest full-rebuild mode over the sequence.
+    pub fn best(&self) -> Option<(Mode, f64)> {
+        self.full
+            .iter()
+            .filter_map(|(m, r)| r.as_ref().ok().map(|&us| (*m, us)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The report's lines for this sequence.
+    pub fn report(&self, seq: &Sequence, out: &mut String) {
+        let timed = seq.len.saturating_sub(1);
+        let _ = writeln!(
+            out,
+            "\nstep sequence: {}; mean device µs per step over the {timed} steps after the first, each stepped once in order (upload, one timed graph replay, download, compared with the CPU)\n",
+            seq.label
+        );
+        out.push_str("| mode | device µs/step (sequence) |\n|---|---|\n");
+        for (m, r) in &self.full {
+            match r {
+                Ok(us) => writeln!(out, "| {m} | {us:.1} |"),
+                Err(e) => writeln!(out, "| {m} | {e} |"),
+            }
+            .expect("writing to a String");
+        }
+        let [reused, replayed, masked, direct] = self.counts;
+        let all = (reused + replayed + masked + direct).max(1);
+        let _ = writeln!(
+            out,
+            "| quotient (reuse on) | {:.1} |\n\nquotient world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; every step equals the CPU: {}",
+            self.quotient,
+            100.0 * reused as f64 / all as f64,
+            if self.ok { "yes" } else { "NO" }
+        );
+        if let Some(m) = &self.mismatch {
+            let _ = writeln!(out, "\nfirst mismatch: {m}");
+        }
+        if let Some((mode, us)) = self.best() {
+            let _ = writeln!(
+                out,
+                "\nsequence vs best full rebuild ({mode}): {:.2}x",
+                us / self.quotient
+            );
+        }
+    }
+}
+
+/// Steps `seq` through every mode in `modes` and the quotient (reuse on), in lockstep.
+pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::Result<Figures> {
+    let cap = seq.capacity;
+    let model = seq.model.clone();
+    let mut full: Vec<(Mode, Result<Solver, String>, Vec<f64>)> = modes
+        .iter()
+        .map(|&m| {
+            let s = Solver::new(g, m, cap, &model).map_err(|e| e.to_string());
+            (m, s, Vec::new())
+        })
+        .collect();
+    let mut q = QuotientSolver::new(g, cap, &model, Policy::default())?;
+    q.set_reuse(true)?;
+    let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
+    let (mut batch, mut events) = (Batch::default(), Events::new());
+    let (mut reference, mut out) = (Islands::default(), Islands::default());
+    let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
+    let mut mismatch = None;
+    for k in 0..seq.len {
+        seq.step(k, &mut batch, &mut events);
+        let input = Input::new(&model, &batch)?;
+        reference_mode.solve(&input, &mut reference)?;
+        let mut check = |who: &str, out: &Islands| {
+            if mismatch.is_none()
+                && let Some(m) = out.first_mismatch(&reference)
+            {
+                mismatch = Some(format!("{who} at step {k}: {m:?}"));
+            }
+        };
+        for (m, solver, times) in full.iter_mut() {
+            let Ok(s) = solver else { continue };
+            s.upload(&input)?;
+            let us = s.time_replays(0, 1)?[0];
+            s.download(&input, &mut out)?;
+            check(m.name(), &out);
+            if k > 0 {
+                times.push(us);
+            }
+        }
+        q.upload(&input, &events)?;
+        let us = q.time_replays(0, 1)?[0];
+        q.download(&input, &mut out)?;
+        check("quotient", &out);
+        if k > 0 {
+            quotient.push(us);
+            let c = q.last_counts();
+            for (n, v) in counts
+                .iter_mut()
+                .zip([c.reused, c.replayed, c.masked, c.direct])
+            {
+                *n += v;
+            }
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    Ok(Figures {
+        full: full
+            .into_iter()
+            .map(|(m, s, t)| (m, s.map(|_| mean(&t))))
+            .collect(),
+        quotient: mean(&quotient),
+        counts,
+        ok: mismatch.is_none(),
+        mismatch,
+    })
+}
