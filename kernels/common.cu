@@ -316,6 +316,67 @@ struct WarpGroup {
     __device__ I3 exscan3(I3 v, I3* total, int&) const { return warp_exscan3(v, total); }
 };
 
+// The islands of a world's rows (rows r0 .. r0 + nrow), computed by the group g: each row's
+// island is `isl_of` of its first tree, written to efc_island, and counted per island in
+// cnt_e (rows), cnt_ne (equality rows) and cnt_nf (friction rows).
+// A row's island is two dependent loads away (its support offset, its first tree), so each
+// thread loads ROW_BATCH rows level by level: one latency per level and batch instead of per
+// row. Rows are read in input order (the counts do not depend on order); in deterministic mode
+// each island goes to the row's canonical place, whose index (`rank`) loads alongside the
+// first level instead of adding a third.
+template <class G, class IslandOf>
+__device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, IslandOf isl_of,
+                            int* cnt_e, int* cnt_ne, int* cnt_nf) {
+    const int tid = g.rank(), bd = g.size();
+    for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
+        unsigned at[ROW_BATCH];
+        int first[ROW_BATCH], type[ROW_BATCH];
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u) {
+            const int k = base + u * bd + tid;
+            const bool in = k < nrow;
+            const unsigned r = r0 + k;
+            first[u] = in ? (int)LDG(a.supadr + r) : 0;
+            type[u] = in ? LDG(a.row_type + r) : -1;
+            at[u] = in && a.rank ? LDG(a.rank + r) : r;
+        }
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u)
+            if (base + u * bd + tid < nrow) first[u] = LDG(a.support + first[u]);
+#pragma unroll
+        for (int u = 0; u < ROW_BATCH; ++u) {
+            if (base + u * bd >= nrow) break; // group-uniform
+            const int k = base + u * bd + tid;
+            int isl = -2;
+            if (k < nrow) {
+                isl = isl_of(first[u]);
+                a.efc_island[at[u]] = isl;
+            }
+            const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
+            const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);
+            bool lead;
+            const unsigned grp = key_group(isl, &lead);
+            if (isl >= 0 && lead) {
+                atomicAdd(&cnt_e[isl], __popc(grp));
+                if (grp & eq) atomicAdd(&cnt_ne[isl], __popc(grp & eq));
+                if (grp & fr) atomicAdd(&cnt_nf[isl], __popc(grp & fr));
+            }
+        }
+    }
+}
+
+// The row maps of a world, by one warp: map_iefc2efc and map_efc2iefc from the islands in
+// efc_island, with the per-island cursors `cursor` (rows of no island from `rest` on).
+__device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int* cursor,
+                                            int rest) {
+    warp_scatter(
+        nrow, [&](int k) { return a.efc_island[r0 + k]; }, cursor, rest,
+        [&](int k, int slot) {
+            a.map_iefc2efc[r0 + slot] = k;
+            a.map_efc2iefc[r0 + k] = slot;
+        });
+}
+
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
 // smallest tree of the component; rewritten as described at island_of), computed by the group
 // g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
@@ -379,46 +440,8 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
-    // A row's island is two dependent loads away (its support offset, its first tree), so each
-    // thread loads ROW_BATCH rows level by level: one latency per level and batch instead of
-    // per row. Rows are read in input order (the counts do not depend on order); in
-    // deterministic mode each island goes to the row's canonical place, whose index (`rank`)
-    // loads alongside the first level instead of adding a third.
-    for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
-        unsigned at[ROW_BATCH];
-        int first[ROW_BATCH], type[ROW_BATCH];
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u) {
-            const int k = base + u * bd + tid;
-            const bool in = k < nrow;
-            const unsigned r = r0 + k;
-            first[u] = in ? (int)LDG(a.supadr + r) : 0;
-            type[u] = in ? LDG(a.row_type + r) : -1;
-            at[u] = in && a.rank ? LDG(a.rank + r) : r;
-        }
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u)
-            if (base + u * bd + tid < nrow) first[u] = LDG(a.support + first[u]);
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u) {
-            if (base + u * bd >= nrow) break; // group-uniform
-            const int k = base + u * bd + tid;
-            int isl = -2;
-            if (k < nrow) {
-                isl = island_of(lab, first[u], nrow);
-                a.efc_island[at[u]] = isl;
-            }
-            const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
-            const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);
-            bool lead;
-            const unsigned g = key_group(isl, &lead);
-            if (isl >= 0 && lead) {
-                atomicAdd(&cnt_e[isl], __popc(g));
-                if (g & eq) atomicAdd(&cnt_ne[isl], __popc(g & eq));
-                if (g & fr) atomicAdd(&cnt_nf[isl], __popc(g & fr));
-            }
-        }
-    }
+    row_islands(g, a, r0, nrow, [&](int t) { return island_of(lab, t, nrow); }, cnt_e, cnt_ne,
+                cnt_nf);
     g.sync();
     // 3. Per-island outputs, start addresses by group scans, -1 padding past nisland; the
     //    counters become the scatter cursors.
@@ -473,12 +496,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     int* itree = cnt_ne;
     for (int m = wid; m < 3; m += nwarp) {
         if (m == 0) {
-            warp_scatter(
-                nrow, [&](int k) { return a.efc_island[r0 + k]; }, cnt_e, carry.z,
-                [&](int k, int slot) {
-                    a.map_iefc2efc[r0 + slot] = k;
-                    a.map_efc2iefc[r0 + k] = slot;
-                });
+            row_scatter(a, r0, nrow, cnt_e, carry.z);
         } else if (m == 1) {
             if (!a.dof_blocks) {
                 warp_scatter(

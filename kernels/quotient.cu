@@ -30,7 +30,11 @@
 // from the per-world cache, since earlier worlds' row counts may have moved them. The check
 // reads the cache in the same phase as the replay check's span scan and shares its barrier;
 // a world solved otherwise writes its hyperedges and row outputs to the cache at the end.
-// q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused.
+// And when a world did change but its partition of trees did not (new contacts inside existing
+// islands, say), its tree- and dof-level outputs are those of the cached step, still in place:
+// only the row-level outputs are computed (q_same_partition, q_row_maps).
+// q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused; plus
+// 4 when only the row-level outputs were computed.
 
 struct QArgs {
     const int* row_id;                 // per global row
@@ -49,7 +53,8 @@ struct QArgs {
     const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
-    int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused
+    int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused;
+                                       // | 4: row-level outputs only
     // The cache of each world's last solved step (reuse), padded per world:
     int* c_count;                      // nworld * 4: rows, hyperedges, row entries, all entries
                                        // (rows = -1: nothing cached)
@@ -358,9 +363,77 @@ __device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
     for (unsigned j = tid; j < en; j += bd) cs[rn + j] = a.support[ebase + j];
 }
 
+// Partial reuse: whether world w's partition of trees this step (`lab`: -1 untouched, else
+// the smallest tree of its component) is the partition of the cached step, whose tree_island
+// is still in place (both steps with rows: MuJoCo makes no islands without). It is when every
+// tree is touched in both or in neither, each new component lies inside one old island (each
+// touched tree has its component's smallest tree's old island), and there are as many
+// components as old islands: then the map from components to old islands is onto, hence
+// one-to-one, and the canonical numbering is the same. Meanwhile the old islands go to `isl`
+// and the row counters are cleared for q_row_maps. s_part = {0, 0} from the caller; one
+// barrier (block-uniform result).
+__device__ bool q_same_partition(const Args& a, const QArgs& q, int w, int nr, const int* lab,
+                                 int* isl, int* cnt_e, int* cnt_ne, int* cnt_nf, int* s_part) {
+    if (!q.reuse || nr == 0 || q.c_count[4 * w] <= 0) return false;
+    const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
+    const size_t T = (size_t)w * ntree;
+    int diff = 0, roots = 0;
+    for (int base = 0; base < ntree; base += bd) {
+        const int t = base + tid;
+        int root = 0;
+        if (t < ntree) {
+            const int l = lab[t], o = a.tree_island[T + t];
+            if ((l < 0) != (o < 0) || (l >= 0 && a.tree_island[T + l] != o)) diff = 1;
+            root = l == t;
+            isl[t] = o;
+            cnt_e[t] = 0;
+            cnt_ne[t] = 0;
+            cnt_nf[t] = 0;
+        }
+        roots += __popc(__ballot_sync(FULL_MASK, root));
+    }
+    const bool any = __any_sync(FULL_MASK, diff);
+    if ((tid & 31) == 0) {
+        if (any) s_part[0] = 1;
+        if (roots) atomicAdd(&s_part[1], roots);
+    }
+    __syncthreads();
+    return !s_part[0] && s_part[1] == a.nisland[w];
+}
+
+// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_same_partition):
+// the rows' islands and counts, the per-island row outputs (a scan), the row maps.
+__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt_e, int* cnt_ne,
+                           int* cnt_nf) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const unsigned r0 = a.world_rowadr[w];
+    const size_t T = (size_t)w * a.ntree;
+    row_islands(BlockGroup{}, a, r0, nr, [&](int t) { return isl[t]; }, cnt_e, cnt_ne, cnt_nf);
+    __syncthreads();
+    const int nisland = a.nisland[w];
+    int ph = 0, carry = 0;
+    for (int base = 0; base < nisland; base += bd) {
+        const int i = base + tid;
+        const int e = i < nisland ? cnt_e[i] : 0;
+        I3 tot;
+        const int adr = carry + block_exscan3(I3{e, 0, 0}, &tot, ph).x;
+        if (i < nisland) {
+            a.island_nefc[T + i] = e;
+            a.island_ne[T + i] = cnt_ne[i];
+            a.island_nf[T + i] = cnt_nf[i];
+            a.island_iefcadr[T + i] = adr;
+            cnt_e[i] = adr;
+        }
+        carry += tot.x;
+    }
+    __syncthreads();
+    if (tid < 32) row_scatter(a, r0, nr, cnt_e, carry);
+}
+
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
+    __shared__ int s_part[2];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
     int *lab, *cnt;
@@ -371,6 +444,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (tid == 0) {
         s_span[0] = nr;
         s_span[1] = -1;
+        s_part[0] = 0;
+        s_part[1] = 0;
     }
     __syncthreads();
     if (slot != 0xffffffffu) q_span(a, q, w, slot, nr, s_span, lab);
@@ -413,11 +488,14 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         __syncthreads();
         jump_all(lab, ntree);
     }
+    int *isl = cnt, *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
+    const bool same = q_same_partition(a, q, w, nr, lab, isl, cnt_e, cnt_ne, cnt_nf, s_part);
     if (tid == 0) {
-        q.stale[w] = flag;
+        q.stale[w] = flag | (same ? 4 : 0);
         a.rounds[w] = 0;
     }
-    world_maps(a, w, lab, cnt);
+    if (same) q_row_maps(a, w, nr, isl, cnt_e, cnt_ne, cnt_nf);
+    else world_maps(a, w, lab, cnt);
     if (q.reuse) {
         __syncthreads();
         q_store(a, q, w, nr, nh);

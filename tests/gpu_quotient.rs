@@ -202,11 +202,15 @@ fn graph_replays_equal_direct_launches_and_fewer_worlds_fit() {
 }
 
 /// World `w` of the reuse test: `variant` 0 is the base; 1 adds a contact (world 0, so every
-/// later world's rows move), changes one support entry (world 2) or one row type (world 3);
-/// 2 adds a rowless coupling (world 0); 3 renumbers a contact (world 2: ids do not matter).
+/// later world's rows move), changes one support entry (world 2) or one row type (world 3:
+/// the partition stays); 2 adds a rowless coupling (world 0); 3 renumbers a contact (world 2:
+/// ids do not matter); 4 adds a row inside an island (world 1: the partition stays).
 fn reuse_world(b: &mut archipelago::BatchBuilder, w: usize, variant: usize) {
     b.row(RowType::Equality, 0, &[0, 1]);
     b.row(RowType::Equality, 0, &[0, 1]);
+    if w == 1 && variant == 4 {
+        b.row(RowType::Equality, 0, &[0, 1]);
+    }
     b.row(RowType::FrictionDof, 5, &[5]);
     let other = if w == 2 && variant >= 1 { 5 } else { 4 };
     let id = if w == 2 && variant == 3 { 7 } else { 0 };
@@ -248,21 +252,26 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
         b.finish()
     };
     let events = Events::new();
-    // (variants per world, worlds expected to be reused)
-    let plan: [(&[usize], usize); 8] = [
-        (&[0, 0, 0, 0], 0), // nothing cached yet
-        (&[0, 0, 0, 0], 4),
-        (&[1, 1, 1, 1], 1), // world 1 unchanged (its rows moved); 0, 2, 3 changed
-        (&[1, 1], 2),       // fewer worlds
-        (&[1, 1, 1, 1], 4), // worlds 2 and 3 come back unchanged since their last solve
-        (&[2, 1, 1, 1], 3), // a rowless coupling added to world 0
-        (&[2, 1, 3, 1], 4), // only a row id changed
-        (&[0, 0, 0, 0], 1), // world 1's rows are the same in every variant
+    // (variants per world, worlds expected to be reused, changed worlds whose partition stayed)
+    let plan: [(&[usize], usize, usize); 9] = [
+        (&[0, 0, 0, 0], 0, 0), // nothing cached yet
+        (&[0, 0, 0, 0], 4, 0),
+        (&[1, 1, 1, 1], 1, 1), // world 1 unchanged (its rows moved); 0, 2, 3 changed
+        (&[1, 1], 2, 0),       // fewer worlds
+        (&[1, 1, 1, 1], 4, 0), // worlds 2 and 3 come back unchanged since their last solve
+        (&[2, 1, 1, 1], 3, 0), // a rowless coupling added to world 0 joins two islands
+        (&[2, 1, 3, 1], 4, 0), // only a row id changed
+        (&[2, 4, 3, 1], 3, 1), // a row more inside an island of world 1
+        (&[0, 0, 0, 0], 0, 2), // worlds 1 and 3 keep their partitions
     ];
-    for (k, (variants, reused)) in plan.into_iter().enumerate() {
+    for (k, (variants, reused, rows_only)) in plan.into_iter().enumerate() {
         step(&mut s, &model, &batch(variants), &events);
         let c = s.last_counts();
-        assert_eq!(c.reused, reused, "step {k}: {c:?}");
+        assert_eq!(
+            (c.reused, c.rows_only),
+            (reused, rows_only),
+            "step {k}: {c:?}"
+        );
         assert_eq!(c.reused + c.replayed + c.masked + c.direct, variants.len());
     }
     // Off: every world solved; on again: the cache starts empty.
@@ -277,7 +286,7 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     }
     assert_eq!(
         s.quotient().counters().reused,
-        4 + 1 + 2 + 4 + 3 + 4 + 1 + 4
+        4 + 1 + 2 + 4 + 3 + 4 + 3 + 4
     );
 }
 

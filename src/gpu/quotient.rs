@@ -146,6 +146,9 @@ pub struct StepCounts {
     /// Worlds whose hyperedges equal those of the last step they were solved in: that step's
     /// outputs are reused (see [`QuotientSolver::set_reuse`]).
     pub reused: usize,
+    /// Of the other worlds, those whose partition of trees equals their last solved step's:
+    /// their tree- and dof-level outputs were kept, only the row-level ones computed.
+    pub rows_only: usize,
 }
 
 /// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
@@ -290,10 +293,13 @@ impl QuotientSolver {
     }
 
     /// Whether a world whose hyperedges (row types and supports) equal those of the last step it
-    /// was solved in keeps that step's outputs instead of being solved again (on by default).
-    /// Every output is a function of those hyperedges alone, so reuse is exact; it costs a
-    /// comparison with a per-world cache each step, and a write of the cache for each world
-    /// solved. Off, every world is checked against its quotient and solved every step.
+    /// was solved in keeps that step's outputs instead of being solved again (on by default);
+    /// and whether a world that changed but whose partition of trees did not keeps its tree-
+    /// and dof-level outputs, computing only the row-level ones. Every output is a function of
+    /// those hyperedges alone, and the tree- and dof-level ones of the partition alone, so
+    /// reuse is exact; it costs a comparison with a per-world cache each step, and a write of
+    /// the cache for each world solved. Off, every world is checked against its quotient and
+    /// solved every step.
     ///
     /// Turning reuse on after steps without it starts from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
@@ -400,7 +406,9 @@ impl QuotientSolver {
             .map_err(cuda("cuStreamSynchronize"))?;
         let mut counts = StepCounts::default();
         for w in 0..nworld {
-            match self.stale[w] {
+            let flag = self.stale[w];
+            counts.rows_only += usize::from(flag & 4 != 0);
+            match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
                 3 => counts.reused += 1,

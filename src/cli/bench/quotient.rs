@@ -359,6 +359,7 @@ struct SequenceLine {
     label: String,
     best: Option<(Mode, f64)>,
     quotient: f64,
+    quotient_off: f64,
     reused: f64,
 }
 
@@ -489,6 +490,7 @@ pub(super) fn table(
             label: seq.label.clone(),
             best: f.best(),
             quotient: f.quotient,
+            quotient_off: f.quotient_off,
             reused: reused as f64 / all as f64,
         });
     }
@@ -543,7 +545,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         );
     }
     out.push_str(
-        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient device µs/step | speedup | world-steps reused |\n|---|---|---|---|---|---|---|\n",
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused |\n|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         for line in &s.sequences {
@@ -553,9 +555,10 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             });
             let _ = writeln!(
                 out,
-                "| {} | {:.1}% | {label} | {b} | {q:.1} | {speed} | {:.1}% |",
+                "| {} | {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% |",
                 s.shape,
                 100.0 * s.static_rows,
+                line.quotient_off,
                 100.0 * reused
             );
         }

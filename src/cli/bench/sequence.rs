@@ -2,10 +2,14 @@
 //! so that the quotient's reuse of unchanged worlds is measured where it happens and not on
 //! replays of one batch (where every world after the first step would be unchanged).
 //!
-//! A trace's sequence is its recorded steps (the last [`TRACE_STEPS`]), each tiled to the
-//! shape's world count with its events; a synthetic shape's is [`SYNTHETIC_STEPS`] steps in
-//! which each world either rests (emits last step's rows again) or moves (its dynamic rows
-//! change), by a fixed fraction. Every contender steps the same sequence in the same order;
+//! A trace's sequence is its recorded steps (the last [`TRACE_STEPS`]) with their events, its
+//! few recorded worlds tiled to the shape's world count. Copies of one recorded world are
+//! shifted in time against each other (copy `c` runs `c · SHIFT` steps ahead, wrapping around),
+//! so that, as in a batch of independently perturbed worlds, they do not all change at the
+//! same steps: plain copies would make whole steps unchanged, which flatters reuse wherever
+//! one changed world is enough to set the kernel's time. A synthetic shape's sequence is
+//! [`SYNTHETIC_STEPS`] steps in which each world independently either rests (emits last
+//! step's rows again) or moves (its dynamic rows change), by a fixed fraction. Every contender steps the same sequence in the same order;
 //! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
 //! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed.
 
@@ -25,13 +29,15 @@ pub(super) const TRACE_STEPS: usize = 200;
 /// Steps of a synthetic shape's sequence.
 pub(super) const SYNTHETIC_STEPS: usize = 32;
 
+/// Steps between consecutive copies of a recorded world in a trace's sequence.
+const SHIFT: usize = 37;
+
 /// Where a sequence's steps come from.
 pub(super) enum Source {
-    /// A trace's steps `first..`, its worlds tiled to `nworld`.
+    /// A trace's steps (each its recorded worlds' batch and events), tiled to `nworld`.
     Trace {
-        trace: Box<Trace>,
+        steps: Vec<(Batch, Events)>,
         nworld: usize,
-        first: usize,
     },
     /// Versions of one synthetic shape that differ only in their dynamic rows (generated
     /// from different seeds); each world shows one version at each step.
@@ -63,20 +69,24 @@ impl Sequence {
             nworld,
             ..trace.capacity()
         };
+        let steps = (first..trace.nstep())
+            .map(|k| {
+                let (mut b, mut e) = (Batch::default(), Events::new());
+                trace.batch(k, &mut b);
+                trace.events(k, &mut e);
+                (b, e)
+            })
+            .collect();
         Sequence {
             label: format!(
-                "the trace's steps {first}..{} ({} recorded worlds tiled to {nworld})",
+                "the trace's steps {first}..{}, {} recorded worlds tiled to {nworld}, copies {SHIFT} steps apart",
                 trace.nstep(),
                 trace.nworld()
             ),
             model: trace.model().clone(),
             capacity,
             len,
-            source: Source::Trace {
-                trace: Box::new(trace),
-                nworld,
-                first,
-            },
+            source: Source::Trace { steps, nworld },
         }
     }
 
@@ -112,23 +122,29 @@ impl Sequence {
     fn step(&mut self, k: usize, batch: &mut Batch, events: &mut Events) {
         events.clear();
         match &mut self.source {
-            Source::Trace {
-                trace,
-                nworld,
-                first,
-            } => {
-                let (mut src, mut src_events) = (Batch::default(), Events::new());
-                trace.batch(*first + k, &mut src);
-                trace.events(*first + k, &mut src_events);
-                let n = src.nworld().max(1);
-                tile(&src, *nworld, |w| w % n, batch);
-                for e in src_events.as_slice() {
-                    for w in 0..*nworld {
-                        if let Some(e) = moved(e, w, n) {
-                            events.push(e);
+            Source::Trace { steps, nworld } => {
+                let (len, n) = (steps.len(), steps[0].0.nworld());
+                let mut b = Batch::builder();
+                for w in 0..*nworld {
+                    if n == 0 {
+                        b.end_world();
+                        continue;
+                    }
+                    // Recorded world w % n, copy w / n: that copy's own step.
+                    let (r, at) = (w % n, k + (w / n) * SHIFT);
+                    let (src, src_events) = &steps[at % len];
+                    copy_world(src, r, &mut b);
+                    // At its wrap the copy jumps back in time: nothing is reported (the guard
+                    // sees the change); the first step reports nothing either.
+                    if k > 0 && at % len != 0 {
+                        for e in src_events.as_slice() {
+                            if let Some(e) = moved(e, r, w) {
+                                events.push(e);
+                            }
                         }
                     }
                 }
+                *batch = b.finish();
             }
             Source::Synthetic {
                 versions,
@@ -153,9 +169,9 @@ impl Sequence {
     }
 }
 
-/// `e` for tiled world `w` when it is an event of the recorded world `w % n`.
-fn moved(e: &Event, w: usize, n: usize) -> Option<Event> {
-    let here = |world: u32| (world as usize == w % n).then_some(w as u32);
+/// `e` for tiled world `w` when it is an event of the recorded world `r`.
+fn moved(e: &Event, r: usize, w: usize) -> Option<Event> {
+    let here = |world: u32| (world as usize == r).then_some(w as u32);
     Some(match *e {
         Event::EqActive { world, eq, active } => Event::EqActive {
             world: here(world)?,
@@ -193,27 +209,18 @@ fn copy_world(src: &Batch, w: usize, b: &mut archipelago::BatchBuilder) {
     b.end_world();
 }
 
-/// `nworld` worlds, world `w` a copy of `src`'s world `of(w)`.
-fn tile(src: &Batch, nworld: usize, of: impl Fn(usize) -> usize, out: &mut Batch) {
-    let mut b = Batch::builder();
-    for w in 0..nworld {
-        if src.nworld() > 0 {
-            copy_world(src, of(w), &mut b);
-        } else {
-            b.end_world();
-        }
-    }
-    *out = b.finish();
-}
-
 /// Mean device time per step of every contender over a sequence.
 pub(super) struct Figures {
     /// Per full-rebuild mode: mean device µs per step, or why it could not run.
     pub full: Vec<(Mode, Result<f64, String>)>,
     /// The quotient with reuse: mean device µs per step.
     pub quotient: f64,
+    /// The quotient without reuse (every world checked and solved): mean device µs per step.
+    pub quotient_off: f64,
     /// World-steps the quotient reused, replayed, masked and solved directly (timed steps).
     pub counts: [usize; 4],
+    /// Of the world-steps not reused, those whose partition stayed (row-level outputs only).
+    pub rows_only: usize,
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -249,9 +256,12 @@ impl Figures {
         let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
-            "| quotient (reuse on) | {:.1} |\n\nquotient world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; every step equals the CPU: {}",
+            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |\n\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
+            self.quotient_off,
             self.quotient,
             100.0 * reused as f64 / all as f64,
+            all - reused,
+            self.rows_only,
             if self.ok { "yes" } else { "NO" }
         );
         if let Some(m) = &self.mismatch {
@@ -267,7 +277,8 @@ impl Figures {
     }
 }
 
-/// Steps `seq` through every mode in `modes` and the quotient (reuse on), in lockstep.
+/// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
+/// lockstep.
 pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
     let model = seq.model.clone();
@@ -280,10 +291,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         .collect();
     let mut q = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q.set_reuse(true)?;
+    let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
+    q_off.set_reuse(false)?;
+    let mut quotient_off = Vec::new();
     let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
     let (mut batch, mut events) = (Batch::default(), Events::new());
     let (mut reference, mut out) = (Islands::default(), Islands::default());
-    let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
+    let (mut quotient, mut counts, mut rows_only) = (Vec::new(), [0usize; 4], 0);
     let mut mismatch = None;
     for k in 0..seq.len {
         seq.step(k, &mut batch, &mut events);
@@ -306,6 +320,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
                 times.push(us);
             }
         }
+        q_off.upload(&input, &events)?;
+        let us = q_off.time_replays(0, 1)?[0];
+        q_off.download(&input, &mut out)?;
+        check("quotient (reuse off)", &out);
+        if k > 0 {
+            quotient_off.push(us);
+        }
         q.upload(&input, &events)?;
         let us = q.time_replays(0, 1)?[0];
         q.download(&input, &mut out)?;
@@ -313,6 +334,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         if k > 0 {
             quotient.push(us);
             let c = q.last_counts();
+            rows_only += c.rows_only;
             for (n, v) in counts
                 .iter_mut()
                 .zip([c.reused, c.replayed, c.masked, c.direct])
@@ -328,7 +350,9 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             .map(|(m, s, t)| (m, s.map(|_| mean(&t))))
             .collect(),
         quotient: mean(&quotient),
+        quotient_off: mean(&quotient_off),
         counts,
+        rows_only,
         ok: mismatch.is_none(),
         mismatch,
     })
