@@ -45,12 +45,21 @@ struct Args {
     int* island_iefcadr;
     int* map_efc2iefc;
     int* map_iefc2efc;
+    int* row_mirror;               // null, or per world 3 * mirror_rows ints that receive a
+                                   // copy of its row-level outputs (efc_island, map_efc2iefc,
+                                   // map_iefc2efc; world-local planes): the quotient's cache
     int nworld;
     int ntree;
     int nv;
     int use_smem;                  // 1: per-world scratch in dynamic shared memory
     int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
+    int mirror_rows;
 };
+
+// World w's row mirror (see Args), or null.
+__device__ __forceinline__ int* row_mirror_of(const Args& a, int w) {
+    return a.row_mirror ? a.row_mirror + (size_t)w * 3 * a.mirror_rows : nullptr;
+}
 
 // Read-only inputs through the non-coherent path: the compiler may then overlap these loads
 // with the stores and shared atomics around them (plain loads of a const pointer may alias the
@@ -317,8 +326,8 @@ struct WarpGroup {
 };
 
 // The islands of a world's rows (rows r0 .. r0 + nrow), computed by the group g: each row's
-// island is `isl_of` of its first tree, written to efc_island, and counted per island in
-// cnt_e (rows), cnt_ne (equality rows) and cnt_nf (friction rows).
+// island is `isl_of` of its first tree, written to efc_island (and its mirror, when not null),
+// and counted per island in cnt_e (rows), cnt_ne (equality rows) and cnt_nf (friction rows).
 // A row's island is two dependent loads away (its support offset, its first tree), so each
 // thread loads ROW_BATCH rows level by level: one latency per level and batch instead of per
 // row. Rows are read in input order (the counts do not depend on order); in deterministic mode
@@ -326,7 +335,7 @@ struct WarpGroup {
 // first level instead of adding a third.
 template <class G, class IslandOf>
 __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, IslandOf isl_of,
-                            int* cnt_e, int* cnt_ne, int* cnt_nf) {
+                            int* cnt_e, int* cnt_ne, int* cnt_nf, int* mirror) {
     const int tid = g.rank(), bd = g.size();
     for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
         unsigned at[ROW_BATCH];
@@ -351,6 +360,7 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
             if (k < nrow) {
                 isl = isl_of(first[u]);
                 a.efc_island[at[u]] = isl;
+                if (mirror) mirror[at[u] - r0] = isl;
             }
             const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
             const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);
@@ -366,14 +376,19 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
 }
 
 // The row maps of a world, by one warp: map_iefc2efc and map_efc2iefc from the islands in
-// efc_island, with the per-island cursors `cursor` (rows of no island from `rest` on).
+// efc_island, with the per-island cursors `cursor` (rows of no island from `rest` on), and
+// their mirror when not null.
 __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int* cursor,
-                                            int rest) {
+                                            int rest, int* mirror) {
     warp_scatter(
         nrow, [&](int k) { return a.efc_island[r0 + k]; }, cursor, rest,
         [&](int k, int slot) {
             a.map_iefc2efc[r0 + slot] = k;
             a.map_efc2iefc[r0 + k] = slot;
+            if (mirror) {
+                mirror[a.mirror_rows + k] = slot;
+                mirror[2 * a.mirror_rows + slot] = k;
+            }
         });
 }
 
@@ -381,7 +396,9 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
 // smallest tree of the component; rewritten as described at island_of), computed by the group
 // g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
 // (for the warp-wide intrinsics inside).
-template <class G>
+// With MIRROR (the quotient's kernel only: a compile-time switch, so that the other modes'
+// kernels carry none of it) the row-level outputs are also copied to Args::row_mirror.
+template <class G, bool MIRROR = false>
 __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt) {
     // Deterministic mode: the fused kernels may start while the order kernel still sorts
     // (programmatic dependent launch, src/gpu/maps.rs: launch_fused); discovery never reads
@@ -440,8 +457,9 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
+    int* mirror = MIRROR && nrow <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     row_islands(g, a, r0, nrow, [&](int t) { return island_of(lab, t, nrow); }, cnt_e, cnt_ne,
-                cnt_nf);
+                cnt_nf, mirror);
     g.sync();
     // 3. Per-island outputs, start addresses by group scans, -1 padding past nisland; the
     //    counters become the scatter cursors.
@@ -496,7 +514,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     int* itree = cnt_ne;
     for (int m = wid; m < 3; m += nwarp) {
         if (m == 0) {
-            row_scatter(a, r0, nrow, cnt_e, carry.z);
+            row_scatter(a, r0, nrow, cnt_e, carry.z, mirror);
         } else if (m == 1) {
             if (!a.dof_blocks) {
                 warp_scatter(
@@ -545,6 +563,11 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
 // world_maps_in for a whole block (blockDim.x a multiple of 32).
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     world_maps_in(BlockGroup{}, a, w, lab, cnt);
+}
+
+// world_maps, with the row-level outputs copied to Args::row_mirror when it is set.
+__device__ void world_maps_mirrored(const Args& a, int w, int* lab, int* cnt) {
+    world_maps_in<BlockGroup, true>(BlockGroup{}, a, w, lab, cnt);
 }
 
 // Does nothing: the bench times its graph to know the launch floor.

@@ -1,7 +1,8 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
 // the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
 // uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
-// world_scratch, activate, unite, union_support, jump_all, world_maps.
+// world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
+// partial reuse row_mirror_of, row_islands, row_scatter, block_exscan3, I3, BlockGroup.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -29,7 +30,8 @@
 // (per-world slices nothing else writes); its row-level outputs, packed by row, are copied back
 // from the per-world cache, since earlier worlds' row counts may have moved them. The check
 // reads the cache in the same phase as the replay check's span scan and shares its barrier;
-// a world solved otherwise writes its hyperedges and row outputs to the cache at the end.
+// a world solved otherwise writes its hyperedges to the cache right after, and its row-level
+// outputs to the cache's row mirror (Args::row_mirror) as the maps write them.
 // And when a world did change but its partition of trees did not (new contacts inside existing
 // islands, say), its tree- and dof-level outputs are those of the cached step, still in place:
 // only the row-level outputs are computed (q_same_partition, q_row_maps).
@@ -61,8 +63,6 @@ struct QArgs {
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
-    int* c_out;                        // nworld * 3 * cap_rows: efc_island, map_efc2iefc,
-                                       // map_iefc2efc, one plane each
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -320,20 +320,22 @@ __device__ int q_changed(const Args& a, const QArgs& q, int w, int nr, int nh) {
     return bad;
 }
 
-// Reuse: world w's row-level outputs from the cache, at this step's rows.
-__device__ void q_restore(const Args& a, const QArgs& q, int w, int nr) {
+// Reuse: world w's row-level outputs from the cache (the row mirror the maps filled when the
+// world was last solved), at this step's rows.
+__device__ void q_restore(const Args& a, int w, int nr) {
     const unsigned r0 = a.world_rowadr[w];
-    const int* co = q.c_out + (size_t)w * 3 * q.cap_rows;
+    const int* co = row_mirror_of(a, w);
+    const int m = a.mirror_rows;
     for (int k = threadIdx.x; k < nr; k += blockDim.x) {
         a.efc_island[r0 + k] = co[k];
-        a.map_efc2iefc[r0 + k] = co[q.cap_rows + k];
-        a.map_iefc2efc[r0 + k] = co[2 * q.cap_rows + k];
+        a.map_efc2iefc[r0 + k] = co[m + k];
+        a.map_iefc2efc[r0 + k] = co[2 * m + k];
     }
 }
 
-// Reuse: world w's hyperedges and row-level outputs into the cache, after its maps and a
-// barrier (the maps' stores are then visible to the whole block). A world past the cache's
-// capacity is marked as not cached.
+// Reuse: world w's hyperedges into the cache, once the reuse verdict is in (its row-level
+// outputs go to the row mirror as the maps write them). A world past the cache's capacity is
+// marked as not cached.
 __device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned r0 = a.world_rowadr[w];
@@ -350,65 +352,59 @@ __device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
     unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
     unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
     int* cs = q.c_support + (size_t)w * q.cap_entries;
-    int* co = q.c_out + (size_t)w * 3 * q.cap_rows;
     for (int r = tid; r < nr; r += bd) {
         ct[r] = a.row_type[r0 + r];
         cadr[r] = a.supadr[r0 + r] - rbase;
-        co[r] = a.efc_island[r0 + r];
-        co[q.cap_rows + r] = a.map_efc2iefc[r0 + r];
-        co[2 * q.cap_rows + r] = a.map_iefc2efc[r0 + r];
     }
     for (int e = tid; e < nh - nr; e += bd) cadr[nr + e] = a.supadr[e0 + e] - ebase + rn;
     for (unsigned j = tid; j < rn; j += bd) cs[j] = a.support[rbase + j];
     for (unsigned j = tid; j < en; j += bd) cs[rn + j] = a.support[ebase + j];
 }
 
-// Partial reuse: whether world w's partition of trees this step (`lab`: -1 untouched, else
-// the smallest tree of its component) is the partition of the cached step, whose tree_island
-// is still in place (both steps with rows: MuJoCo makes no islands without). It is when every
-// tree is touched in both or in neither, each new component lies inside one old island (each
-// touched tree has its component's smallest tree's old island), and there are as many
-// components as old islands: then the map from components to old islands is onto, hence
-// one-to-one, and the canonical numbering is the same. Meanwhile the old islands go to `isl`
-// and the row counters are cleared for q_row_maps. s_part = {0, 0} from the caller; one
-// barrier (block-uniform result).
-__device__ bool q_same_partition(const Args& a, const QArgs& q, int w, int nr, const int* lab,
-                                 int* isl, int* cnt_e, int* cnt_ne, int* cnt_nf, int* s_part) {
-    if (!q.reuse || nr == 0 || q.c_count[4 * w] <= 0) return false;
-    const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
-    const size_t T = (size_t)w * ntree;
-    int diff = 0, roots = 0;
-    for (int base = 0; base < ntree; base += bd) {
-        const int t = base + tid;
-        int root = 0;
-        if (t < ntree) {
-            const int l = lab[t], o = a.tree_island[T + t];
-            if ((l < 0) != (o < 0) || (l >= 0 && a.tree_island[T + l] != o)) diff = 1;
-            root = l == t;
-            isl[t] = o;
-            cnt_e[t] = 0;
-            cnt_ne[t] = 0;
-            cnt_nf[t] = 0;
-        }
-        roots += __popc(__ballot_sync(FULL_MASK, root));
-    }
+// Partial reuse: whether world w's partition of trees this step is the partition of the
+// cached step, whose tree_island is still in place (both steps with rows: MuJoCo makes no
+// islands without). It is when every tree is touched in both or in neither, each new
+// component lies inside one old island (each touched tree has its component's smallest
+// tree's old island), and there are as many components as old islands: then the map from
+// components to old islands is onto, hence one-to-one, and the canonical numbering is the
+// same. q_partition_tree is one tree's share (its new label `l`: -1 untouched, else the
+// smallest tree of its component), with the old island kept in `isl` and the row counters
+// cleared for q_row_maps; q_partition_note adds a warp's shares to s_part (= {0, 0} from the
+// kernel's start); after a barrier q_partition_same reads the verdict (block-uniform).
+__device__ __forceinline__ void q_partition_tree(const Args& a, size_t T, int t, int l, int* isl,
+                                                 int* cnt, int* diff, int* roots) {
+    const int o = a.tree_island[T + t];
+    if ((l < 0) != (o < 0) || (l >= 0 && a.tree_island[T + l] != o)) *diff = 1;
+    *roots += l == t;
+    isl[t] = o;
+    cnt[2 * a.ntree + t] = 0; // cnt_e, cnt_ne, cnt_nf
+    cnt[3 * a.ntree + t] = 0;
+    cnt[4 * a.ntree + t] = 0;
+}
+
+__device__ __forceinline__ void q_partition_note(int diff, int roots, int* s_part) {
+    for (int o = 16; o > 0; o >>= 1) roots += __shfl_xor_sync(FULL_MASK, roots, o);
     const bool any = __any_sync(FULL_MASK, diff);
-    if ((tid & 31) == 0) {
+    if ((threadIdx.x & 31) == 0) {
         if (any) s_part[0] = 1;
         if (roots) atomicAdd(&s_part[1], roots);
     }
-    __syncthreads();
+}
+
+__device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int* s_part) {
     return !s_part[0] && s_part[1] == a.nisland[w];
 }
 
-// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_same_partition):
+// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_partition_tree):
 // the rows' islands and counts, the per-island row outputs (a scan), the row maps.
-__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt_e, int* cnt_ne,
-                           int* cnt_nf) {
-    const int tid = threadIdx.x, bd = blockDim.x;
+__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt) {
+    const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
+    int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     const unsigned r0 = a.world_rowadr[w];
-    const size_t T = (size_t)w * a.ntree;
-    row_islands(BlockGroup{}, a, r0, nr, [&](int t) { return isl[t]; }, cnt_e, cnt_ne, cnt_nf);
+    const size_t T = (size_t)w * ntree;
+    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    row_islands(BlockGroup{}, a, r0, nr, [&](int t) { return isl[t]; }, cnt_e, cnt_ne, cnt_nf,
+                mirror);
     __syncthreads();
     const int nisland = a.nisland[w];
     int ph = 0, carry = 0;
@@ -427,7 +423,7 @@ __device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cn
         carry += tot.x;
     }
     __syncthreads();
-    if (tid < 32) row_scatter(a, r0, nr, cnt_e, carry);
+    if (tid < 32) row_scatter(a, r0, nr, cnt_e, carry, mirror);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
@@ -451,13 +447,14 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (slot != 0xffffffffu) q_span(a, q, w, slot, nr, s_span, lab);
     // One barrier for the span and the reuse verdict.
     if (!__syncthreads_or(q.reuse ? q_changed(a, q, w, nr, nh) : 1)) {
-        q_restore(a, q, w, nr);
+        q_restore(a, w, nr);
         if (tid == 0) {
             q.stale[w] = 3;
             a.rounds[w] = 0;
         }
         return;
     }
+    if (q.reuse) q_store(a, q, w, nr, nh);
     int flag = 1;
     if (slot != 0xffffffffu) {
         if (!q_replay(a, q, w, slot, nr, nh, s_span, lab)) {
@@ -466,17 +463,32 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
             flag = 2;
         }
     }
+    // Partial reuse is tried when the cached step had rows and so has this one.
+    const bool check = q.reuse && nr > 0 && q.c_count[4 * w] > 0;
+    const size_t T = (size_t)w * ntree;
+    int* isl = cnt;
+    int diff = 0, roots = 0;
     if (flag != 1) {
         const size_t sn = (size_t)slot * ntree;
         const int* tn = q.tree_node + sn;
         jump_all(lab, (int)q.nnode[slot]);
-        // Pull back through the map scratch, then into lab (the maps clear cnt themselves).
+        // Pull back through the map scratch, then into lab, comparing with the cached
+        // partition on the way (the maps clear cnt themselves).
         for (int t = tid; t < ntree; t += bd) {
             const int r = lab[tn[t]];
             cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
         }
         __syncthreads();
-        for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
+        for (int base = 0; base < ntree; base += bd) {
+            const int t = base + tid;
+            if (t < ntree) {
+                const int l = cnt[t];
+                lab[t] = l;
+                if (check) q_partition_tree(a, T, t, l, isl, cnt, &diff, &roots);
+            }
+            if (check) q_partition_note(diff, roots, s_part);
+            diff = roots = 0;
+        }
         __syncthreads();
     } else {
         for (int t = tid; t < ntree; t += bd) lab[t] = -1;
@@ -487,17 +499,21 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
         __syncthreads();
         jump_all(lab, ntree);
+        if (check) {
+            for (int base = 0; base < ntree; base += bd) {
+                const int t = base + tid;
+                if (t < ntree) q_partition_tree(a, T, t, lab[t], isl, cnt, &diff, &roots);
+                q_partition_note(diff, roots, s_part);
+                diff = roots = 0;
+            }
+            __syncthreads();
+        }
     }
-    int *isl = cnt, *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
-    const bool same = q_same_partition(a, q, w, nr, lab, isl, cnt_e, cnt_ne, cnt_nf, s_part);
+    const bool same = check && q_partition_same(a, w, s_part);
     if (tid == 0) {
         q.stale[w] = flag | (same ? 4 : 0);
         a.rounds[w] = 0;
     }
-    if (same) q_row_maps(a, w, nr, isl, cnt_e, cnt_ne, cnt_nf);
-    else world_maps(a, w, lab, cnt);
-    if (q.reuse) {
-        __syncthreads();
-        q_store(a, q, w, nr, nh);
-    }
+    if (same) q_row_maps(a, w, nr, isl, cnt);
+    else world_maps_mirrored(a, w, lab, cnt);
 }

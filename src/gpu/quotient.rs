@@ -69,7 +69,6 @@ struct QArgs {
     c_type: u64,
     c_adr: u64,
     c_support: u64,
-    c_out: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
@@ -548,10 +547,15 @@ impl QuotientSolver {
         if nworld == 0 {
             return Ok(());
         }
-        let args: Args = self.ws.args();
+        let b = &self.bufs;
+        let mut args: Args = self.ws.args();
+        if self.reuse {
+            // The maps copy each world's row-level outputs into the cache as they write them.
+            args.row_mirror = b.c_out.ptr();
+            args.mirror_rows = self.cap.njmax as i32;
+        }
         let c = self.quotient.classifier();
         let t = self.quotient.cache().tables();
-        let b = &self.bufs;
         let q = QArgs {
             row_id: b.row_id.ptr(),
             edge_id: b.edge_id.ptr(),
@@ -574,7 +578,6 @@ impl QuotientSolver {
             c_type: b.c_type.ptr(),
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
-            c_out: b.c_out.ptr(),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,

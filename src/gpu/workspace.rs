@@ -152,11 +152,15 @@ pub struct Args {
     pub island_iefcadr: u64,
     pub map_efc2iefc: u64,
     pub map_iefc2efc: u64,
+    /// Per world `3 * mirror_rows` ints that receive a copy of its row-level outputs
+    /// (world-local), or 0: the quotient's reuse cache.
+    pub row_mirror: u64,
     pub nworld: i32,
     pub ntree: i32,
     pub nv: i32,
     pub use_smem: i32,
     pub dof_blocks: i32,
+    pub mirror_rows: i32,
 }
 
 /// What a mode needs besides the common buffers.
@@ -352,11 +356,13 @@ impl Workspace {
             island_iefcadr: p(OUT0 + 16),
             map_efc2iefc: p(OUT0 + 17),
             map_iefc2efc: p(OUT0 + 18),
+            row_mirror: 0,
             nworld: 0,
             ntree: model.ntree() as i32,
             nv: model.nv() as i32,
             use_smem: (!needs.fallback) as i32,
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
+            mirror_rows: 0,
         };
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),
