@@ -445,6 +445,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     }
     __syncthreads();
     if (slot != 0xffffffffu) q_span(a, q, w, slot, nr, s_span, lab);
+    // The rows of the cached step, read before q_store replaces them (-1: nothing cached).
+    const int cached_rows = q.reuse ? q.c_count[4 * w] : -1;
     // One barrier for the span and the reuse verdict.
     if (!__syncthreads_or(q.reuse ? q_changed(a, q, w, nr, nh) : 1)) {
         q_restore(a, w, nr);
@@ -464,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
     }
     // Partial reuse is tried when the cached step had rows and so has this one.
-    const bool check = q.reuse && nr > 0 && q.c_count[4 * w] > 0;
+    const bool check = nr > 0 && cached_rows > 0;
     const size_t T = (size_t)w * ntree;
     int* isl = cnt;
     int diff = 0, roots = 0;

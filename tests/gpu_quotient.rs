@@ -288,6 +288,15 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
         s.quotient().counters().reused,
         4 + 1 + 2 + 4 + 3 + 4 + 3 + 4
     );
+    // A new solver most likely gets the freed buffers, outputs included: it must not take
+    // them for its own cached step (nothing is cached before its first step).
+    drop(s);
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    for want in [0, 4] {
+        step(&mut s, &model, &base, &events);
+        let c = s.last_counts();
+        assert_eq!((c.reused, c.rows_only), (want, 0), "{c:?}");
+    }
 }
 
 #[test]

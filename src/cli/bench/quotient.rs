@@ -361,6 +361,8 @@ struct SequenceLine {
     quotient: f64,
     quotient_off: f64,
     reused: f64,
+    /// The `auto` Engine's wall time over the best full rebuild's, and its quotient steps.
+    auto: Option<(f64, usize)>,
 }
 
 /// Measures `shape` and appends its section to `out`; returns whether every result was exact,
@@ -491,6 +493,10 @@ pub(super) fn table(
             best: f.best(),
             quotient: f.quotient,
             quotient_off: f.quotient_off,
+            auto: f
+                .auto_wall()
+                .zip(f.best_full_wall())
+                .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
             reused: reused as f64 / all as f64,
         });
     }
@@ -545,7 +551,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         );
     }
     out.push_str(
-        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused |\n|---|---|---|---|---|---|---|---|\n",
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine wall / best full wall (quotient steps) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         for line in &s.sequences {
@@ -555,11 +561,13 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             });
             let _ = writeln!(
                 out,
-                "| {} | {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% |",
+                "| {} | {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% | {} |",
                 s.shape,
                 100.0 * s.static_rows,
                 line.quotient_off,
-                100.0 * reused
+                100.0 * reused,
+                line.auto
+                    .map_or("—".into(), |(r, n)| format!("{r:.3}x ({n})"))
             );
         }
     }

@@ -14,13 +14,14 @@
 //! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed.
 
 use std::fmt::Write as _;
+use std::time::Instant;
 
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::Policy;
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
-use archipelago::{Batch, Capacity, Input, Islands, Model, cpu};
+use archipelago::{Batch, Capacity, Engine, Input, Islands, Model, Options, cpu};
 use invalidation::{Event, Events};
 
 /// Steps of a trace's sequence (its last ones).
@@ -225,6 +226,11 @@ pub(super) struct Figures {
     pub ok: bool,
     /// The first mismatch, if any.
     pub mismatch: Option<String>,
+    /// Mean wall µs per whole step (upload, replay, download) of every contender, the
+    /// quotient's with reuse on, and of an `auto` Engine stepping the same sequence.
+    pub wall: Vec<(String, f64)>,
+    /// Steps the `auto` Engine ran the quotient.
+    pub auto_quotient_steps: usize,
 }
 
 impl Figures {
@@ -274,6 +280,38 @@ impl Figures {
                 us / self.quotient
             );
         }
+        out.push_str("\nwall µs per whole step (host half, upload, replay, download), mean over the same steps: ");
+        let walls: Vec<String> = self
+            .wall
+            .iter()
+            .map(|(who, us)| format!("{who} {us:.0}"))
+            .collect();
+        out.push_str(&walls.join(", "));
+        if let (Some(auto), Some(best)) = (self.auto_wall(), self.best_full_wall()) {
+            let _ = writeln!(
+                out,
+                "; the auto Engine ran the quotient on {} of {timed} steps and took {:.3}x the best full rebuild's wall time ({})",
+                self.auto_quotient_steps,
+                auto / best.1,
+                best.0
+            );
+        } else {
+            out.push('\n');
+        }
+    }
+
+    /// The `auto` Engine's mean wall µs per step.
+    pub fn auto_wall(&self) -> Option<f64> {
+        self.wall.iter().find(|(w, _)| w == "auto").map(|w| w.1)
+    }
+
+    /// The full-rebuild mode with the lowest mean wall time, and that time.
+    pub fn best_full_wall(&self) -> Option<(String, f64)> {
+        self.wall
+            .iter()
+            .filter(|(w, _)| Mode::ALL.iter().any(|m| m.name() == w))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .cloned()
     }
 }
 
@@ -294,6 +332,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q_off.set_reuse(false)?;
     let mut quotient_off = Vec::new();
+    let options = Options {
+        mode: archipelago::Mode::Auto,
+        ..Options::default()
+    };
+    let mut auto = Engine::with_gpu(g, &model, cap, options)?;
+    let (mut auto_quotient_steps, mut auto_wall) = (0, Vec::new());
+    let mut walls: Vec<Vec<f64>> = vec![Vec::new(); full.len() + 1];
     let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
     let (mut batch, mut events) = (Batch::default(), Events::new());
     let (mut reference, mut out) = (Islands::default(), Islands::default());
@@ -310,14 +355,17 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
                 mismatch = Some(format!("{who} at step {k}: {m:?}"));
             }
         };
-        for (m, solver, times) in full.iter_mut() {
+        for (i, (m, solver, times)) in full.iter_mut().enumerate() {
             let Ok(s) = solver else { continue };
+            let t = Instant::now();
             s.upload(&input)?;
             let us = s.time_replays(0, 1)?[0];
             s.download(&input, &mut out)?;
+            let wall = t.elapsed().as_secs_f64() * 1e6;
             check(m.name(), &out);
             if k > 0 {
                 times.push(us);
+                walls[i].push(wall);
             }
         }
         q_off.upload(&input, &events)?;
@@ -327,11 +375,20 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         if k > 0 {
             quotient_off.push(us);
         }
+        let t = Instant::now();
         q.upload(&input, &events)?;
         let us = q.time_replays(0, 1)?[0];
         q.download(&input, &mut out)?;
+        let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
+        let t = Instant::now();
+        let got = auto.step(&batch, &events)?;
+        let auto_us = t.elapsed().as_secs_f64() * 1e6;
+        check("auto", got);
         if k > 0 {
+            walls[full.len()].push(wall);
+            auto_wall.push(auto_us);
+            auto_quotient_steps += usize::from(auto.last_mode() == archipelago::Mode::Quotient);
             quotient.push(us);
             let c = q.last_counts();
             rows_only += c.rows_only;
@@ -344,6 +401,14 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut wall: Vec<(String, f64)> = full
+        .iter()
+        .zip(&walls)
+        .filter(|((_, s, _), _)| s.is_ok())
+        .map(|((m, _, _), w)| (m.name().to_string(), mean(w)))
+        .collect();
+    wall.push(("quotient".into(), mean(&walls[full.len()])));
+    wall.push(("auto".into(), mean(&auto_wall)));
     Ok(Figures {
         full: full
             .into_iter()
@@ -355,5 +420,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         rows_only,
         ok: mismatch.is_none(),
         mismatch,
+        wall,
+        auto_quotient_steps,
     })
 }
