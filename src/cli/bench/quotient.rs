@@ -551,7 +551,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         );
     }
     out.push_str(
-        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine wall / best full wall (quotient steps) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         for line in &s.sequences {
