@@ -385,8 +385,9 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         q.download(&input, &mut out)?;
         let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
+        // The input is validated once above for every contender; the Engine takes it as is.
         let t = Instant::now();
-        let got = auto.step(&batch, &events)?;
+        let got = auto.step_input(&input, &events)?;
         let auto_us = t.elapsed().as_secs_f64() * 1e6;
         check("auto", got);
         if k > 0 {
