@@ -97,7 +97,7 @@ impl Mode {
 }
 
 /// How an engine is set up.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// The mode.
     pub mode: Mode,
@@ -107,6 +107,22 @@ pub struct Options {
     /// output is bitwise identical across runs and input row orders. Steps then need the rows'
     /// keys: [`Engine::step_keyed`].
     pub deterministic: bool,
+    /// On a GPU, let the quotient reuse the outputs of worlds whose rows are unchanged since
+    /// their last solved step, and the tree- and dof-level outputs of worlds whose partition is
+    /// (exact either way; see `gpu::quotient::QuotientSolver::set_reuse`). On by default; off,
+    /// every world is solved every step, which costs 5–15% less where worlds never repeat.
+    pub reuse: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            mode: Mode::default(),
+            policy: Policy::default(),
+            deterministic: false,
+            reuse: true,
+        }
+    }
 }
 
 /// Steps each contender runs in an `auto` trial, and steps between trials.
@@ -283,7 +299,9 @@ impl Engine {
             engine.device_order.reserve(rows);
             engine.device_rank.reserve(rows);
         }
-        let quotient = QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
+        let mut quotient =
+            QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
+        quotient.set_reuse(engine.options.reuse)?;
         engine.device = Some(Device {
             gpu: gpu.clone(),
             full,

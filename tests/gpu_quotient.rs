@@ -459,14 +459,17 @@ fn the_gpu_engine_matches_the_oracle_in_every_mode() {
         nsupport: 1200,
         nedge: 4,
     };
-    for mode in Mode::ALL {
+    // Every mode with the default options, and the quotient without reuse.
+    let runs = Mode::ALL.into_iter().map(|m| (m, true));
+    for (mode, reuse) in runs.chain([(Mode::Quotient, false)]) {
         let options = Options {
             mode,
+            reuse,
             ..Options::default()
         };
         let mut e = match Engine::with_gpu(&gpu, &scene.model, cap, options) {
             Ok(e) => e,
-            Err(err) => panic!("{mode:?}: {err}"),
+            Err(err) => panic!("{mode:?} reuse {reuse}: {err}"),
         };
         assert!(e.on_gpu());
         let mut worlds = vec![scenes::World::new(&scene); nworld];
@@ -484,7 +487,11 @@ fn the_gpu_engine_matches_the_oracle_in_every_mode() {
             let batch = scenes::batch(&scene, &worlds, &mut rng);
             let want = oracle::solve(&Input::new(&scene.model, &batch).unwrap());
             let got = e.step(&batch, &events).unwrap();
-            assert_eq!(got.first_mismatch(&want), None, "{mode:?} step {step}");
+            assert_eq!(
+                got.first_mismatch(&want),
+                None,
+                "{mode:?} reuse {reuse} step {step}"
+            );
             last = want;
         }
         if mode == Mode::Auto {

@@ -432,3 +432,77 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         auto_quotient_steps,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use archipelago::RowType;
+
+    fn rows_of(b: &Batch, w: usize) -> Vec<(RowType, i32, Vec<i32>)> {
+        b.rows_of(w)
+            .map(|r| (b.row_type[r], b.row_id[r], b.row_support_of(r).to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn events_move_to_the_copies_of_their_world() {
+        let sleep = Event::Sleep { world: 1, tree: 4 };
+        assert_eq!(
+            moved(&sleep, 1, 7),
+            Some(Event::Sleep { world: 7, tree: 4 })
+        );
+        assert_eq!(moved(&sleep, 0, 6), None);
+        // Events of every world are reported once, with the first copy.
+        assert_eq!(moved(&Event::Capacity, 0, 0), Some(Event::Capacity));
+        assert_eq!(moved(&Event::Capacity, 0, 3), None);
+    }
+
+    #[test]
+    fn a_synthetic_sequence_moves_the_worlds_it_does_not_rest() {
+        let version = |id: i32| {
+            let mut b = Batch::builder();
+            for _ in 0..50 {
+                b.row(RowType::Equality, 0, &[0, 1]);
+                b.row(RowType::ContactPyramidal, id, &[1, 2]);
+                b.end_world();
+            }
+            b.finish()
+        };
+        let model = Model::from_dofnum(&[1; 3]).unwrap();
+        let versions: Vec<Batch> = (0..4).map(version).collect();
+        for (rest, moving) in [(0.0, 50), (1.0, 0)] {
+            let mut seq = Sequence::synthetic(model.clone(), versions.clone(), rest);
+            let (mut prev, mut now, mut events) =
+                (Batch::default(), Batch::default(), Events::new());
+            seq.step(0, &mut prev, &mut events);
+            for k in 1..seq.len {
+                seq.step(k, &mut now, &mut events);
+                let moved = (0..50).filter(|&w| rows_of(&prev, w) != rows_of(&now, w));
+                assert_eq!(moved.count(), moving, "rest {rest} step {k}");
+                std::mem::swap(&mut prev, &mut now);
+            }
+        }
+    }
+
+    #[test]
+    fn trace_copies_run_shifted_in_time() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/hammock.npz");
+        let trace = Trace::open(&path).unwrap();
+        let (n, nstep) = (trace.nworld(), trace.nstep());
+        let mut seq = Sequence::trace(Trace::open(&path).unwrap(), 4 * n);
+        let first = nstep - seq.len;
+        let (mut got, mut want, mut events) = (Batch::default(), Batch::default(), Events::new());
+        for k in [0, 1, seq.len - 1] {
+            seq.step(k, &mut got, &mut events);
+            assert_eq!(got.nworld(), 4 * n);
+            for w in 0..4 * n {
+                trace.batch(first + (k + (w / n) * SHIFT) % seq.len, &mut want);
+                assert_eq!(
+                    rows_of(&got, w),
+                    rows_of(&want, w % n),
+                    "step {k} world {w}"
+                );
+            }
+        }
+    }
+}
