@@ -80,6 +80,19 @@ fn eight() -> Model {
     Model::from_dofnum(&[1; 8]).unwrap()
 }
 
+/// Capacity for four worlds of [`eight`] with up to 16 rows, `nsupport` support entries and
+/// `nedge` rowless hyperedges each.
+fn four_of_eight(nsupport: usize, nedge: usize) -> Capacity {
+    Capacity {
+        nworld: 4,
+        ntree: 8,
+        nv: 8,
+        njmax: 16,
+        nsupport,
+        nedge,
+    }
+}
+
 /// Steps the solver and checks every output against the oracle.
 fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
     let input = Input::new(model, batch).unwrap();
@@ -91,15 +104,7 @@ fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
 #[test]
 fn sleeping_components_are_masked_on_the_device() {
     let Some(gpu) = open() else { return };
-    let model = eight();
-    let cap = Capacity {
-        nworld: 4,
-        ntree: 8,
-        nv: 8,
-        njmax: 16,
-        nsupport: 32,
-        nedge: 1,
-    };
+    let (model, cap) = (eight(), four_of_eight(32, 1));
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
     // The quotient's own checks, every world every step (unchanged worlds would be reused).
     s.set_reuse(false).unwrap();
@@ -233,15 +238,7 @@ fn reuse_world(b: &mut archipelago::BatchBuilder, w: usize, variant: usize) {
 #[test]
 fn unchanged_worlds_reuse_their_outputs_exactly() {
     let Some(gpu) = open() else { return };
-    let model = eight();
-    let cap = Capacity {
-        nworld: 4,
-        ntree: 8,
-        nv: 8,
-        njmax: 16,
-        nsupport: 40,
-        nedge: 2,
-    };
+    let (model, cap) = (eight(), four_of_eight(40, 2));
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
     assert!(s.reuse());
     let batch = |variants: &[usize]| {

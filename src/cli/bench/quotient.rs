@@ -406,7 +406,7 @@ pub(super) fn table(
             if t.ok { "yes" } else { "NO" }
         );
     };
-    for mode in modes {
+    for &mode in &modes {
         match full_mode(g, mode, input, reference, args) {
             Ok(t) => {
                 all_ok &= t.ok;
@@ -474,14 +474,6 @@ pub(super) fn table(
             let _ = writeln!(out, "| quotient | — | {e} | — | — |");
         }
     }
-    let modes: Vec<Mode> = if args.modes.is_empty() {
-        Mode::ALL
-            .into_iter()
-            .filter(|&m| m != Mode::Dense)
-            .collect()
-    } else {
-        Mode::ALL.into_iter().filter(|&m| args.wants(m)).collect()
-    };
     for mut seq in sequences(name)? {
         let f = sequence::run(g, &mut seq, &modes)?;
         all_ok &= f.ok;
