@@ -2,6 +2,9 @@
 //! 99%, the cost of rebuilding every quotient, and — for toggle-heavy worlds — equalities
 //! classified static (a toggle rebuilds the world) against dynamic (solved every step).
 //!
+//! Also the reuse of unchanged worlds (`Quotient::set_reuse`) on step sequences with 0%, 50%
+//! and 90% of the worlds at rest.
+//!
 //! `cargo bench --bench quotient`; each benchmark id carries the measured static share.
 
 use std::hint::black_box;
@@ -274,6 +277,8 @@ fn gpu(c: &mut Criterion) {
             );
             let mut out = Islands::default();
             if let Ok(mut q) = QuotientSolver::new(&gpu, cap, &model, Policy::default()) {
+                // The same batch every iteration: with reuse every world would be reused.
+                q.set_reuse(false).unwrap();
                 let none = Events::new();
                 g.bench_function(format!("{tag}/quotient"), |b| {
                     b.iter(|| q.step(black_box(&input), &none, &mut out).unwrap())
@@ -292,5 +297,66 @@ fn gpu(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shares, toggles, gpu);
+/// Reuse of unchanged worlds: steps in which `rest` of the worlds emit the rows of their last
+/// step again and the others get new contacts (two batches that differ in their contacts,
+/// alternated per moving world), the quotient with and without reuse against `dsu`.
+fn reuse(c: &mut Criterion) {
+    let mut g = group(c);
+    for shape in &SHAPES {
+        let model = model(shape);
+        let versions = [1, 2].map(|seed| batch(shape, seed, |_| false));
+        let cap = Capacity::fit(&model, &versions[0]);
+        for rest in [0usize, 50, 90] {
+            // A cycle of steps; world w moves at step k unless (w + 7k) % 100 < rest·100/100.
+            let steps: Vec<Batch> = (0..8)
+                .scan(vec![0usize; NWORLD], |shown, k| {
+                    let mut b = Batch::builder();
+                    for (w, v) in shown.iter_mut().enumerate() {
+                        if (w * 13 + 7 * k) % 100 >= rest {
+                            *v ^= 1;
+                        }
+                        let src = &versions[*v];
+                        for r in src.rows_of(w) {
+                            b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
+                        }
+                        for e in src.edges_of(w) {
+                            b.rowless(src.edge_id[e], src.edge_support_of(e));
+                        }
+                        b.end_world();
+                    }
+                    Some(b.finish())
+                })
+                .collect();
+            let inputs: Vec<Input> = steps
+                .iter()
+                .map(|b| Input::new(&model, b).unwrap())
+                .collect();
+            let none = Events::new();
+            let mut out = Islands::default();
+            for on in [false, true] {
+                let mut q = Quotient::new(&cap, Policy::default());
+                q.set_reuse(on);
+                let mut k = 0;
+                let label = if on { "reuse-on" } else { "reuse-off" };
+                g.bench_function(format!("{}/rest{rest}%/{label}", shape.name), |b| {
+                    b.iter(|| {
+                        k = (k + 1) % inputs.len();
+                        q.step(black_box(&inputs[k]), &none, &mut out).unwrap()
+                    })
+                });
+            }
+            let mut dsu = Dsu::default();
+            let mut k = 0;
+            g.bench_function(format!("{}/rest{rest}%/dsu", shape.name), |b| {
+                b.iter(|| {
+                    k = (k + 1) % inputs.len();
+                    dsu.solve(black_box(&inputs[k]), &mut out).unwrap()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, shares, toggles, reuse, gpu);
 criterion_main!(benches);

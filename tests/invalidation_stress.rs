@@ -58,13 +58,14 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         eq: EqPolicy::Dynamic,
         ..Policy::default()
     };
-    let quotient = |policy| {
+    let quotient = |policy, reuse| {
         Engine::new(
             &scene.model,
             cap,
             Options {
                 mode: Mode::Quotient,
                 policy,
+                reuse,
                 ..Options::default()
             },
         )
@@ -75,10 +76,12 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         ..Policy::default()
     };
     let mut engines = [
-        quotient(Policy::default()),
-        quotient(dynamic_eq),
-        quotient(learn),
+        quotient(Policy::default(), true),
+        quotient(dynamic_eq, true),
+        quotient(learn, true),
+        quotient(Policy::default(), false),
     ];
+    let mut prev = Batch::default();
     let mut dsu = Dsu::default();
     let mut full = Islands::default();
     let mut events = Events::new();
@@ -87,6 +90,8 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
     let mut world_steps = 0;
     for step in 0..steps {
         events.clear();
+        // Half the worlds left alone emit last step's rows again, as resting worlds do.
+        let mut repeat: Vec<bool> = (0..nworld).map(|_| rng.chance(0.5)).collect();
         let p = match rng.below(20) {
             0 => 1.0,  // a burst: every world changes
             1 => 0.0,  // a quiet step
@@ -116,6 +121,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
                         &mut events,
                         &mut tally,
                     );
+                    repeat[w] = false;
                 }
             }
         }
@@ -133,8 +139,9 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
             }
             events.edit(None, Edit::FlexRigidity { flex: f as i32 });
             tally.model_edits += 1;
+            repeat.fill(false);
         }
-        let batch = scenes::batch(&scene, &worlds, &mut rng);
+        let batch = scenes::batch_repeating(&scene, &worlds, &prev, &repeat, &mut rng);
         let input = Input::new(&scene.model, &batch).unwrap();
         let want = oracle::solve(&input);
         dsu.solve(&input, &mut full).unwrap();
@@ -142,7 +149,12 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         for (k, engine) in engines.iter_mut().enumerate() {
             let got = engine.step(&batch, &events).unwrap();
             check(
-                ["quotient", "quotient/eq-dynamic", "quotient/eq-learn"][k],
+                [
+                    "quotient",
+                    "quotient/eq-dynamic",
+                    "quotient/eq-learn",
+                    "quotient/no-reuse",
+                ][k],
                 step,
                 got,
                 &want,
@@ -151,6 +163,11 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         }
         world_steps += nworld as u64;
         last = want;
+        prev = batch;
+    }
+    for (k, e) in engines.iter().enumerate() {
+        let reused = e.quotient().counters().reused;
+        assert_eq!(reused > 0, k < 3, "engine {k}: {reused} world-steps reused");
     }
     Run {
         world_steps,

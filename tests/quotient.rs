@@ -141,6 +141,55 @@ fn unchanged_worlds_reuse_one_shared_quotient() {
 }
 
 #[test]
+fn unchanged_worlds_reuse_their_outputs_exactly() {
+    let mut e = engine(4, Policy::default());
+    let reused = |e: &Engine| e.quotient().counters().reused;
+    let base = vec![Spec::default(); 4];
+    // A contact more in world 0 moves every later world's rows; world 2's contact moves to
+    // other trees; world 3 gains a second contact on the same trees (same partition).
+    let mut moved = base.clone();
+    moved[0].contacts.push(vec![4, 5]);
+    moved[2].contacts = vec![vec![2, 5]];
+    moved[3].contacts.push(vec![2, 3]);
+    // (batch, worlds reused at that step)
+    let plan: [(&[Spec], u64); 7] = [
+        (&base, 0), // nothing cached yet
+        (&base, 4),
+        (&moved, 1),      // only world 1 unchanged, at moved rows
+        (&moved[..2], 2), // fewer worlds
+        (&moved, 4),      // worlds 2 and 3 come back unchanged since their last solve
+        (&base, 1),
+        (&base, 4),
+    ];
+    for (k, (specs, want)) in plan.into_iter().enumerate() {
+        let before = reused(&e);
+        step(&mut e, specs, &Events::new());
+        assert_eq!(reused(&e) - before, want, "step {k}");
+    }
+    // A reported event changes nothing the outputs depend on while the rows stay: still reused.
+    let mut events = Events::new();
+    events.edit(Some(0), Edit::EqRetargeted { eq: 1 });
+    let before = reused(&e);
+    step(&mut e, &base, &events);
+    assert_eq!(reused(&e) - before, 4);
+    // Without reuse every world is solved.
+    let mut off = Engine::new(
+        &model(),
+        capacity(4),
+        Options {
+            mode: Mode::Quotient,
+            reuse: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for _ in 0..3 {
+        step(&mut off, &base, &Events::new());
+    }
+    assert_eq!(reused(&off), 0);
+}
+
+#[test]
 fn device_mirror_sees_each_contracted_slot_once() {
     use archipelago::quotient::Quotient;
     let model = model();

@@ -1,7 +1,8 @@
 //! `quotient` as a CPU mode by name: the static quotient ([`crate::quotient::Quotient`]) sized
 //! from the first input it sees, for tools that pick modes by name (`replay`, `demo`, `bench`).
 //!
-//! It reports no events, so the guard alone keeps every quotient exact. A batch that outgrows
+//! It reports no events, so the guard alone keeps every quotient exact. Worlds unchanged since
+//! their last solved step reuse its outputs ([`Quotient::set_reuse`]). A batch that outgrows
 //! the capacity, or a model of another size, rebuilds it with room for both (the only
 //! allocations; a steady sequence of batches allocates nothing per step).
 
@@ -65,9 +66,11 @@ impl CpuMode for QuotientMode {
             self.inner = None;
         }
         let policy = &self.policy;
-        let (_, q) = self
-            .inner
-            .get_or_insert_with(|| (cap, Quotient::new(&cap, policy.clone())));
+        let (_, q) = self.inner.get_or_insert_with(|| {
+            let mut q = Quotient::new(&cap, policy.clone());
+            q.set_reuse(true);
+            (cap, q)
+        });
         q.solve(input, out)
     }
 }

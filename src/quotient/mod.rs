@@ -31,6 +31,7 @@ pub mod classify;
 pub mod contract;
 mod dsu;
 pub mod guard;
+pub mod reuse;
 pub mod step;
 mod walk;
 
@@ -67,8 +68,9 @@ pub struct Counters {
     pub masked: u64,
     /// Worlds solved by the direct fallback.
     pub direct: u64,
-    /// World-steps whose hyperedges equalled the last solved step's, so the device reused its
-    /// outputs (see `gpu::quotient::QuotientSolver::set_reuse`).
+    /// World-steps whose hyperedges equalled the last solved step's, so that step's outputs
+    /// were reused ([`Quotient::set_reuse`], or the device's reuse:
+    /// `gpu::quotient::QuotientSolver::set_reuse`).
     pub reused: u64,
 }
 
@@ -86,6 +88,8 @@ pub struct Quotient {
     counters: Counters,
     /// Reported toggles per static equality, for [`EqPolicy::Learn`].
     toggles: Vec<(i32, u32)>,
+    /// Unchanged worlds' outputs, when on ([`Quotient::set_reuse`]).
+    reuse: Option<Box<reuse::Reuse>>,
 }
 
 impl Quotient {
@@ -105,7 +109,27 @@ impl Quotient {
             maps,
             counters: Counters::default(),
             toggles: Vec::with_capacity(classify::LEARN_MAX),
+            reuse: None,
         }
+    }
+
+    /// Whether a step takes the outputs of worlds whose hyperedges (row types and supports)
+    /// equal those of the last step they were solved in, instead of solving them again (off
+    /// for a new engine). Every output is a function of those hyperedges alone, so reuse is
+    /// exact; on, it holds a copy of every world's hyperedges and outputs (allocated here) and
+    /// costs a comparison per world and a copy per world solved. The device quotient has its
+    /// own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves [`Quotient::step`].
+    pub fn set_reuse(&mut self, on: bool) {
+        match (on, &mut self.reuse) {
+            (true, None) => self.reuse = Some(Box::new(reuse::Reuse::new(&self.capacity))),
+            (true, Some(r)) => r.clear(),
+            (false, _) => self.reuse = None,
+        }
+    }
+
+    /// Whether unchanged worlds reuse their outputs ([`Quotient::set_reuse`]).
+    pub fn reuse(&self) -> bool {
+        self.reuse.is_some()
     }
 
     /// The classification policy.
@@ -154,7 +178,11 @@ impl Quotient {
 
     /// Bytes held by the cache and the scratch (all allocated up front).
     pub fn bytes(&self) -> usize {
-        self.cache.bytes() + self.scratch.bytes() + self.maps.bytes() + self.toggles.capacity() * 8
+        self.cache.bytes()
+            + self.scratch.bytes()
+            + self.maps.bytes()
+            + self.toggles.capacity() * 8
+            + self.reuse.as_ref().map_or(0, |r| r.bytes())
     }
 
     /// Records events without stepping (for example while another mode is solving), so the
@@ -218,6 +246,14 @@ impl Quotient {
         out.resize(ntree, model.nv(), batch);
         self.prepare_recorded(input);
         for w in 0..batch.nworld() {
+            self.counters.world_steps += 1;
+            if let Some(r) = self.reuse.as_deref()
+                && r.unchanged(batch, w)
+            {
+                r.restore(w, out);
+                self.counters.reused += 1;
+                continue;
+            }
             let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
             let solved = self.solve_world(input, w, labels);
             if let Ok(asleep) = solved {
@@ -230,9 +266,11 @@ impl Quotient {
                     step::solve_direct(batch, w, &mut self.scratch, labels);
                 }
             }
-            self.counters.world_steps += 1;
             let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
             maps::fill_world(input, w, nisland, out, &mut self.maps);
+            if let Some(r) = self.reuse.as_deref_mut() {
+                r.store(batch, w, out);
+            }
         }
     }
 

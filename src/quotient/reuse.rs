@@ -1,0 +1,223 @@
+//! Reuse of unchanged worlds on the CPU, as the device quotient does (`kernels/quotient.cu`):
+//! every output of a world is a function of its hyperedges alone (row types and supports, rows
+//! then rowless; ids do not matter), so a world whose hyperedges equal those of the last step it
+//! was solved in takes that step's outputs instead of being solved again.
+//!
+//! The cache keeps, per world and padded to the capacity, the hyperedges and every output of
+//! its last solved step; [`Reuse::unchanged`] compares exactly, [`Reuse::restore`] copies the
+//! outputs back (row-level ones at this step's rows, which earlier worlds' row counts may have
+//! moved), [`Reuse::store`] records a solved world. Everything is allocated by [`Reuse::new`].
+
+use crate::islands::{Extent, FIELDS, Islands};
+use crate::rows::{Batch, Capacity, RowType};
+
+/// What world `w` held at its last solved step.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cached {
+    rows: usize,
+    row_entries: usize,
+    edges: usize,
+    edge_entries: usize,
+}
+
+/// Each world's hyperedges and outputs at the last step it was solved in.
+#[derive(Debug, Clone)]
+pub struct Reuse {
+    cap: Capacity,
+    cached: Vec<Option<Cached>>,
+    row_type: Vec<RowType>,
+    row_adr: Vec<u32>,
+    edge_adr: Vec<u32>,
+    support: Vec<i32>,
+    /// Every output field, each world's slice padded (rows to `njmax`), in
+    /// [`Islands::fields_mut`] order.
+    outputs: Vec<Vec<i32>>,
+}
+
+impl Reuse {
+    /// An empty cache with room for `cap`.
+    pub fn new(cap: &Capacity) -> Reuse {
+        let w = cap.nworld;
+        let mut sizes = Islands::default();
+        let outputs = sizes
+            .fields_mut()
+            .map(|(_, extent)| vec![0; w * per_world(cap, extent)])
+            .into_iter()
+            .collect();
+        Reuse {
+            cap: *cap,
+            cached: vec![None; w],
+            row_type: vec![RowType::Equality; w * cap.njmax],
+            row_adr: vec![0; w * (cap.njmax + 1)],
+            edge_adr: vec![0; w * (cap.nedge + 1)],
+            support: vec![0; w * cap.nsupport],
+            outputs,
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        let outputs: usize = self.outputs.iter().map(|f| f.len() * 4).sum();
+        self.cached.len() * size_of::<Option<Cached>>()
+            + self.row_type.len() * size_of::<RowType>()
+            + (self.row_adr.len() + self.edge_adr.len() + self.support.len()) * 4
+            + outputs
+    }
+
+    /// Forgets every world (the next step solves them all).
+    pub fn clear(&mut self) {
+        self.cached.fill(None);
+    }
+
+    /// Whether world `w` of `batch` has exactly the hyperedges of its last solved step.
+    pub fn unchanged(&self, batch: &Batch, w: usize) -> bool {
+        let Some(c) = self.cached.get(w).copied().flatten() else {
+            return false;
+        };
+        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
+        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
+        let edge_sup =
+            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+        if (rows.len(), row_sup.len(), edges.len(), edge_sup.len())
+            != (c.rows, c.row_entries, c.edges, c.edge_entries)
+        {
+            return false;
+        }
+        let (r, e, s) = self.at(w);
+        let relative =
+            |adr: &[u32], cached: &[u32]| adr.iter().zip(cached).all(|(&a, &b)| a - adr[0] == b);
+        batch.row_type[rows.clone()] == self.row_type[r..r + c.rows]
+            && relative(
+                &batch.row_supadr[rows.start..=rows.end],
+                &self.row_adr[r + w..],
+            )
+            && relative(
+                &batch.edge_supadr[edges.start..=edges.end],
+                &self.edge_adr[e + w..],
+            )
+            && batch.row_support[row_sup] == self.support[s..s + c.row_entries]
+            && batch.edge_support[edge_sup]
+                == self.support[s + c.row_entries..s + c.row_entries + c.edge_entries]
+    }
+
+    /// World `w`'s outputs of its last solved step into `out` (sized for this step), its
+    /// row-level ones at this step's rows of the world.
+    pub fn restore(&self, w: usize, out: &mut Islands) {
+        let rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
+        let (ntree, nv) = (out.ntree, out.nv);
+        let nisland = self.outputs[0][w].max(0) as usize;
+        for (((field, extent), cached), name) in
+            out.fields_mut().into_iter().zip(&self.outputs).zip(FIELDS)
+        {
+            let dst = slice_of(extent, w, ntree, nv, &rows);
+            let n = kept(name, dst.len(), nisland);
+            let from = w * per_world(&self.cap, extent);
+            field[dst.start..dst.start + n].copy_from_slice(&cached[from..from + n]);
+            field[dst.start + n..dst.end].fill(-1);
+        }
+    }
+
+    /// Records world `w` of `batch`, solved into `out`. A world past the capacity is left
+    /// uncached.
+    pub fn store(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
+        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
+        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
+        let edge_sup =
+            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+        let fits = w < self.cached.len()
+            && rows.len() <= self.cap.njmax
+            && edges.len() <= self.cap.nedge
+            && row_sup.len() + edge_sup.len() <= self.cap.nsupport;
+        if !fits {
+            if let Some(c) = self.cached.get_mut(w) {
+                *c = None;
+            }
+            return;
+        }
+        let (r, e, s) = self.at(w);
+        self.row_type[r..r + rows.len()].copy_from_slice(&batch.row_type[rows.clone()]);
+        let relative = |adr: &[u32], cached: &mut [u32]| {
+            for (c, &a) in cached.iter_mut().zip(adr) {
+                *c = a - adr[0];
+            }
+        };
+        relative(
+            &batch.row_supadr[rows.start..=rows.end],
+            &mut self.row_adr[r + w..r + w + rows.len() + 1],
+        );
+        relative(
+            &batch.edge_supadr[edges.start..=edges.end],
+            &mut self.edge_adr[e + w..e + w + edges.len() + 1],
+        );
+        let (n, m) = (row_sup.len(), edge_sup.len());
+        self.support[s..s + n].copy_from_slice(&batch.row_support[row_sup]);
+        self.support[s + n..s + n + m].copy_from_slice(&batch.edge_support[edge_sup]);
+        let out_rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
+        let (ntree, nv) = (out.ntree, out.nv);
+        let nisland = out.nisland[w].max(0) as usize;
+        for (((field, extent), cached), name) in out
+            .fields_mut()
+            .into_iter()
+            .zip(&mut self.outputs)
+            .zip(FIELDS)
+        {
+            let src = slice_of(extent, w, ntree, nv, &out_rows);
+            let n = kept(name, src.len(), nisland);
+            let to = w * per_world(&self.cap, extent);
+            cached[to..to + n].copy_from_slice(&field[src.start..src.start + n]);
+        }
+        self.cached[w] = Some(Cached {
+            rows: rows.len(),
+            row_entries: n,
+            edges: edges.len(),
+            edge_entries: m,
+        });
+    }
+
+    /// World `w`'s starts in the row, rowless and support arrays (the two address arrays hold
+    /// one more entry per world, added by the callers as `+ w`).
+    fn at(&self, w: usize) -> (usize, usize, usize) {
+        (
+            w * self.cap.njmax,
+            w * self.cap.nedge,
+            w * self.cap.nsupport,
+        )
+    }
+}
+
+/// Entries of a world's slice of `len` that are kept: per-island fields hold `nisland` values
+/// and −1 past them (restored by filling), every other field all of its slice.
+fn kept(name: &str, len: usize, nisland: usize) -> usize {
+    if name.starts_with("island_") {
+        nisland.min(len)
+    } else {
+        len
+    }
+}
+
+/// Entries per world of a field of `extent`, padded to the capacity.
+fn per_world(cap: &Capacity, extent: Extent) -> usize {
+    match extent {
+        Extent::World => 1,
+        Extent::Tree => cap.ntree,
+        Extent::Dof => cap.nv,
+        Extent::Row => cap.njmax,
+    }
+}
+
+/// World `w`'s slice of a field of `extent` in an output sized for `ntree` trees and `nv` dofs,
+/// whose rows of the world are `rows`.
+fn slice_of(
+    extent: Extent,
+    w: usize,
+    ntree: usize,
+    nv: usize,
+    rows: &std::ops::Range<usize>,
+) -> std::ops::Range<usize> {
+    match extent {
+        Extent::World => w..w + 1,
+        Extent::Tree => w * ntree..(w + 1) * ntree,
+        Extent::Dof => w * nv..(w + 1) * nv,
+        Extent::Row => rows.clone(),
+    }
+}
