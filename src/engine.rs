@@ -27,6 +27,9 @@
 //! `labelprop` as the GPU modes of those names, `quotient` as [`gpu::quotient::QuotientSolver`],
 //! and `auto` as the fastest full-rebuild GPU mode measured on the first batch
 //! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU.
+//!
+//! With [`Options::reuse`] (the default) the quotient, on either side, gives a world whose rows
+//! are unchanged since the last step it solved the outputs of that step without solving it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

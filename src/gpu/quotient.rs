@@ -5,10 +5,13 @@
 //! A step ([`QuotientSolver::upload`], [`QuotientSolver::replay`], [`QuotientSolver::download`]):
 //! record the events and rebuild what they invalidate on the host; upload the slots contracted
 //! since the last step and the world → slot map; upload the batch; replay the captured graph of
-//! one kernel: per world a replay check of the static rows against its slot, else the guard with
+//! one kernel: per world first the reuse check (its hyperedges against those of its last solved
+//! step: equal, it keeps that step's outputs; see [`QuotientSolver::set_reuse`]), then a replay
+//! check of the static rows against its slot, else the guard with
 //! the per-node awake mask (sleeping components absorbed without a rebuild, as on the CPU), then
 //! the node solve over the dynamic rows — or, when neither fits, a direct tree-level solve, so
-//! nothing stale is ever used — and the maps; download the outputs and the per-world flags, and
+//! nothing stale is ever used — and the maps (only the row-level ones when the partition of
+//! trees is the last solved step's); download the outputs and the per-world flags, and
 //! rebuild the directly solved worlds' quotients on the host for the next step. Nothing is
 //! allocated per step.
 //!
