@@ -8,6 +8,8 @@
 //! outputs back (row-level ones at this step's rows, which earlier worlds' row counts may have
 //! moved), [`Reuse::store`] records a solved world. Everything is allocated by [`Reuse::new`].
 
+use std::ops::Range;
+
 use crate::islands::{Extent, FIELDS, Islands};
 use crate::rows::{Batch, Capacity, RowType};
 
@@ -74,10 +76,12 @@ impl Reuse {
         let Some(c) = self.cached.get(w).copied().flatten() else {
             return false;
         };
-        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
-        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
-        let edge_sup =
-            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+        let Spans {
+            rows,
+            edges,
+            row_sup,
+            edge_sup,
+        } = Spans::of(batch, w);
         if (rows.len(), row_sup.len(), edges.len(), edge_sup.len())
             != (c.rows, c.row_entries, c.edges, c.edge_entries)
         {
@@ -120,10 +124,12 @@ impl Reuse {
     /// Records world `w` of `batch`, solved into `out`. A world past the capacity is left
     /// uncached.
     pub fn store(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
-        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
-        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
-        let edge_sup =
-            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+        let Spans {
+            rows,
+            edges,
+            row_sup,
+            edge_sup,
+        } = Spans::of(batch, w);
         let fits = w < self.cached.len()
             && rows.len() <= self.cap.njmax
             && edges.len() <= self.cap.nedge
@@ -185,6 +191,29 @@ impl Reuse {
     }
 }
 
+/// A world's rows, rowless hyperedges, and their support entries in a batch.
+struct Spans {
+    rows: Range<usize>,
+    edges: Range<usize>,
+    row_sup: Range<usize>,
+    edge_sup: Range<usize>,
+}
+
+impl Spans {
+    fn of(batch: &Batch, w: usize) -> Spans {
+        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
+        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
+        let edge_sup =
+            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+        Spans {
+            rows,
+            edges,
+            row_sup,
+            edge_sup,
+        }
+    }
+}
+
 /// Entries of a world's slice of `len` that are kept: per-island fields hold `nisland` values
 /// and −1 past them (restored by filling), every other field all of its slice.
 fn kept(name: &str, len: usize, nisland: usize) -> usize {
@@ -212,8 +241,8 @@ fn slice_of(
     w: usize,
     ntree: usize,
     nv: usize,
-    rows: &std::ops::Range<usize>,
-) -> std::ops::Range<usize> {
+    rows: &Range<usize>,
+) -> Range<usize> {
     match extent {
         Extent::World => w..w + 1,
         Extent::Tree => w * ntree..(w + 1) * ntree,
