@@ -292,18 +292,30 @@ __device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slo
     return __syncthreads_or(bad);
 }
 
+// Where world w's hyperedges lie: its first row r0, the support entries of its rows (from
+// rbase, rn of them), its first rowless hyperedge e0 and their entries (from ebase, en).
+struct QSpans {
+    unsigned r0, rbase, rn, e0, ebase, en;
+};
+
+__device__ __forceinline__ QSpans q_spans(const Args& a, int w, int nr, int nh) {
+    QSpans s;
+    s.r0 = a.world_rowadr[w];
+    s.rbase = a.supadr[s.r0];
+    s.rn = a.supadr[s.r0 + nr] - s.rbase;
+    s.e0 = hyper_index(a, w, nr, nr);
+    s.ebase = a.supadr[s.e0];
+    s.en = nh > nr ? a.supadr[hyper_index(a, w, nh, nr)] - s.ebase : 0;
+    return s;
+}
+
 // Reuse: this thread's share of "world w's hyperedges differ from the cached step's" (row
 // types, support offsets and entries; row and coupling ids do not affect any output). The
 // counts are compared first, by every thread alike, so the loops run only within bounds.
 __device__ int q_changed(const Args& a, const QArgs& q, int w, int nr, int nh) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const int4 c = reinterpret_cast<const int4*>(q.c_count)[w];
-    const unsigned r0 = a.world_rowadr[w];
-    const unsigned rbase = a.supadr[r0];
-    const unsigned rn = a.supadr[r0 + nr] - rbase;
-    const unsigned e0 = hyper_index(a, w, nr, nr);
-    const unsigned ebase = a.supadr[e0];
-    const unsigned en = nh > nr ? a.supadr[hyper_index(a, w, nh, nr)] - ebase : 0;
+    const auto [r0, rbase, rn, e0, ebase, en] = q_spans(a, w, nr, nh);
     if (c.x != nr || c.y != nh || (unsigned)c.z != rn || (unsigned)c.w != rn + en) return 1;
     const unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
     const unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
@@ -338,12 +350,7 @@ __device__ void q_restore(const Args& a, int w, int nr) {
 // marked as not cached.
 __device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
     const int tid = threadIdx.x, bd = blockDim.x;
-    const unsigned r0 = a.world_rowadr[w];
-    const unsigned rbase = a.supadr[r0];
-    const unsigned rn = a.supadr[r0 + nr] - rbase;
-    const unsigned e0 = hyper_index(a, w, nr, nr);
-    const unsigned ebase = a.supadr[e0];
-    const unsigned en = nh > nr ? a.supadr[hyper_index(a, w, nh, nr)] - ebase : 0;
+    const auto [r0, rbase, rn, e0, ebase, en] = q_spans(a, w, nr, nh);
     const bool fits = nr <= q.cap_rows && nh <= q.cap_hyper && rn + en <= (unsigned)q.cap_entries;
     if (tid == 0)
         reinterpret_cast<int4*>(q.c_count)[w] =
