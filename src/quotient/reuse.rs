@@ -76,12 +76,7 @@ impl Reuse {
         let Some(c) = self.cached.get(w).copied().flatten() else {
             return false;
         };
-        let Spans {
-            rows,
-            edges,
-            row_sup,
-            edge_sup,
-        } = Spans::of(batch, w);
+        let (rows, edges, row_sup, edge_sup) = spans(batch, w);
         if (rows.len(), row_sup.len(), edges.len(), edge_sup.len())
             != (c.rows, c.row_entries, c.edges, c.edge_entries)
         {
@@ -124,12 +119,7 @@ impl Reuse {
     /// Records world `w` of `batch`, solved into `out`. A world past the capacity is left
     /// uncached.
     pub fn store(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
-        let Spans {
-            rows,
-            edges,
-            row_sup,
-            edge_sup,
-        } = Spans::of(batch, w);
+        let (rows, edges, row_sup, edge_sup) = spans(batch, w);
         let fits = w < self.cached.len()
             && rows.len() <= self.cap.njmax
             && edges.len() <= self.cap.nedge
@@ -191,27 +181,12 @@ impl Reuse {
     }
 }
 
-/// A world's rows, rowless hyperedges, and their support entries in a batch.
-struct Spans {
-    rows: Range<usize>,
-    edges: Range<usize>,
-    row_sup: Range<usize>,
-    edge_sup: Range<usize>,
-}
-
-impl Spans {
-    fn of(batch: &Batch, w: usize) -> Spans {
-        let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
-        let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
-        let edge_sup =
-            batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
-        Spans {
-            rows,
-            edges,
-            row_sup,
-            edge_sup,
-        }
-    }
+/// World `w`'s rows and rowless hyperedges in `batch`, and their support entries.
+fn spans(batch: &Batch, w: usize) -> (Range<usize>, Range<usize>, Range<usize>, Range<usize>) {
+    let (rows, edges) = (batch.rows_of(w), batch.edges_of(w));
+    let row_sup = batch.row_supadr[rows.start] as usize..batch.row_supadr[rows.end] as usize;
+    let edge_sup = batch.edge_supadr[edges.start] as usize..batch.edge_supadr[edges.end] as usize;
+    (rows, edges, row_sup, edge_sup)
 }
 
 /// Entries of a world's slice of `len` that are kept: per-island fields hold `nisland` values
