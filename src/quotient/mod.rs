@@ -115,10 +115,12 @@ impl Quotient {
 
     /// Whether a step takes the outputs of worlds whose hyperedges (row types and supports)
     /// equal those of the last step they were solved in, instead of solving them again (off
-    /// for a new engine). Every output is a function of those hyperedges alone, so reuse is
-    /// exact; on, it holds a copy of every world's hyperedges and outputs (allocated here) and
-    /// costs a comparison per world and a copy per world solved. The device quotient has its
-    /// own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves [`Quotient::step`].
+    /// for a new `Quotient`; the CPU engines and the CPU `quotient` mode turn it on). Every
+    /// output is a function of those hyperedges alone, so reuse is exact; on, it holds a copy of
+    /// every world's hyperedges and outputs (allocated here) and costs a comparison per world
+    /// and a copy per world solved. Turning it on again forgets every world. The device
+    /// quotient has its own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves
+    /// [`Quotient::step`].
     pub fn set_reuse(&mut self, on: bool) {
         match (on, &mut self.reuse) {
             (true, None) => self.reuse = Some(Box::new(reuse::Reuse::new(&self.capacity))),
