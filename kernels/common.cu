@@ -144,22 +144,26 @@ __device__ __forceinline__ I3 warp_exscan3(I3 v, I3* total) {
 // Block-wide exclusive scan of three counters at once; every thread gets the block totals.
 // blockDim.x must be a multiple of 32. One barrier: the warp totals are double-buffered by the
 // caller's phase bit `ph` (two calls apart, a barrier always separates reuse of one buffer).
+// Shuffles are what a big block pays for here (one warp's worth per clock on the whole SM),
+// so a warp whose counters are all zero (past the end of the data) skips its own scan, and the
+// warp totals are summed with reductions instead of a second scan.
 __device__ I3 block_exscan3(I3 v, I3* total, int& ph) {
     __shared__ I3 s_warp[2][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const I3 inc = warp_inscan3(v);
+    const bool data = __any_sync(FULL_MASK, (v.x | v.y | v.z) != 0);
+    const I3 inc = data ? warp_inscan3(v) : I3{0, 0, 0};
     if (lane == 31) s_warp[ph][wid] = inc;
     __syncthreads();
-    // Every warp scans the warp totals itself (no second barrier).
-    const I3 s = warp_inscan3(lane < nw ? s_warp[ph][lane] : I3{0, 0, 0});
+    // Every warp sums the warp totals itself (no second barrier): those before it, and all.
+    const I3 s = lane < nw ? s_warp[ph][lane] : I3{0, 0, 0};
     ph ^= 1;
-    const int src = wid > 0 ? wid - 1 : 0;
-    I3 base = I3{__shfl_sync(FULL_MASK, s.x, src), __shfl_sync(FULL_MASK, s.y, src),
-                 __shfl_sync(FULL_MASK, s.z, src)};
-    if (wid == 0) base = I3{0, 0, 0};
-    total->x = __shfl_sync(FULL_MASK, s.x, nw - 1);
-    total->y = __shfl_sync(FULL_MASK, s.y, nw - 1);
-    total->z = __shfl_sync(FULL_MASK, s.z, nw - 1);
+    const bool before = lane < wid;
+    total->x = __reduce_add_sync(FULL_MASK, s.x);
+    total->y = __reduce_add_sync(FULL_MASK, s.y);
+    total->z = __reduce_add_sync(FULL_MASK, s.z);
+    const I3 base = I3{__reduce_add_sync(FULL_MASK, before ? s.x : 0),
+                       __reduce_add_sync(FULL_MASK, before ? s.y : 0),
+                       __reduce_add_sync(FULL_MASK, before ? s.z : 0)};
     return I3{base.x + inc.x - v.x, base.y + inc.y - v.y, base.z + inc.z - v.z};
 }
 
@@ -282,6 +286,62 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
     }
 }
 
+// The same scatter by a whole block when there are at most BLOCK_SCATTER_KEYS islands, for
+// a chunk of blockDim.x elements at a time instead of one warp's serial rounds of 32. It costs
+// barriers and work in every warp, which pay only where a world's latency matters more than the
+// multiprocessor's throughput: past BLOCK_SCATTER_MIN elements, in blocks of 512 threads or
+// more (the launch rule gives those to batches of no more worlds than multiprocessors and to
+// big worlds; in smaller blocks other worlds' blocks fill the idle warps). Each warp
+// ranks its lanes among equal keys (a match) and counts each key in its column of a small
+// table (one column per warp, so no barrier clears it); after a barrier one warp per key turns
+// that key's row into start slots (a scan over the warps, in order) and moves its cursor; after
+// a second barrier every element is written. Elements of no island are the table's last row,
+// whose cursor starts at `rest`.
+#define BLOCK_SCATTER_KEYS 31
+#define BLOCK_SCATTER_MIN 128
+__device__ __forceinline__ bool block_scatter_pays(int nisland, int n) {
+    return nisland <= BLOCK_SCATTER_KEYS && n > BLOCK_SCATTER_MIN && blockDim.x >= 512;
+}
+template <class Key, class Write>
+__device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest, Write write) {
+    __shared__ int s_tab[(BLOCK_SCATTER_KEYS + 1) * 33]; // row = key, column = warp (+1: banks)
+    __shared__ int s_rest;
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nwarp = blockDim.x >> 5;
+    const unsigned lower = (1u << lane) - 1u;
+    const int nkey = nisland + 1;
+    if (tid == 0) s_rest = rest;
+    for (int base = 0; base < n; base += blockDim.x) {
+        const int i = base + tid;
+        const int k = i < n ? key(i) : -2;
+        const int row = k == -1 ? nisland : k;
+        for (int r = lane; r < nkey; r += 32) s_tab[r * 33 + wid] = 0;
+        __syncwarp();
+        const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
+        const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
+        const int rank = __popc(mask & lower);
+        if (k >= -1 && rank == 0) s_tab[row * 33 + wid] = __popc(mask);
+        __syncthreads();
+        for (int r = wid; r < nkey; r += nwarp) {
+            const int c = lane < nwarp ? s_tab[r * 33 + lane] : 0;
+            int inc = c;
+            for (int o = 1; o < 32; o <<= 1) {
+                const int y = __shfl_up_sync(FULL_MASK, inc, o);
+                if (lane >= o) inc += y;
+            }
+            const int start = r < nisland ? cursor[r] : s_rest;
+            if (lane < nwarp) s_tab[r * 33 + lane] = start + inc - c;
+            const int total = __shfl_sync(FULL_MASK, inc, 31);
+            if (lane == 0) {
+                if (r < nisland) cursor[r] = start + total;
+                else s_rest = start + total;
+            }
+        }
+        __syncthreads();
+        if (k >= -1) write(i, s_tab[row * 33 + wid] + rank);
+        __syncwarp(); // this warp's reads of its column before its next chunk clears it
+    }
+}
+
 // After ranking, `lab` holds for a root -2 - (its island), for any other touched tree its root,
 // and -1 for an untouched tree: the island of tree t is two shared loads away, so the labels
 // need no rewrite pass (and no barrier for it). MuJoCo makes no islands without rows.
@@ -313,12 +373,14 @@ __device__ __forceinline__ unsigned key_group(int key, bool* leader) {
 // The thread group that computes one world's maps: a whole block, or one warp (the `warp`
 // mode). Loops stride by the group's size and its barriers are the group's.
 struct BlockGroup {
+    static constexpr bool whole_block = true;
     __device__ int rank() const { return threadIdx.x; }
     __device__ int size() const { return blockDim.x; }
     __device__ void sync() const { __syncthreads(); }
     __device__ I3 exscan3(I3 v, I3* total, int& ph) const { return block_exscan3(v, total, ph); }
 };
 struct WarpGroup {
+    static constexpr bool whole_block = false;
     __device__ int rank() const { return threadIdx.x & 31; }
     __device__ int size() const { return 32; }
     __device__ void sync() const { __syncwarp(); }
@@ -375,21 +437,23 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
     }
 }
 
-// The row maps of a world, by one warp: map_iefc2efc and map_efc2iefc from the islands in
-// efc_island, with the per-island cursors `cursor` (rows of no island from `rest` on), and
-// their mirror when not null.
-__device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int* cursor,
-                                            int rest, int* mirror) {
-    warp_scatter(
-        nrow, [&](int k) { return a.efc_island[r0 + k]; }, cursor, rest,
-        [&](int k, int slot) {
-            a.map_iefc2efc[r0 + slot] = k;
-            a.map_efc2iefc[r0 + k] = slot;
-            if (mirror) {
-                mirror[a.mirror_rows + k] = slot;
-                mirror[2 * a.mirror_rows + slot] = k;
-            }
-        });
+// The row maps of a world: map_iefc2efc and map_efc2iefc from the islands in efc_island, with
+// the per-island cursors `cursor` (rows of no island from `rest` on), and their mirror when not
+// null; by the whole block (BLOCK) or by one warp.
+template <bool BLOCK>
+__device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int nisland,
+                                            int* cursor, int rest, int* mirror) {
+    auto key = [&](int k) { return a.efc_island[r0 + k]; };
+    auto write = [&](int k, int slot) {
+        a.map_iefc2efc[r0 + slot] = k;
+        a.map_efc2iefc[r0 + k] = slot;
+        if (mirror) {
+            mirror[a.mirror_rows + k] = slot;
+            mirror[2 * a.mirror_rows + slot] = k;
+        }
+    };
+    if (BLOCK) block_scatter(nrow, nisland, key, cursor, rest, write);
+    else warp_scatter(nrow, key, cursor, rest, write);
 }
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
@@ -504,33 +568,40 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
         a.nidof[w] = carry.y;
     }
     g.sync();
-    // 4. Stable scatters, one warp per map (a warp takes several when the group has fewer),
-    //    members of no island last. cnt_ne is free again and keeps the tree order for step 5.
+    // 4. Stable scatters, members of no island last: with few islands and a long map each map
+    //    by the whole block in turn (block_scatter), otherwise one warp per map (a warp takes
+    //    several when the group has fewer). cnt_ne is free again and keeps the tree order for
+    //    step 5.
     //    Row and dof keys are read back from the islands written in step 2: one load each,
     //    which the scatter batches. Re-deriving them from the labels (support offset, support,
     //    label, root label: four dependent loads behind branches) kept the batch from
     //    overlapping its loads; that was the regression after H200 run 2 (run 5 measured both).
-    const int wid = tid >> 5, nwarp = bd >> 5;
     int* itree = cnt_ne;
-    for (int m = wid; m < 3; m += nwarp) {
-        if (m == 0) {
-            row_scatter(a, r0, nrow, cnt_e, carry.z, mirror);
-        } else if (m == 1) {
-            if (!a.dof_blocks) {
-                warp_scatter(
-                    nv, [&](int d) { return a.dof_island[D + d]; }, cnt_d, carry.y,
-                    [&](int d, int slot) {
-                        a.map_idof2dof[D + slot] = d;
-                        a.map_dof2idof[D + d] = slot;
-                    });
-            }
-        } else {
-            warp_scatter(
-                ntree, [&](int t) { return island_of(lab, t, nrow); }, cnt_t, carry.x,
-                [&](int t, int slot) {
-                    a.map_itree2tree[T + slot] = t;
-                    itree[slot] = t;
-                });
+    auto tree_key = [&](int t) { return island_of(lab, t, nrow); };
+    auto tree_write = [&](int t, int slot) {
+        a.map_itree2tree[T + slot] = t;
+        itree[slot] = t;
+    };
+    auto dof_key = [&](int d) { return a.dof_island[D + d]; };
+    auto dof_write = [&](int d, int slot) {
+        a.map_idof2dof[D + slot] = d;
+        a.map_dof2idof[D + d] = slot;
+    };
+    bool by_block = false;
+    if constexpr (G::whole_block) {
+        by_block = block_scatter_pays(nisland, max(max(ntree, nrow), a.dof_blocks ? 0 : nv));
+        if (by_block) {
+            block_scatter(ntree, nisland, tree_key, cnt_t, carry.x, tree_write);
+            if (!a.dof_blocks) block_scatter(nv, nisland, dof_key, cnt_d, carry.y, dof_write);
+            row_scatter<true>(a, r0, nrow, nisland, cnt_e, carry.z, mirror);
+        }
+    }
+    if (!by_block) {
+        const int wid = tid >> 5, nwarp = bd >> 5;
+        for (int m = wid; m < 3; m += nwarp) {
+            if (m == 0) row_scatter<false>(a, r0, nrow, nisland, cnt_e, carry.z, mirror);
+            else if (m == 1 && !a.dof_blocks) warp_scatter(nv, dof_key, cnt_d, carry.y, dof_write);
+            else if (m == 2) warp_scatter(ntree, tree_key, cnt_t, carry.x, tree_write);
         }
     }
     // 5. When every tree owns a consecutive block of dofs in tree order (and there are many

@@ -2,7 +2,8 @@
 // the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
 // uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
 // world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
-// partial reuse row_mirror_of, row_islands, row_scatter, block_exscan3, I3, BlockGroup.
+// partial reuse row_mirror_of, row_islands, row_scatter, block_scatter_pays, block_exscan3, I3,
+// BlockGroup.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -29,9 +30,9 @@
 // solved in keeps that step's outputs. Its tree- and dof-level outputs are still in place
 // (per-world slices nothing else writes); its row-level outputs, packed by row, are copied back
 // from the per-world cache, since earlier worlds' row counts may have moved them. The check
-// reads the cache in the same phase as the replay check's span scan and shares its barrier;
-// a world solved otherwise writes its hyperedges to the cache right after, and its row-level
-// outputs to the cache's row mirror (Args::row_mirror) as the maps write them.
+// reads the cache in the same phase as the replay check's span scan and shares its barrier,
+// rewriting on the way what differs (q_check_cache); a world solved otherwise writes its
+// row-level outputs to the cache's row mirror (Args::row_mirror) as the maps write them.
 // And when a world did change but its partition of trees did not (new contacts inside existing
 // islands, say), its tree- and dof-level outputs are those of the cached step, still in place:
 // only the row-level outputs are computed (q_same_partition, q_row_maps).
@@ -100,8 +101,9 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
     const size_t sn = (size_t)slot * a.ntree;
-    const int nnode = (int)q.nnode[slot];
-    for (int n = tid; n < nnode; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
+    // Over every tree's place, not the slot's node count: one dependent load less (node_rows
+    // is zero past the slot's nodes).
+    for (int n = tid; n < a.ntree; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
     int lo = nr, hi = -1;
     for (int r = tid; r < nr; r += bd)
         if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) {
@@ -118,13 +120,14 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
     }
 }
 
-// Step 1, after q_span and a barrier: 1 when world w's static hyperedges are not exactly the
-// slot's stream; else `lab` holds the node solve (not yet jumped).
+// Step 1, after q_span and a barrier: this thread's share of "world w's static hyperedges are
+// not exactly the slot's stream" (the caller's barrier reduces it), given the slot's static
+// rows `k` and static hyperedges `nstatic` (loaded before the barrier); meanwhile `lab` receives
+// the node solve (not yet jumped).
 __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                        const int* s_span, int* lab) {
+                        int k, int nstatic, const int* s_span, int* lab) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
-    const int k = (int)q.nstatic_rows[slot];
     const size_t sn = (size_t)slot * a.ntree;
     const int start = k == 0 ? 0 : s_span[0];
     if (nr - start < k) return 1;  // uniform: every thread sees the same values
@@ -150,7 +153,7 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
     // Rowless couplings, when static.
     if (q.flex_static) {
         const int ne = nh - nr;
-        const int sk = (int)q.nstatic[slot] - k;
+        const int sk = nstatic - k;
         if (ne != sk) {
             bad = 1;
         } else {
@@ -184,7 +187,7 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
             unite(lab, f, n);
         }
     }
-    return __syncthreads_or(bad);
+    return bad;
 }
 
 #define Q_IDLE 0u
@@ -309,27 +312,61 @@ __device__ __forceinline__ QSpans q_spans(const Args& a, int w, int nr, int nh) 
     return s;
 }
 
+// Whether world w's hyperedges fit the cache.
+__device__ __forceinline__ bool q_cache_fits(const QArgs& q, int nr, int nh, const QSpans& sp) {
+    return nr <= q.cap_rows && nh <= q.cap_hyper && sp.rn + sp.en <= (unsigned)q.cap_entries;
+}
+
 // Reuse: this thread's share of "world w's hyperedges differ from the cached step's" (row
-// types, support offsets and entries; row and coupling ids do not affect any output). The
-// counts are compared first, by every thread alike, so the loops run only within bounds.
-__device__ int q_changed(const Args& a, const QArgs& q, int w, int nr, int nh) {
+// types, support offsets and entries; row and coupling ids do not affect any output), with
+// the cache brought up to this step's hyperedges on the way: each element is compared and, if
+// it differs, rewritten by the same thread, so an unchanged world writes nothing and a changed
+// one needs no later copy. When the counts differ (every thread alike sees them) the
+// hyperedges are copied without comparing; a world past the cache's capacity is not cached.
+// The counts themselves are written after the verdict (q_cache_count), once every thread has
+// read the old ones.
+__device__ int q_check_cache(const Args& a, const QArgs& q, int w, int nr, int nh, int4 c,
+                             const QSpans& sp) {
     const int tid = threadIdx.x, bd = blockDim.x;
-    const int4 c = reinterpret_cast<const int4*>(q.c_count)[w];
-    const auto [r0, rbase, rn, e0, ebase, en] = q_spans(a, w, nr, nh);
-    if (c.x != nr || c.y != nh || (unsigned)c.z != rn || (unsigned)c.w != rn + en) return 1;
-    const unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
-    const unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
-    const int* cs = q.c_support + (size_t)w * q.cap_entries;
-    int bad = 0;
-    for (int r = tid; r < nr; r += bd)
-        if (a.row_type[r0 + r] != ct[r] || a.supadr[r0 + r] - rbase != cadr[r]) bad = 1;
-    for (int e = tid; e < nh - nr; e += bd)
-        if (a.supadr[e0 + e] - ebase + rn != cadr[nr + e]) bad = 1;
-    for (unsigned j = tid; j < rn; j += bd)
-        if (a.support[rbase + j] != cs[j]) bad = 1;
-    for (unsigned j = tid; j < en; j += bd)
-        if (a.support[ebase + j] != cs[rn + j]) bad = 1;
+    const auto [r0, rbase, rn, e0, ebase, en] = sp;
+    if (!q_cache_fits(q, nr, nh, sp)) return 1;
+    const bool same = c.x == nr && c.y == nh && (unsigned)c.z == rn && (unsigned)c.w == rn + en;
+    unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
+    unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
+    int* cs = q.c_support + (size_t)w * q.cap_entries;
+    int bad = !same;
+    for (int r = tid; r < nr; r += bd) {
+        const unsigned char t = a.row_type[r0 + r];
+        const unsigned adr = a.supadr[r0 + r] - rbase;
+        if (!same || t != ct[r] || adr != cadr[r]) {
+            bad = 1;
+            ct[r] = t;
+            cadr[r] = adr;
+        }
+    }
+    for (int e = tid; e < nh - nr; e += bd) {
+        const unsigned adr = a.supadr[e0 + e] - ebase + rn;
+        if (!same || adr != cadr[nr + e]) {
+            bad = 1;
+            cadr[nr + e] = adr;
+        }
+    }
+    for (unsigned j = tid; j < rn + en; j += bd) {
+        const int t = j < rn ? a.support[rbase + j] : a.support[ebase + (j - rn)];
+        if (!same || t != cs[j]) {
+            bad = 1;
+            cs[j] = t;
+        }
+    }
     return bad;
+}
+
+// Reuse, after the verdict that world w changed (thread 0): its new counts, or "not cached".
+__device__ __forceinline__ void q_cache_count(const QArgs& q, int w, int nr, int nh,
+                                              const QSpans& sp) {
+    reinterpret_cast<int4*>(q.c_count)[w] =
+        q_cache_fits(q, nr, nh, sp) ? make_int4(nr, nh, (int)sp.rn, (int)(sp.rn + sp.en))
+                                    : make_int4(-1, -1, -1, -1);
 }
 
 // Reuse: world w's row-level outputs from the cache (the row mirror the maps filled when the
@@ -343,29 +380,6 @@ __device__ void q_restore(const Args& a, int w, int nr) {
         a.map_efc2iefc[r0 + k] = co[m + k];
         a.map_iefc2efc[r0 + k] = co[2 * m + k];
     }
-}
-
-// Reuse: world w's hyperedges into the cache, once the reuse verdict is in (its row-level
-// outputs go to the row mirror as the maps write them). A world past the cache's capacity is
-// marked as not cached.
-__device__ void q_store(const Args& a, const QArgs& q, int w, int nr, int nh) {
-    const int tid = threadIdx.x, bd = blockDim.x;
-    const auto [r0, rbase, rn, e0, ebase, en] = q_spans(a, w, nr, nh);
-    const bool fits = nr <= q.cap_rows && nh <= q.cap_hyper && rn + en <= (unsigned)q.cap_entries;
-    if (tid == 0)
-        reinterpret_cast<int4*>(q.c_count)[w] =
-            fits ? make_int4(nr, nh, (int)rn, (int)(rn + en)) : make_int4(-1, -1, -1, -1);
-    if (!fits) return;
-    unsigned char* ct = q.c_type + (size_t)w * q.cap_rows;
-    unsigned* cadr = q.c_adr + (size_t)w * (q.cap_hyper + 1);
-    int* cs = q.c_support + (size_t)w * q.cap_entries;
-    for (int r = tid; r < nr; r += bd) {
-        ct[r] = a.row_type[r0 + r];
-        cadr[r] = a.supadr[r0 + r] - rbase;
-    }
-    for (int e = tid; e < nh - nr; e += bd) cadr[nr + e] = a.supadr[e0 + e] - ebase + rn;
-    for (unsigned j = tid; j < rn; j += bd) cs[j] = a.support[rbase + j];
-    for (unsigned j = tid; j < en; j += bd) cs[rn + j] = a.support[ebase + j];
 }
 
 // Partial reuse: whether world w's partition of trees this step is the partition of the
@@ -430,7 +444,10 @@ __device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cn
         carry += tot.x;
     }
     __syncthreads();
-    if (tid < 32) row_scatter(a, r0, nr, cnt_e, carry, mirror);
+    if (block_scatter_pays(nisland, nr))
+        row_scatter<true>(a, r0, nr, nisland, cnt_e, carry, mirror);
+    else if (tid < 32)
+        row_scatter<false>(a, r0, nr, nisland, cnt_e, carry, mirror);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
@@ -451,11 +468,17 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         s_part[1] = 0;
     }
     __syncthreads();
-    if (slot != 0xffffffffu) q_span(a, q, w, slot, nr, s_span, lab);
-    // The rows of the cached step, read before q_store replaces them (-1: nothing cached).
-    const int cached_rows = q.reuse ? q.c_count[4 * w] : -1;
+    // The slot's counts, loaded now for the phases after the next barrier.
+    const bool has_slot = slot != 0xffffffffu;
+    const int nstatic_rows = has_slot ? (int)q.nstatic_rows[slot] : 0;
+    const int nstatic = has_slot ? (int)q.nstatic[slot] : 0;
+    const int nnode = has_slot ? (int)q.nnode[slot] : 0;
+    if (has_slot) q_span(a, q, w, slot, nr, s_span, lab);
+    // The cached step's counts (rows -1: nothing cached), read before this step replaces them.
+    const int4 cached = q.reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
+    const QSpans sp = q.reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
-    if (!__syncthreads_or(q.reuse ? q_changed(a, q, w, nr, nh) : 1)) {
+    if (!__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
         q_restore(a, w, nr);
         if (tid == 0) {
             q.stale[w] = 3;
@@ -463,10 +486,12 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
         return;
     }
-    if (q.reuse) q_store(a, q, w, nr, nh);
+    if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
+    const int cached_rows = cached.x;
     int flag = 1;
     if (slot != 0xffffffffu) {
-        if (!q_replay(a, q, w, slot, nr, nh, s_span, lab)) {
+        const int bad = q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab);
+        if (!__syncthreads_or(bad)) {
             flag = 0;
         } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
             flag = 2;
@@ -480,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (flag != 1) {
         const size_t sn = (size_t)slot * ntree;
         const int* tn = q.tree_node + sn;
-        jump_all(lab, (int)q.nnode[slot]);
+        jump_all(lab, nnode);
         // Pull back through the map scratch, then into lab, comparing with the cached
         // partition on the way (the maps clear cnt themselves).
         for (int t = tid; t < ntree; t += bd) {

@@ -483,9 +483,11 @@ impl Quotients {
             *c += 1;
         }
 
+        // The whole slot's row counts are cleared, not only its nodes': the device reads every
+        // tree's place (kernels/quotient.cu, q_span) and takes a zero past nnode as inactive.
+        self.node_rows[s * n..(s + 1) * n].fill(0);
         let rows = &mut self.node_rows[s * n..s * n + nnode];
         let sums = &mut self.node_sum[s * n..s * n + nnode];
-        rows.fill(0);
         sums.fill(0);
         let (ms, me) = (self.max_static, self.max_entries);
         let kinds = &mut self.stream_kind[s * ms..(s + 1) * ms];
