@@ -140,9 +140,9 @@ const TRIAL_END: u32 = 2 + 2 * TRIAL_STEPS as u32;
 /// two alternately, [`TRIAL_STEPS`] timed steps each, so that both see the same stretch of the
 /// input; the one with the lower median runs until the next trial. (Taking each contender's
 /// best of consecutive steps instead let a quiet stretch of the input decide: on the hammock
-/// sequence it chose a quotient 9% slower by median. Timing the full rebuild's first step
-/// biased its median upwards: on two sequences the quotient was chosen though 7% and 15%
-/// slower by median.)
+/// sequence it chose a quotient 9% slower by median. Timing the full rebuild's first step, as
+/// the next version did, biases its median upwards; with it, two sequences of another run chose
+/// a quotient 7% and 15% slower by median.)
 #[derive(Debug, Clone, Default)]
 struct Auto {
     step: u32,
