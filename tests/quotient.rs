@@ -190,6 +190,62 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
 }
 
 #[test]
+fn worlds_that_keep_changing_pause_reuse_and_resume_at_rest() {
+    use archipelago::quotient::reuse::{BACKOFF_AFTER, BACKOFF_MAX};
+    let mut e = engine(2, Policy::default());
+    let reused = |e: &Engine| e.quotient().counters().reused;
+    // World 0 rests throughout; world 1 alternates between two contact sets (every step differs
+    // from the one before, and equals the one two steps back).
+    let rest = Spec::default();
+    let a = Spec {
+        contacts: vec![vec![4, 5]],
+        ..Spec::default()
+    };
+    let b = Spec {
+        contacts: vec![vec![5, 6]],
+        ..Spec::default()
+    };
+    let moving = 64;
+    let mut world1_reused = 0;
+    for k in 0..moving {
+        let before = reused(&e);
+        let w1 = if k % 2 == 0 { a.clone() } else { b.clone() };
+        step(&mut e, &[rest.clone(), w1], &Events::new());
+        let n = reused(&e) - before;
+        if k > 0 {
+            assert!(n >= 1, "step {k}: the resting world is reused");
+            world1_reused += n - 1;
+        }
+    }
+    // World 1 pauses most of those steps; a pause ends with a probe against the entry stored
+    // before it (here the other contact set's, which matches one probe in two).
+    let paused = e.quotient().counters().paused;
+    assert!(
+        paused >= moving / 2,
+        "the moving world paused on {paused} of {moving} steps"
+    );
+    assert!(
+        world1_reused < moving / 4,
+        "reused {world1_reused} times while moving"
+    );
+    // Once world 1 comes to rest it is reused again within the longest pause and a probe.
+    let mut back = None;
+    for k in 0..(BACKOFF_MAX as usize + 2 * BACKOFF_AFTER as usize + 4) {
+        let before = reused(&e);
+        step(&mut e, &[rest.clone(), a.clone()], &Events::new());
+        if reused(&e) - before == 2 {
+            back = Some(k);
+            break;
+        }
+    }
+    let k = back.expect("a world at rest is reused again");
+    assert!(
+        k <= BACKOFF_MAX as usize + 2,
+        "reused again after {k} steps at rest"
+    );
+}
+
+#[test]
 fn device_mirror_sees_each_contracted_slot_once() {
     use archipelago::quotient::Quotient;
     let model = model();

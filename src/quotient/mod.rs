@@ -72,6 +72,9 @@ pub struct Counters {
     /// were reused ([`Quotient::set_reuse`], or the device's reuse:
     /// `gpu::quotient::QuotientSolver::set_reuse`).
     pub reused: u64,
+    /// World-steps that skipped the reuse check because the world kept changing (a pause: see
+    /// [`reuse`]; CPU only).
+    pub paused: u64,
 }
 
 /// The quotient engine for one model and capacity: the cache, the tracker, the scratch.
@@ -118,7 +121,8 @@ impl Quotient {
     /// for a new `Quotient`; the CPU engines and the CPU `quotient` mode turn it on). Every
     /// output is a function of those hyperedges alone, so reuse is exact; on, it holds a copy of
     /// every world's hyperedges and outputs (allocated here) and costs a comparison per world
-    /// and a copy per world solved. Turning it on again forgets every world. The device
+    /// and a copy per world solved, except for worlds that keep changing, which pause it
+    /// (see [`reuse`]). Turning it on again forgets every world. The device
     /// quotient has its own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves
     /// [`Quotient::step`].
     pub fn set_reuse(&mut self, on: bool) {
@@ -247,14 +251,21 @@ impl Quotient {
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
         self.prepare_recorded(input);
+        if let Some(r) = self.reuse.as_deref_mut() {
+            r.begin_step();
+        }
         for w in 0..batch.nworld() {
             self.counters.world_steps += 1;
-            if let Some(r) = self.reuse.as_deref()
-                && r.unchanged(batch, w)
-            {
-                r.restore(w, out);
-                self.counters.reused += 1;
-                continue;
+            if let Some(r) = self.reuse.as_deref_mut() {
+                match r.check(batch, w) {
+                    reuse::Check::Unchanged => {
+                        r.restore(w, out);
+                        self.counters.reused += 1;
+                        continue;
+                    }
+                    reuse::Check::Paused => self.counters.paused += 1,
+                    reuse::Check::Changed => {}
+                }
             }
             let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
             let solved = self.solve_world(input, w, labels);

@@ -7,6 +7,14 @@
 //! its last solved step; [`Reuse::unchanged`] compares exactly, [`Reuse::restore`] copies the
 //! outputs back (row-level ones at this step's rows, which earlier worlds' row counts may have
 //! moved), [`Reuse::store`] records a solved world. Everything is allocated by [`Reuse::new`].
+//!
+//! A world that keeps changing backs off: the store copies every output of the world, which
+//! costs about as much as a cheap solve, so after [`BACKOFF_AFTER`] misses in a row against
+//! the step just before, the world is neither compared nor stored for 1, 2, 4 … up to
+//! [`BACKOFF_MAX`] steps (its cached step stays valid: outputs are a function of hyperedges).
+//! The step a pause ends probes: it compares against the old entry (a match is reused, but
+//! neither it nor a mismatch changes the backoff) and stores afresh, so the next step tells
+//! whether the world now repeats; a match there ends the backoff.
 
 use std::ops::Range;
 
@@ -22,11 +30,34 @@ struct Cached {
     edge_entries: usize,
 }
 
+/// What [`Reuse::check`] found for a world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Its hyperedges equal its cached step's: restore that step's outputs.
+    Unchanged,
+    /// It changed (or nothing is cached): solve it, then store it.
+    Changed,
+    /// It kept changing and pauses reuse: solve it; the store leaves the cache alone.
+    Paused,
+}
+
+/// Misses in a row before a world pauses reuse.
+pub const BACKOFF_AFTER: u8 = 4;
+/// The longest pause, in steps.
+pub const BACKOFF_MAX: u64 = 64;
+
 /// Each world's hyperedges and outputs at the last step it was solved in.
 #[derive(Debug, Clone)]
 pub struct Reuse {
     cap: Capacity,
     cached: Vec<Option<Cached>>,
+    /// Steps begun ([`Reuse::begin_step`]).
+    step: u64,
+    /// Per world: misses in a row against the step before, the step its pause ends, and the
+    /// last step its cached hyperedges were its own (stored or matched).
+    misses: Vec<u8>,
+    resume: Vec<u64>,
+    current_at: Vec<u64>,
     row_type: Vec<RowType>,
     row_adr: Vec<u32>,
     edge_adr: Vec<u32>,
@@ -49,6 +80,10 @@ impl Reuse {
         Reuse {
             cap: *cap,
             cached: vec![None; w],
+            step: 0,
+            misses: vec![0; w],
+            resume: vec![0; w],
+            current_at: vec![0; w],
             row_type: vec![RowType::Equality; w * cap.njmax],
             row_adr: vec![0; w * (cap.njmax + 1)],
             edge_adr: vec![0; w * (cap.nedge + 1)],
@@ -60,7 +95,7 @@ impl Reuse {
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         let outputs: usize = self.outputs.iter().map(|f| f.len() * 4).sum();
-        self.cached.len() * size_of::<Option<Cached>>()
+        self.cached.len() * (size_of::<Option<Cached>>() + 1 + 16)
             + self.row_type.len() * size_of::<RowType>()
             + (self.row_adr.len() + self.edge_adr.len() + self.support.len()) * 4
             + outputs
@@ -69,6 +104,45 @@ impl Reuse {
     /// Forgets every world (the next step solves them all).
     pub fn clear(&mut self) {
         self.cached.fill(None);
+        self.misses.fill(0);
+        self.resume.fill(0);
+    }
+
+    /// Starts a step: call once before the step's [`check`](Reuse::check)s and stores.
+    pub fn begin_step(&mut self) {
+        self.step += 1;
+    }
+
+    /// Whether world `w` of `batch` takes its cached outputs: it is not pausing and its
+    /// hyperedges equal those of its last solved step. Counts the misses that pause it.
+    pub fn check(&mut self, batch: &Batch, w: usize) -> Check {
+        if w >= self.cached.len() {
+            return Check::Changed;
+        }
+        if self.step < self.resume[w] {
+            return Check::Paused;
+        }
+        // The first check after a pause is a probe: against an older entry, so its match is
+        // reused but does not end the backoff, and its mismatch does not extend it.
+        let probe = self.resume[w] != 0;
+        self.resume[w] = 0;
+        if self.unchanged(batch, w) {
+            if !probe {
+                self.misses[w] = 0;
+            }
+            self.current_at[w] = self.step;
+            return Check::Unchanged;
+        }
+        // A miss counts only against the step just before (not, say, a world back after
+        // a step in which the batch had fewer worlds).
+        if self.cached[w].is_some() && self.current_at[w] + 1 == self.step {
+            self.misses[w] = self.misses[w].saturating_add(1);
+            if self.misses[w] >= BACKOFF_AFTER {
+                let pause = 1u64 << u32::from(self.misses[w] - BACKOFF_AFTER).min(6);
+                self.resume[w] = self.step + 1 + pause.min(BACKOFF_MAX);
+            }
+        }
+        Check::Changed
     }
 
     /// Whether world `w` of `batch` has exactly the hyperedges of its last solved step.
@@ -116,9 +190,12 @@ impl Reuse {
         }
     }
 
-    /// Records world `w` of `batch`, solved into `out`. A world past the capacity is left
-    /// uncached.
+    /// Records world `w` of `batch`, solved into `out`, unless it is pausing (then its cached
+    /// step stays). A world past the capacity is left uncached.
     pub fn store(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
+        if w < self.resume.len() && self.step < self.resume[w] {
+            return;
+        }
         let (rows, edges, row_sup, edge_sup) = spans(batch, w);
         let fits = w < self.cached.len()
             && rows.len() <= self.cap.njmax
@@ -162,6 +239,7 @@ impl Reuse {
             let to = w * per_world(&self.cap, extent);
             cached[to..to + n].copy_from_slice(&field[src.start..src.start + n]);
         }
+        self.current_at[w] = self.step;
         self.cached[w] = Some(Cached {
             rows: rows.len(),
             row_entries: n,
