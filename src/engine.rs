@@ -134,11 +134,16 @@ const TRIAL_STEPS: usize = 4;
 const RETRIAL_EVERY: u32 = 1024;
 /// The step (within [`RETRIAL_EVERY`]) after a trial's last.
 const TRIAL_END: u32 = 2 + 2 * TRIAL_STEPS as u32;
+/// The quotient is kept only when its median is below this share of the full rebuild's: a
+/// wrong choice of the quotient costs up to its whole overhead, a wrong choice of the full
+/// rebuild at most this margin, and whole-step wall times are noisy (PCIe, host).
+const QUOTIENT_MARGIN: f64 = 0.97;
 
 /// `auto`'s measurements. A trial runs each contender once untimed (the quotient may build its
 /// quotients; the full rebuild's first step on a GPU times every mode to choose one), then the
 /// two alternately, [`TRIAL_STEPS`] timed steps each, so that both see the same stretch of the
-/// input; the one with the lower median runs until the next trial. (Taking each contender's
+/// input; the one with the lower median (the quotient by [`QUOTIENT_MARGIN`]) runs until the
+/// next trial. (Taking each contender's
 /// best of consecutive steps instead let a quiet stretch of the input decide: on the hammock
 /// sequence it chose a quotient 9% slower by median. Timing the full rebuild's first step, as
 /// the next version did, biases its median upwards; with it, two sequences of another run chose
@@ -173,7 +178,8 @@ impl Auto {
         }
         self.step = self.step.wrapping_add(1);
         if self.step % RETRIAL_EVERY == TRIAL_END {
-            self.use_quotient = median(&mut self.quotient) < median(&mut self.full);
+            let (q, f) = (median(&mut self.quotient), median(&mut self.full));
+            self.use_quotient = q.as_secs_f64() < QUOTIENT_MARGIN * f.as_secs_f64();
         }
     }
 }
@@ -646,6 +652,9 @@ mod tests {
             !trial([3, 3, 3, 3], [3, 3, 3, 3]).0,
             "a tie keeps the full rebuild"
         );
+        // Within the margin the full rebuild stays; past it the quotient wins.
+        assert!(!trial([98, 98, 98, 98], [100, 100, 100, 100]).0);
+        assert!(trial([96, 96, 96, 96], [100, 100, 100, 100]).0);
     }
 
     #[test]
