@@ -95,7 +95,7 @@ impl Reuse {
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         let outputs: usize = self.outputs.iter().map(|f| f.len() * 4).sum();
-        self.cached.len() * (size_of::<Option<Cached>>() + 1 + 16)
+        self.cached.len() * (size_of::<Option<Cached>>() + size_of::<u8>() + 2 * size_of::<u64>())
             + self.row_type.len() * size_of::<RowType>()
             + (self.row_adr.len() + self.edge_adr.len() + self.support.len()) * 4
             + outputs
@@ -113,8 +113,9 @@ impl Reuse {
         self.step += 1;
     }
 
-    /// Whether world `w` of `batch` takes its cached outputs: it is not pausing and its
-    /// hyperedges equal those of its last solved step. Counts the misses that pause it.
+    /// What world `w` of `batch` does this step: take its cached outputs (it is not pausing and
+    /// its hyperedges equal those of its last solved step), or be solved. Counts the misses
+    /// that pause it.
     pub fn check(&mut self, batch: &Batch, w: usize) -> Check {
         if w >= self.cached.len() {
             return Check::Changed;
@@ -138,8 +139,9 @@ impl Reuse {
         if self.cached[w].is_some() && self.current_at[w] + 1 == self.step {
             self.misses[w] = self.misses[w].saturating_add(1);
             if self.misses[w] >= BACKOFF_AFTER {
-                let pause = 1u64 << u32::from(self.misses[w] - BACKOFF_AFTER).min(6);
-                self.resume[w] = self.step + 1 + pause.min(BACKOFF_MAX);
+                let doublings = u32::from(self.misses[w] - BACKOFF_AFTER);
+                let pause = 1u64 << doublings.min(BACKOFF_MAX.ilog2());
+                self.resume[w] = self.step + 1 + pause;
             }
         }
         Check::Changed
