@@ -489,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
     const int cached_rows = cached.x;
     int flag = 1;
-    if (slot != 0xffffffffu) {
+    if (has_slot) {
         const int bad = q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab);
         if (!__syncthreads_or(bad)) {
             flag = 0;

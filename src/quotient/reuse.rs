@@ -4,9 +4,10 @@
 //! was solved in takes that step's outputs instead of being solved again.
 //!
 //! The cache keeps, per world and padded to the capacity, the hyperedges and every output of
-//! its last solved step; [`Reuse::unchanged`] compares exactly, [`Reuse::restore`] copies the
-//! outputs back (row-level ones at this step's rows, which earlier worlds' row counts may have
-//! moved), [`Reuse::store`] records a solved world. Everything is allocated by [`Reuse::new`].
+//! its last solved step; [`Reuse::check`] compares exactly (and keeps the backoff below),
+//! [`Reuse::restore`] copies the outputs back (row-level ones at this step's rows, which
+//! earlier worlds' row counts may have moved), [`Reuse::store`] records a solved world.
+//! Everything is allocated by [`Reuse::new`].
 //!
 //! A world that keeps changing backs off: the store copies every output of the world, which
 //! costs about as much as a cheap solve, so after [`BACKOFF_AFTER`] misses in a row against
@@ -147,8 +148,9 @@ impl Reuse {
         Check::Changed
     }
 
-    /// Whether world `w` of `batch` has exactly the hyperedges of its last solved step.
-    pub fn unchanged(&self, batch: &Batch, w: usize) -> bool {
+    /// Whether world `w` of `batch` has exactly the hyperedges of its last solved step (only
+    /// [`check`](Reuse::check) asks, so that every comparison counts for the backoff).
+    fn unchanged(&self, batch: &Batch, w: usize) -> bool {
         let Some(c) = self.cached.get(w).copied().flatten() else {
             return false;
         };
