@@ -296,15 +296,21 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
 // table (one column per warp, so no barrier clears it); after a barrier one warp per key turns
 // that key's row into start slots (a scan over the warps, in order) and moves its cursor; after
 // a second barrier every element is written. Elements of no island are the table's last row,
-// whose cursor starts at `rest`.
+// whose cursor starts at `rest`. The table (row = key, 33 columns: one per warp, one against
+// bank conflicts) lives in the caller's scratch, BLOCK_SCATTER_TABLE(nisland) ints: in static
+// shared memory every block of every kernel that has the scatter would reserve it, used or not,
+// and the driver takes shared memory from the L1 cache.
 #define BLOCK_SCATTER_KEYS 31
 #define BLOCK_SCATTER_MIN 128
-__device__ __forceinline__ bool block_scatter_pays(int nisland, int n) {
-    return nisland <= BLOCK_SCATTER_KEYS && n > BLOCK_SCATTER_MIN && blockDim.x >= 512;
+#define BLOCK_SCATTER_TABLE(nisland) (((nisland) + 1) * 33)
+// Whether to scatter n elements by the whole block, with `room` ints of scratch for the table.
+__device__ __forceinline__ bool block_scatter_pays(int nisland, int n, int room) {
+    return nisland <= BLOCK_SCATTER_KEYS && n > BLOCK_SCATTER_MIN && blockDim.x >= 512 &&
+           BLOCK_SCATTER_TABLE(nisland) <= room;
 }
 template <class Key, class Write>
-__device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest, Write write) {
-    __shared__ int s_tab[(BLOCK_SCATTER_KEYS + 1) * 33]; // row = key, column = warp (+1: banks)
+__device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest, int* s_tab,
+                              Write write) {
     __shared__ int s_rest;
     const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nwarp = blockDim.x >> 5;
     const unsigned lower = (1u << lane) - 1u;
@@ -439,10 +445,10 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
 
 // The row maps of a world: map_iefc2efc and map_efc2iefc from the islands in efc_island, with
 // the per-island cursors `cursor` (rows of no island from `rest` on), and their mirror when not
-// null; by the whole block (BLOCK) or by one warp.
+// null; by the whole block (BLOCK, its table in `tab`) or by one warp.
 template <bool BLOCK>
 __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int nisland,
-                                            int* cursor, int rest, int* mirror) {
+                                            int* cursor, int rest, int* mirror, int* tab) {
     auto key = [&](int k) { return a.efc_island[r0 + k]; };
     auto write = [&](int k, int slot) {
         a.map_iefc2efc[r0 + slot] = k;
@@ -452,7 +458,7 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
             mirror[2 * a.mirror_rows + slot] = k;
         }
     };
-    if (BLOCK) block_scatter(nrow, nisland, key, cursor, rest, write);
+    if (BLOCK) block_scatter(nrow, nisland, key, cursor, rest, tab, write);
     else warp_scatter(nrow, key, cursor, rest, write);
 }
 
@@ -587,19 +593,23 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
         a.map_idof2dof[D + slot] = d;
         a.map_dof2idof[D + d] = slot;
     };
+    // The block scatter's table goes where cnt_nf and dofadr were: free until step 5.
+    int* tab = cnt + 4 * ntree;
     bool by_block = false;
     if constexpr (G::whole_block) {
-        by_block = block_scatter_pays(nisland, max(max(ntree, nrow), a.dof_blocks ? 0 : nv));
+        const int longest = max(max(ntree, nrow), a.dof_blocks ? 0 : nv);
+        by_block = block_scatter_pays(nisland, longest, 2 * ntree);
         if (by_block) {
-            block_scatter(ntree, nisland, tree_key, cnt_t, carry.x, tree_write);
-            if (!a.dof_blocks) block_scatter(nv, nisland, dof_key, cnt_d, carry.y, dof_write);
-            row_scatter<true>(a, r0, nrow, nisland, cnt_e, carry.z, mirror);
+            block_scatter(ntree, nisland, tree_key, cnt_t, carry.x, tab, tree_write);
+            if (!a.dof_blocks)
+                block_scatter(nv, nisland, dof_key, cnt_d, carry.y, tab, dof_write);
+            row_scatter<true>(a, r0, nrow, nisland, cnt_e, carry.z, mirror, tab);
         }
     }
     if (!by_block) {
         const int wid = tid >> 5, nwarp = bd >> 5;
         for (int m = wid; m < 3; m += nwarp) {
-            if (m == 0) row_scatter<false>(a, r0, nrow, nisland, cnt_e, carry.z, mirror);
+            if (m == 0) row_scatter<false>(a, r0, nrow, nisland, cnt_e, carry.z, mirror, tab);
             else if (m == 1 && !a.dof_blocks) warp_scatter(nv, dof_key, cnt_d, carry.y, dof_write);
             else if (m == 2) warp_scatter(ntree, tree_key, cnt_t, carry.x, tree_write);
         }

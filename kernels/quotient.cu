@@ -444,10 +444,12 @@ __device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cn
         carry += tot.x;
     }
     __syncthreads();
-    if (block_scatter_pays(nisland, nr))
-        row_scatter<true>(a, r0, nr, nisland, cnt_e, carry, mirror);
+    // The block scatter's table where cnt_nf and the maps' dofadr were (free after the scan).
+    int* tab = cnt + 4 * ntree;
+    if (block_scatter_pays(nisland, nr, 2 * ntree))
+        row_scatter<true>(a, r0, nr, nisland, cnt_e, carry, mirror, tab);
     else if (tid < 32)
-        row_scatter<false>(a, r0, nr, nisland, cnt_e, carry, mirror);
+        row_scatter<false>(a, r0, nr, nisland, cnt_e, carry, mirror, tab);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
