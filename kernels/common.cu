@@ -309,7 +309,7 @@ __device__ __forceinline__ bool block_scatter_pays(int nisland, int n, int room)
            BLOCK_SCATTER_TABLE(nisland) <= room;
 }
 template <class Key, class Write>
-__device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest, int* s_tab,
+__device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest, int* tab,
                               Write write) {
     __shared__ int s_rest;
     const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5, nwarp = blockDim.x >> 5;
@@ -320,22 +320,22 @@ __device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest
         const int i = base + tid;
         const int k = i < n ? key(i) : -2;
         const int row = k == -1 ? nisland : k;
-        for (int r = lane; r < nkey; r += 32) s_tab[r * 33 + wid] = 0;
+        for (int r = lane; r < nkey; r += 32) tab[r * 33 + wid] = 0;
         __syncwarp();
         const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
         const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
         const int rank = __popc(mask & lower);
-        if (k >= -1 && rank == 0) s_tab[row * 33 + wid] = __popc(mask);
+        if (k >= -1 && rank == 0) tab[row * 33 + wid] = __popc(mask);
         __syncthreads();
         for (int r = wid; r < nkey; r += nwarp) {
-            const int c = lane < nwarp ? s_tab[r * 33 + lane] : 0;
+            const int c = lane < nwarp ? tab[r * 33 + lane] : 0;
             int inc = c;
             for (int o = 1; o < 32; o <<= 1) {
                 const int y = __shfl_up_sync(FULL_MASK, inc, o);
                 if (lane >= o) inc += y;
             }
             const int start = r < nisland ? cursor[r] : s_rest;
-            if (lane < nwarp) s_tab[r * 33 + lane] = start + inc - c;
+            if (lane < nwarp) tab[r * 33 + lane] = start + inc - c;
             const int total = __shfl_sync(FULL_MASK, inc, 31);
             if (lane == 0) {
                 if (r < nisland) cursor[r] = start + total;
@@ -343,7 +343,7 @@ __device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest
             }
         }
         __syncthreads();
-        if (k >= -1) write(i, s_tab[row * 33 + wid] + rank);
+        if (k >= -1) write(i, tab[row * 33 + wid] + rank);
         __syncwarp(); // this warp's reads of its column before its next chunk clears it
     }
 }
