@@ -61,8 +61,7 @@ struct QArgs {
                                        // | 4: row-level outputs only
     // The cache of each world's last solved step (reuse), padded per world:
     int* c_count;                      // nworld * 4: rows, hyperedges, row entries, all entries
-                                       // (rows = -1: nothing cached; hyperedges = -1: only
-                                       // the rows, while reuse pauses)
+                                       // (rows = -1: nothing cached)
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
@@ -376,14 +375,13 @@ __device__ __forceinline__ void q_cache_count(const QArgs& q, int w, int nr, int
 
 // Reuse backoff, as on the CPU (src/quotient/reuse.rs, whose constants QArgs carries): after
 // backoff_after misses in a row against an entry it had, a world pauses reuse for 1, 2, 4 …
-// steps (at most 2^backoff_log2_max): no comparison, no cache, no row mirror. Unlike the CPU's
-// cache, which keeps every output, the pause must drop the cached hyperedges (the tree- and
-// dof-level outputs a match would keep in place are overwritten meanwhile); it keeps the rows
-// of the step in place, for the partition check, which goes on. So the step after a pause
-// stores afresh, its miss not counted (no entry), and the next tells whether the world now
-// repeats: a match ends the backoff, a miss doubles the next pause. `hit`: reused, or only the
-// row-level outputs computed. Returns the new state.
-__device__ __forceinline__ int2 q_backoff(const QArgs& q, int2 b, bool had_entry, bool hit) {
+// steps (at most 2^backoff_log2_max): no comparison, no cache, no row mirror, no partition
+// check. Unlike the CPU's cache, which keeps every output, the pause must empty this one (the
+// tree- and dof-level outputs a match would keep in place are overwritten meanwhile); so the
+// step after a pause stores afresh without counting (no entry), and the next tells whether the
+// world now repeats: a match ends the backoff, a miss doubles the next pause. `hit`: reused,
+// or only the row-level outputs computed. Thread 0, after the step's verdict.
+__device__ void q_backoff(const QArgs& q, int w, int2 b, bool had_entry, bool hit) {
     int2 n = b;
     if (b.y > 0) {
         n.y = b.y - 1;
@@ -391,18 +389,12 @@ __device__ __forceinline__ int2 q_backoff(const QArgs& q, int2 b, bool had_entry
         n.x = 0;
     } else if (had_entry) {
         n.x = min(n.x + 1, q.backoff_after + q.backoff_log2_max);
-        if (n.x >= q.backoff_after) n.y = 1 << (n.x - q.backoff_after);
+        if (n.x >= q.backoff_after) {
+            n.y = 1 << (n.x - q.backoff_after);
+            reinterpret_cast<int4*>(q.c_count)[w] = make_int4(-1, -1, -1, -1);
+        }
     }
-    return n;
-}
-
-// Thread 0, at the end of world w's step (nr rows, `hit` as above): the backoff's new state;
-// while pausing, only the rows of the outputs in place are cached.
-__device__ __forceinline__ void q_note_backoff(const QArgs& q, int w, int nr, int2 b,
-                                               bool had_entry, bool hit) {
-    const int2 n = q_backoff(q, b, had_entry, hit);
     if (n.x != b.x || n.y != b.y) q.c_backoff[w] = n;
-    if (b.y > 0 || n.y > 0) reinterpret_cast<int4*>(q.c_count)[w] = make_int4(nr, -1, -1, -1);
 }
 
 // Reuse: world w's row-level outputs from the cache (the row mirror the maps filled when the
@@ -454,12 +446,12 @@ __device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int
 
 // Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_partition_tree):
 // the rows' islands and counts, the per-island row outputs (a scan), the row maps.
-__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt, bool keep) {
+__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt) {
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     const unsigned r0 = a.world_rowadr[w];
     const size_t T = (size_t)w * ntree;
-    int* mirror = keep && nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     row_islands(BlockGroup{}, a, r0, nr, [&](int t) { return isl[t]; }, cnt_e, cnt_ne, cnt_nf,
                 mirror);
     __syncthreads();
@@ -516,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     // this step replaces them.
     const int2 backoff = q.reuse ? q.c_backoff[w] : int2{0, 0};
     const bool paused = backoff.y > 0, reuse = q.reuse && !paused;
-    const int4 cached = q.reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
+    const int4 cached = reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
     const QSpans sp = reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
     if (!__syncthreads_or(reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
@@ -524,7 +516,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         if (tid == 0) {
             q.stale[w] = 3;
             a.rounds[w] = 0;
-            q_note_backoff(q, w, nr, backoff, true, true);
+            q_backoff(q, w, backoff, true, true);
         }
         return;
     }
@@ -589,8 +581,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (tid == 0) {
         q.stale[w] = flag | (same ? 4 : 0) | (paused ? 8 : 0);
         a.rounds[w] = 0;
-        if (q.reuse) q_note_backoff(q, w, nr, backoff, cached.y >= 0, same);
+        if (q.reuse) q_backoff(q, w, backoff, cached_rows >= 0, same);
     }
-    if (same) q_row_maps(a, w, nr, isl, cnt, !paused);
+    if (same) q_row_maps(a, w, nr, isl, cnt);
     else world_maps_mirrored(a, w, lab, cnt, !paused);
 }
