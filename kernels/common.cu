@@ -467,11 +467,9 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
 // g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
 // (for the warp-wide intrinsics inside).
 // With MIRROR (the quotient's kernel only: a compile-time switch, so that the other modes'
-// kernels carry none of it) the row-level outputs are also copied to Args::row_mirror, unless
-// `keep` is false.
+// kernels carry none of it) the row-level outputs are also copied to Args::row_mirror.
 template <class G, bool MIRROR = false>
-__device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt,
-                              bool keep = true) {
+__device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt) {
     // Deterministic mode: the fused kernels may start while the order kernel still sorts
     // (programmatic dependent launch, src/gpu/maps.rs: launch_fused); discovery never reads
     // the order, the maps wait here until it is complete and visible (a no-op otherwise).
@@ -529,7 +527,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             atomicMin(&dofadr[isl], d); // the group's lowest lane holds its smallest dof
         }
     }
-    int* mirror = MIRROR && keep && nrow <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    int* mirror = MIRROR && nrow <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     row_islands(g, a, r0, nrow, [&](int t) { return island_of(lab, t, nrow); }, cnt_e, cnt_ne,
                 cnt_nf, mirror);
     g.sync();
@@ -648,9 +646,9 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     world_maps_in(BlockGroup{}, a, w, lab, cnt);
 }
 
-// world_maps, with the row-level outputs copied to Args::row_mirror when it is set and `keep`.
-__device__ void world_maps_mirrored(const Args& a, int w, int* lab, int* cnt, bool keep) {
-    world_maps_in<BlockGroup, true>(BlockGroup{}, a, w, lab, cnt, keep);
+// world_maps, with the row-level outputs copied to Args::row_mirror when it is set.
+__device__ void world_maps_mirrored(const Args& a, int w, int* lab, int* cnt) {
+    world_maps_in<BlockGroup, true>(BlockGroup{}, a, w, lab, cnt);
 }
 
 // Does nothing: the bench times its graph to know the launch floor.

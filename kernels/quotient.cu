@@ -36,9 +36,8 @@
 // And when a world did change but its partition of trees did not (new contacts inside existing
 // islands, say), its tree- and dof-level outputs are those of the cached step, still in place:
 // only the row-level outputs are computed (q_same_partition, q_row_maps).
-// A world that keeps changing backs off, as on the CPU (src/quotient/reuse.rs; q_backoff).
 // q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused; plus
-// 4 when only the row-level outputs were computed, 8 when reuse paused.
+// 4 when only the row-level outputs were computed.
 
 struct QArgs {
     const int* row_id;                 // per global row
@@ -65,7 +64,6 @@ struct QArgs {
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
-    int2* c_backoff;                   // nworld: misses in a row, steps of pause left
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -73,8 +71,6 @@ struct QArgs {
     int max_static;
     int max_entries;
     int reuse;
-    int backoff_after;                 // src/quotient/reuse.rs: BACKOFF_AFTER
-    int backoff_log2_max;              // and log2(BACKOFF_MAX)
     int cap_rows;
     int cap_hyper;
     int cap_entries;
@@ -373,30 +369,6 @@ __device__ __forceinline__ void q_cache_count(const QArgs& q, int w, int nr, int
                                     : make_int4(-1, -1, -1, -1);
 }
 
-// Reuse backoff, as on the CPU (src/quotient/reuse.rs, whose constants QArgs carries): after
-// backoff_after misses in a row against an entry it had, a world pauses reuse for 1, 2, 4 …
-// steps (at most 2^backoff_log2_max): no comparison, no cache, no row mirror, no partition
-// check. Unlike the CPU's cache, which keeps every output, the pause must empty this one (the
-// tree- and dof-level outputs a match would keep in place are overwritten meanwhile); so the
-// step after a pause stores afresh without counting (no entry), and the next tells whether the
-// world now repeats: a match ends the backoff, a miss doubles the next pause. `hit`: reused,
-// or only the row-level outputs computed. Thread 0, after the step's verdict.
-__device__ void q_backoff(const QArgs& q, int w, int2 b, bool had_entry, bool hit) {
-    int2 n = b;
-    if (b.y > 0) {
-        n.y = b.y - 1;
-    } else if (hit) {
-        n.x = 0;
-    } else if (had_entry) {
-        n.x = min(n.x + 1, q.backoff_after + q.backoff_log2_max);
-        if (n.x >= q.backoff_after) {
-            n.y = 1 << (n.x - q.backoff_after);
-            reinterpret_cast<int4*>(q.c_count)[w] = make_int4(-1, -1, -1, -1);
-        }
-    }
-    if (n.x != b.x || n.y != b.y) q.c_backoff[w] = n;
-}
-
 // Reuse: world w's row-level outputs from the cache (the row mirror the maps filled when the
 // world was last solved), at this step's rows.
 __device__ void q_restore(const Args& a, int w, int nr) {
@@ -504,23 +476,19 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     const int nstatic = has_slot ? (int)q.nstatic[slot] : 0;
     const int nnode = has_slot ? (int)q.nnode[slot] : 0;
     if (has_slot) q_span(a, q, w, slot, nr, s_span, lab);
-    // Reuse, unless paused: the cached step's counts (rows -1: nothing cached), read before
-    // this step replaces them.
-    const int2 backoff = q.reuse ? q.c_backoff[w] : int2{0, 0};
-    const bool paused = backoff.y > 0, reuse = q.reuse && !paused;
-    const int4 cached = reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
-    const QSpans sp = reuse ? q_spans(a, w, nr, nh) : QSpans{};
+    // The cached step's counts (rows -1: nothing cached), read before this step replaces them.
+    const int4 cached = q.reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
+    const QSpans sp = q.reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
-    if (!__syncthreads_or(reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
+    if (!__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
         q_restore(a, w, nr);
         if (tid == 0) {
             q.stale[w] = 3;
             a.rounds[w] = 0;
-            q_backoff(q, w, backoff, true, true);
         }
         return;
     }
-    if (reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
+    if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
     const int cached_rows = cached.x;
     int flag = 1;
     if (has_slot) {
@@ -579,10 +547,9 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     }
     const bool same = check && q_partition_same(a, w, s_part);
     if (tid == 0) {
-        q.stale[w] = flag | (same ? 4 : 0) | (paused ? 8 : 0);
+        q.stale[w] = flag | (same ? 4 : 0);
         a.rounds[w] = 0;
-        if (q.reuse) q_backoff(q, w, backoff, cached_rows >= 0, same);
     }
     if (same) q_row_maps(a, w, nr, isl, cnt);
-    else world_maps_mirrored(a, w, lab, cnt, !paused);
+    else world_maps_mirrored(a, w, lab, cnt);
 }

@@ -33,7 +33,6 @@ use crate::error::{Error, Result};
 use crate::islands::Islands;
 use crate::model::Model;
 use crate::quotient::classify::LEARN_MAX;
-use crate::quotient::reuse::{BACKOFF_AFTER, BACKOFF_MAX};
 use crate::quotient::{Events, Policy, Quotient};
 use crate::rows::{Capacity, Input};
 use invalidation::GuardFinding;
@@ -73,7 +72,6 @@ struct QArgs {
     c_type: u64,
     c_adr: u64,
     c_support: u64,
-    c_backoff: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
@@ -81,8 +79,6 @@ struct QArgs {
     max_static: i32,
     max_entries: i32,
     reuse: i32,
-    backoff_after: i32,
-    backoff_log2_max: i32,
     cap_rows: i32,
     cap_hyper: i32,
     cap_entries: i32,
@@ -113,8 +109,6 @@ struct QBufs {
     c_adr: DevBuf,
     c_support: DevBuf,
     c_out: DevBuf,
-    /// Per world: the reuse checks it missed in a row, and the steps its pause has left.
-    c_backoff: DevBuf,
 }
 
 /// The GPU quotient solver: host cache and tracker, device mirror, one fused kernel per step.
@@ -157,9 +151,6 @@ pub struct StepCounts {
     /// Of the other worlds, those whose partition of trees equals their last solved step's:
     /// their tree- and dof-level outputs were kept, only the row-level ones computed.
     pub rows_only: usize,
-    /// Worlds that skipped the reuse check because they kept changing (a pause, as on the CPU:
-    /// [`crate::quotient::reuse`]).
-    pub paused: usize,
 }
 
 /// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
@@ -237,11 +228,9 @@ impl QuotientSolver {
             c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
-            c_backoff: buf("q_cache_backoff", w * 8)?,
         };
-        // Nothing cached yet (rows = -1), no world backing off.
+        // Nothing cached yet (rows = -1).
         bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
-        bufs.c_backoff.fill(0, w * 8, gpu.stream())?;
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -311,16 +300,14 @@ impl QuotientSolver {
     /// and dof-level outputs, computing only the row-level ones. Every output is a function of
     /// those hyperedges alone, and the tree- and dof-level ones of the partition alone, so
     /// reuse is exact; it costs a comparison with a per-world cache each step, and a write of
-    /// the cache for each world solved. A world that keeps changing pauses its reuse for a while,
-    /// as on the CPU ([`crate::quotient::reuse`]), so that reuse costs little where worlds never
-    /// repeat. Off, every world is checked against its quotient and solved every step.
+    /// the cache for each world solved. Off, every world is checked against its quotient and
+    /// solved every step.
     ///
     /// Turning reuse on after steps without it starts from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
         if on && !self.reuse {
-            let b = &self.bufs;
-            b.c_count.fill(0xff, b.c_count.bytes(), &self.stream)?;
-            b.c_backoff.fill(0, b.c_backoff.bytes(), &self.stream)?;
+            let n = self.bufs.c_count.bytes();
+            self.bufs.c_count.fill(0xff, n, &self.stream)?;
         }
         self.reuse = on;
         Ok(())
@@ -423,7 +410,6 @@ impl QuotientSolver {
         for w in 0..nworld {
             let flag = self.stale[w];
             counts.rows_only += usize::from(flag & 4 != 0);
-            counts.paused += usize::from(flag & 8 != 0);
             match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
@@ -436,7 +422,7 @@ impl QuotientSolver {
             }
         }
         self.quotient
-            .note_device_step(nworld, counts.masked, counts.reused, counts.paused);
+            .note_device_step(nworld as u64, counts.masked as u64, counts.reused as u64);
         self.last = counts;
         Ok(Stats {
             rounds: 0,
@@ -595,7 +581,6 @@ impl QuotientSolver {
             c_type: b.c_type.ptr(),
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
-            c_backoff: b.c_backoff.ptr(),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
@@ -603,8 +588,6 @@ impl QuotientSolver {
             max_static: t.max_static as i32,
             max_entries: t.max_entries as i32,
             reuse: self.reuse as i32,
-            backoff_after: i32::from(BACKOFF_AFTER),
-            backoff_log2_max: BACKOFF_MAX.ilog2() as i32,
             cap_rows: self.cap.njmax as i32,
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,

@@ -73,7 +73,7 @@ pub struct Counters {
     /// `gpu::quotient::QuotientSolver::set_reuse`).
     pub reused: u64,
     /// World-steps that skipped the reuse check because the world kept changing (a pause: see
-    /// [`reuse`]).
+    /// [`reuse`]; CPU only).
     pub paused: u64,
 }
 
@@ -323,13 +323,12 @@ impl Quotient {
     }
 
     /// Counts a step a device solved: `worlds` world-steps, `masked` of them with a sleeping
-    /// node masked, `reused` of them unchanged since their last solved step, `paused` of them
-    /// pausing reuse (the device's share of [`Counters`]).
-    pub fn note_device_step(&mut self, worlds: usize, masked: usize, reused: usize, paused: usize) {
-        self.counters.world_steps += worlds as u64;
-        self.counters.masked += masked as u64;
-        self.counters.reused += reused as u64;
-        self.counters.paused += paused as u64;
+    /// node masked, `reused` of them unchanged since their last solved step (the device's share
+    /// of [`Counters`]).
+    pub fn note_device_step(&mut self, worlds: u64, masked: u64, reused: u64) {
+        self.counters.world_steps += worlds;
+        self.counters.masked += masked;
+        self.counters.reused += reused;
     }
 
     /// Rebuilds world `w`'s quotient from `input` because the guard found `finding` (on the host

@@ -222,8 +222,6 @@ pub(super) struct Figures {
     pub counts: [usize; 4],
     /// Of the world-steps not reused, those whose partition stayed (row-level outputs only).
     pub rows_only: usize,
-    /// World-steps that paused reuse (the world kept changing).
-    pub paused: usize,
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -267,13 +265,12 @@ impl Figures {
         let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
-            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |\n\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} kept their partition (row-level outputs only), {} paused reuse (the world kept changing); every step equals the CPU: {}",
+            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |\n\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
             self.quotient_off,
             self.quotient,
             100.0 * reused as f64 / all as f64,
             all - reused,
             self.rows_only,
-            self.paused,
             if self.ok { "yes" } else { "NO" }
         );
         if let Some(m) = &self.mismatch {
@@ -349,7 +346,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
     let (mut batch, mut events) = (Batch::default(), Events::new());
     let (mut reference, mut out) = (Islands::default(), Islands::default());
-    let (mut quotient, mut counts, mut rows_only, mut paused) = (Vec::new(), [0usize; 4], 0, 0);
+    let (mut quotient, mut counts, mut rows_only) = (Vec::new(), [0usize; 4], 0);
     let mut mismatch = None;
     for k in 0..seq.len {
         seq.step(k, &mut batch, &mut events);
@@ -400,7 +397,6 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             quotient.push(us);
             let c = q.last_counts();
             rows_only += c.rows_only;
-            paused += c.paused;
             for (n, v) in counts
                 .iter_mut()
                 .zip([c.reused, c.replayed, c.masked, c.direct])
@@ -429,7 +425,6 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         quotient_off: mean(&quotient_off),
         counts,
         rows_only,
-        paused,
         ok: mismatch.is_none(),
         mismatch,
         wall,
