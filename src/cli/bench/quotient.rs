@@ -363,6 +363,8 @@ struct SequenceLine {
     reused: f64,
     /// The `auto` Engine's wall time over the best full rebuild's, and its quotient steps.
     auto: Option<(f64, usize)>,
+    /// The `auto` Engine's wall time over that of the full rebuild it chose.
+    auto_own: Option<f64>,
 }
 
 /// Measures `shape` and appends its section to `out`; returns whether every result was exact,
@@ -489,6 +491,7 @@ pub(super) fn table(
                 .auto_wall()
                 .zip(f.best_full_wall())
                 .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
+            auto_own: f.auto_wall().zip(f.auto_full_wall()).map(|(a, b)| a / b.1),
             reused: reused as f64 / all as f64,
         });
     }
@@ -543,7 +546,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         );
     }
     out.push_str(
-        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) |\n|---|---|---|---|---|---|---|---|---|\n",
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) | auto Engine median wall / its own full mode's |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         for line in &s.sequences {
@@ -553,13 +556,14 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             });
             let _ = writeln!(
                 out,
-                "| {} | {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% | {} |",
+                "| {} | {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% | {} | {} |",
                 s.shape,
                 100.0 * s.static_rows,
                 line.quotient_off,
                 100.0 * reused,
                 line.auto
-                    .map_or("—".into(), |(r, n)| format!("{r:.3}x ({n})"))
+                    .map_or("—".into(), |(r, n)| format!("{r:.3}x ({n})")),
+                line.auto_own.map_or("—".into(), |r| format!("{r:.3}x"))
             );
         }
     }
