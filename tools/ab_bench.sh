@@ -5,7 +5,8 @@
 #   tools/ab_bench.sh OUT.md "BENCH ARGS" NAME=BINARY NAME=BINARY...
 # e.g. tools/ab_bench.sh $OUT/ab.md "--deterministic --modes block --shapes 1024x256" \
 #          base=.dev/base/archipelago new=.dev/archipelago
-# Summarize a deterministic A/B with tools/ab_table.py OUT.md.
+# Summarize with tools/ab_table.py OUT.md (`bench --deterministic`) or --steady OUT.md (`bench`,
+# `bench --quotient`: every run's steady device µs per shape and mode).
 set -uo pipefail
 out=$1 args=$2; shift 2
 export ARCHIPELAGO_ROOT=${ARCHIPELAGO_ROOT:-$PWD}

@@ -1,25 +1,50 @@
-"""Summarize tools/ab_bench.sh output of `bench --deterministic`: per shape and mode, the mean
-off µs, on µs, order stage µs and on/off of each named binary.
+"""Summarize tools/ab_bench.sh output (runs separated by `== run N: NAME` lines).
 
-    python3 tools/ab_table.py AB.md
+    python3 tools/ab_table.py AB.md             # `bench --deterministic`: per shape and mode,
+                                                # the mean off µs, on µs, order stage µs and
+                                                # on/off of each named binary
+    python3 tools/ab_table.py --steady AB.md    # `bench` or `bench --quotient`: per shape and
+                                                # mode, every run's steady device µs per step
 """
 import collections
 import re
 import sys
 
+steady = "--steady" in sys.argv[1:]
+path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 runs = collections.defaultdict(list)
+order = []  # (name, run number) in the file's order
 name = shape = None
-for line in open(sys.argv[1], encoding="utf-8"):
-    m = re.match(r"== run \d+: (\S+)", line)
+for line in open(path, encoding="utf-8"):
+    m = re.match(r"== run (\d+): (\S+)", line)
     if m:
-        name = m.group(1)
+        name = m.group(2)
+        order.append((name, m.group(1)))
         continue
     if line.startswith("### "):
         shape = line[4:].split(" (")[0].strip()
         continue
+    if not name:
+        continue
+    if steady:
+        # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| ([\d.]+) \| [\d.]+ \| \w+ \|", line)
+        if m:
+            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
+        continue
     m = re.match(r"\| (\w+) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| [-\d.]+ \| ([\d.]+) \|", line)
-    if m and name:
+    if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
+
+if steady:
+    print("| shape | mode | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
+    print("|---|---|" + "---|" * len(order))
+    for (shape, mode), cells in runs.items():
+        by_run = {(n, k): us for n, k, us in cells}
+        row = " | ".join(by_run.get(r, "-") for r in order)
+        print(f"| {shape} | {mode} | {row} |")
+    sys.exit(0)
+
 names = list(dict.fromkeys(k[2] for k in runs))
 print(f"{'shape':40s} {'mode':9s} | " + " | ".join(f"{n}: off on order on/off" for n in names))
 for shape, mode in sorted({k[:2] for k in runs}):
@@ -29,6 +54,6 @@ for shape, mode in sorted({k[:2] for k in runs}):
         if not v:
             cells.append("-")
             continue
-        off, on, order = (sum(x[i] for x in v) / len(v) for i in range(3))
-        cells.append(f"{off:7.1f} {on:7.1f} {order:6.1f} {on / off:.3f}")
+        off, on, order_us = (sum(x[i] for x in v) / len(v) for i in range(3))
+        cells.append(f"{off:7.1f} {on:7.1f} {order_us:6.1f} {on / off:.3f}")
     print(f"{shape:40s} {mode:9s} | " + " | ".join(cells))
