@@ -323,6 +323,29 @@ impl BatchBuilder {
         self
     }
 
+    /// Appends world `w` of `src` (its rows, then its rowless hyperedges) as a whole world:
+    /// for tiling recorded worlds into bigger batches.
+    ///
+    /// ```
+    /// use archipelago::{Batch, RowType};
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]).rowless(0, &[2, 3]).end_world();
+    /// let one = b.finish();
+    /// let mut b = Batch::builder();
+    /// b.world_from(&one, 0).world_from(&one, 0);
+    /// let two = b.finish();
+    /// assert_eq!((two.nworld(), two.nrow(), two.nedge()), (2, 2, 2));
+    /// ```
+    pub fn world_from(&mut self, src: &Batch, w: usize) -> &mut Self {
+        for r in src.rows_of(w) {
+            self.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
+        }
+        for e in src.edges_of(w) {
+            self.rowless(src.edge_id[e], src.edge_support_of(e));
+        }
+        self.end_world()
+    }
+
     /// Closes the current world; what follows goes to the next one.
     pub fn end_world(&mut self) -> &mut Self {
         let b = &mut self.batch;

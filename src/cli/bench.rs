@@ -336,17 +336,15 @@ fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Op
     let mut b = Batch::builder();
     let mut keys = RowKeys::default();
     for w in 0..nworld {
-        let sw = w % src.nworld().max(1);
-        if src.nworld() > 0 {
-            for r in src.rows_of(sw) {
-                b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
-                keys.push_contact(src_keys.geom[r], src_keys.colid[r]);
-            }
-            for e in src.edges_of(sw) {
-                b.rowless(src.edge_id[e], src.edge_support_of(e));
-            }
+        if src.nworld() == 0 {
+            b.end_world();
+            continue;
         }
-        b.end_world();
+        let sw = w % src.nworld();
+        b.world_from(&src, sw);
+        for r in src.rows_of(sw) {
+            keys.push_contact(src_keys.geom[r], src_keys.colid[r]);
+        }
     }
     Ok(Some(Shape {
         name: format!("{name} (step {step} of {})", tr.nstep()),

@@ -134,7 +134,7 @@ impl Sequence {
                     // Recorded world w % n, copy w / n: that copy's own step.
                     let (r, at) = (w % n, k + (w / n) * SHIFT);
                     let (src, src_events) = &steps[at % len];
-                    copy_world(src, r, &mut b);
+                    b.world_from(src, r);
                     // At its wrap the copy jumps back in time: nothing is reported (the guard
                     // sees the change); the first step reports nothing either.
                     if k > 0 && at % len != 0 {
@@ -162,7 +162,7 @@ impl Sequence {
                 }
                 let mut b = Batch::builder();
                 for (w, &v) in shown.iter().enumerate() {
-                    copy_world(&versions[v], w, &mut b);
+                    b.world_from(&versions[v], w);
                 }
                 *batch = b.finish();
             }
@@ -197,17 +197,6 @@ fn moved(e: &Event, r: usize, w: usize) -> Option<Event> {
         // Events of every world are reported once.
         Event::Edit { world: None, .. } | Event::Capacity => (w == 0).then_some(*e)?,
     })
-}
-
-/// World `w` of `src` appended to `b` as a new world.
-fn copy_world(src: &Batch, w: usize, b: &mut archipelago::BatchBuilder) {
-    for r in src.rows_of(w) {
-        b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
-    }
-    for e in src.edges_of(w) {
-        b.rowless(src.edge_id[e], src.edge_support_of(e));
-    }
-    b.end_world();
 }
 
 /// Mean device time per step of every contender over a sequence.
