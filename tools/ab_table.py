@@ -5,13 +5,18 @@
                                                 # on/off of each named binary
     python3 tools/ab_table.py --steady AB.md    # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's steady device µs per step
+    python3 tools/ab_table.py --sequences AB.md # `bench --quotient`: per shape and step
+                                                # sequence, every run's quotient device µs per
+                                                # step, reuse off / reuse on (its summary table)
 """
 import collections
 import re
 import sys
 
 steady = "--steady" in sys.argv[1:]
+sequences = "--sequences" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
+in_summary = False
 runs = collections.defaultdict(list)
 order = []  # (name, run number) in the file's order
 name = shape = None
@@ -23,8 +28,18 @@ for line in open(path, encoding="utf-8"):
         continue
     if line.startswith("### "):
         shape = line[4:].split(" (")[0].strip()
+        in_summary = line.startswith("### Summary: step sequences")
         continue
     if not name:
+        continue
+    if sequences:
+        # | shape | static rows … | sequence | best full | reuse off | reuse on | speedup | …
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if in_summary and len(cells) >= 6 and cells[0] not in ("shape", "") and cells[0][0] != "-":
+            rest = re.search(r"(\d+)% of worlds at rest", cells[2])
+            seq = f"{rest.group(1)}% at rest" if rest else "recorded steps"
+            key = (cells[0].split(" (")[0], seq)
+            runs[key].append((name, order[-1][1], f"{cells[4]} / {cells[5]}"))
         continue
     if steady:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
@@ -35,6 +50,15 @@ for line in open(path, encoding="utf-8"):
     m = re.match(r"\| (\w+) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| [-\d.]+ \| ([\d.]+) \|", line)
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
+
+if sequences:
+    print("| shape | sequence | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
+    print("|---|---|" + "---|" * len(order))
+    for (shape, seq), cells in runs.items():
+        by_run = {(n, k): us for n, k, us in cells}
+        row = " | ".join(by_run.get(r, "-") for r in order)
+        print(f"| {shape} | {seq} | {row} |")
+    sys.exit(0)
 
 if steady:
     print("| shape | mode | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
