@@ -51,22 +51,15 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences:
-    print("| shape | sequence | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
+if sequences or steady:
+    # One row per (shape, sequence) or (shape, mode), one column per run.
+    second = "sequence" if sequences else "mode"
+    print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
-    for (shape, seq), cells in runs.items():
+    for (shape, what), cells in runs.items():
         by_run = {(n, k): us for n, k, us in cells}
         row = " | ".join(by_run.get(r, "-") for r in order)
-        print(f"| {shape} | {seq} | {row} |")
-    sys.exit(0)
-
-if steady:
-    print("| shape | mode | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
-    print("|---|---|" + "---|" * len(order))
-    for (shape, mode), cells in runs.items():
-        by_run = {(n, k): us for n, k, us in cells}
-        row = " | ".join(by_run.get(r, "-") for r in order)
-        print(f"| {shape} | {mode} | {row} |")
+        print(f"| {shape} | {what} | {row} |")
     sys.exit(0)
 
 names = list(dict.fromkeys(k[2] for k in runs))
