@@ -84,21 +84,23 @@ pub const FIELDS: [&str; 19] = [
 
 /// The extent of each field of [`FIELDS`], in the same order.
 pub const EXTENTS: [Extent; 19] = {
-    use Extent::{Dof, Row, Tree, World};
+    use Extent::{Dof, Island, Row, Tree, World};
     [
-        World, World, Tree, Tree, Tree, Tree, Dof, Tree, Tree, Tree, Dof, Dof, Row, Tree, Tree,
-        Tree, Tree, Row, Row,
+        World, World, Tree, Island, Island, Tree, Dof, Island, Island, Island, Dof, Dof, Row,
+        Island, Island, Island, Island, Row, Row,
     ]
 };
 
-/// What an output field is sized by: per world one entry, or `ntree` (trees and islands), `nv`
-/// (dofs) entries per world, or one per row.
+/// What an output field is sized by: per world one entry, or `ntree` (trees, and islands: a
+/// world has at most `ntree`), `nv` (dofs) entries per world, or one per row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extent {
     /// One entry per world (`nisland`, `nidof`).
     World,
-    /// `ntree` entries per world: per tree, or per island padded to `ntree`.
+    /// `ntree` entries per world, one per tree.
     Tree,
+    /// `ntree` entries per world: one per island (the world's `nisland` of them), −1 past them.
+    Island,
     /// `nv` entries per world.
     Dof,
     /// One entry per row of the batch.
@@ -115,7 +117,7 @@ impl Extent {
     ) -> impl Fn(Extent) -> usize {
         move |extent| match extent {
             Extent::World => nworld,
-            Extent::Tree => nworld * ntree,
+            Extent::Tree | Extent::Island => nworld * ntree,
             Extent::Dof => nworld * nv,
             Extent::Row => nrow,
         }
@@ -410,5 +412,28 @@ impl Islands {
             expected: 0,
             got: 1,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn island_extent_marks_exactly_the_per_island_fields() {
+        for (name, extent) in FIELDS.into_iter().zip(EXTENTS) {
+            assert_eq!(
+                extent == Extent::Island,
+                name.starts_with("island_"),
+                "{name}"
+            );
+        }
+        let mut out = Islands::default();
+        let island = out
+            .fields_mut()
+            .into_iter()
+            .filter(|(_, e)| *e == Extent::Island)
+            .count();
+        assert_eq!(island, out.island_fields_mut().len());
     }
 }

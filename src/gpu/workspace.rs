@@ -311,7 +311,7 @@ impl Workspace {
         for (name, extent) in FIELDS.into_iter().zip(EXTENTS) {
             let n = match extent {
                 Extent::World => w,
-                Extent::Tree => checked(&[w, t])?,
+                Extent::Tree | Extent::Island => checked(&[w, t])?,
                 Extent::Dof => checked(&[w, v])?,
                 Extent::Row => rows,
             };

@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use crate::islands::{Extent, FIELDS, Islands};
+use crate::islands::{Extent, Islands};
 use crate::rows::{Batch, Capacity, RowType};
 
 /// What world `w` held at its last solved step.
@@ -183,11 +183,9 @@ impl Reuse {
         let rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
         let (ntree, nv) = (out.ntree, out.nv);
         let nisland = self.outputs[0][w].max(0) as usize;
-        for (((field, extent), cached), name) in
-            out.fields_mut().into_iter().zip(&self.outputs).zip(FIELDS)
-        {
+        for ((field, extent), cached) in out.fields_mut().into_iter().zip(&self.outputs) {
             let dst = slice_of(extent, w, ntree, nv, &rows);
-            let n = kept(name, dst.len(), nisland);
+            let n = kept(extent, dst.len(), nisland);
             let from = w * per_world(&self.cap, extent);
             field[dst.start..dst.start + n].copy_from_slice(&cached[from..from + n]);
             field[dst.start + n..dst.end].fill(-1);
@@ -232,14 +230,9 @@ impl Reuse {
         let out_rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
         let (ntree, nv) = (out.ntree, out.nv);
         let nisland = out.nisland[w].max(0) as usize;
-        for (((field, extent), cached), name) in out
-            .fields_mut()
-            .into_iter()
-            .zip(&mut self.outputs)
-            .zip(FIELDS)
-        {
+        for ((field, extent), cached) in out.fields_mut().into_iter().zip(&mut self.outputs) {
             let src = slice_of(extent, w, ntree, nv, &out_rows);
-            let n = kept(name, src.len(), nisland);
+            let n = kept(extent, src.len(), nisland);
             let to = w * per_world(&self.cap, extent);
             cached[to..to + n].copy_from_slice(&field[src.start..src.start + n]);
         }
@@ -273,8 +266,8 @@ fn spans(batch: &Batch, w: usize) -> (Range<usize>, Range<usize>, Range<usize>, 
 
 /// Entries of a world's slice of `len` that are kept: per-island fields hold `nisland` values
 /// and −1 past them (restored by filling), every other field all of its slice.
-fn kept(name: &str, len: usize, nisland: usize) -> usize {
-    if name.starts_with("island_") {
+fn kept(extent: Extent, len: usize, nisland: usize) -> usize {
+    if extent == Extent::Island {
         nisland.min(len)
     } else {
         len
@@ -285,7 +278,7 @@ fn kept(name: &str, len: usize, nisland: usize) -> usize {
 fn per_world(cap: &Capacity, extent: Extent) -> usize {
     match extent {
         Extent::World => 1,
-        Extent::Tree => cap.ntree,
+        Extent::Tree | Extent::Island => cap.ntree,
         Extent::Dof => cap.nv,
         Extent::Row => cap.njmax,
     }
@@ -302,7 +295,7 @@ fn slice_of(
 ) -> Range<usize> {
     match extent {
         Extent::World => w..w + 1,
-        Extent::Tree => w * ntree..(w + 1) * ntree,
+        Extent::Tree | Extent::Island => w * ntree..(w + 1) * ntree,
         Extent::Dof => w * nv..(w + 1) * nv,
         Extent::Row => rows.clone(),
     }
