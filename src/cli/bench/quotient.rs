@@ -8,8 +8,11 @@
 //! reuse off, since a replayed batch is unchanged by construction), and wall time per whole
 //! step (host half, uploads, replay, downloads), which is what `auto` compares. The rebuild
 //! rows time a step whose events invalidate every world (a capacity change) or one world (an
-//! edit), minus a steady step's host half. Then the same contenders step a sequence of batches
-//! (see [`super::sequence`]): there the quotient reuses the worlds that did not change.
+//! edit), minus a steady step's host half. The quotient's floor is its device time with reuse
+//! on and every world unchanged: only the reuse check, which reads every hyperedge, and the
+//! restore run, so no step of this quotient on the shape is faster. Then the same contenders
+//! step a sequence of batches (see [`super::sequence`]): there the quotient reuses the worlds
+//! that did not change.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -273,6 +276,9 @@ struct QuotientFigures {
     slots: usize,
     counts: archipelago::gpu::quotient::StepCounts,
     bytes: usize,
+    /// Device µs per step with reuse on and every world unchanged (`None` if some world was
+    /// not reused).
+    unchanged_us: Option<f64>,
 }
 
 fn quotient(
@@ -325,6 +331,18 @@ fn quotient(
     let rebuild_one_us = rebuild(&one)?;
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
+    // The floor of a quotient step on this shape: reuse on and every world unchanged since its
+    // last step, so only the reuse check (which reads every hyperedge, as any exact check must)
+    // and the restore of the row-level outputs run.
+    q.set_reuse(true)?;
+    q.step(input, &none, &mut out)?;
+    q.step(input, &none, &mut out)?;
+    ok &= out.first_mismatch(reference).is_none();
+    let unchanged_us = if q.last_counts().reused == input.batch().nworld() {
+        Some(median(q.time_replays(2, args.reps.max(1))?))
+    } else {
+        None
+    };
     Ok(QuotientFigures {
         timed: Timed {
             name: "quotient (reuse off)".into(),
@@ -341,6 +359,7 @@ fn quotient(
         slots: q.quotient().cache().live_slots(),
         counts,
         bytes: q.quotient_bytes(),
+        unchanged_us,
     })
 }
 
@@ -353,6 +372,8 @@ pub(super) struct Summary {
     static_entries: f64,
     best: Option<(String, f64, f64)>,
     quotient: Option<(f64, f64)>,
+    /// The quotient's device µs per step with every world unchanged (reuse on).
+    unchanged: Option<f64>,
     sequences: Vec<SequenceLine>,
 }
 
@@ -434,6 +455,7 @@ pub(super) fn table(
         static_entries: share.entry_fraction(),
         best: best.clone(),
         quotient: None,
+        unchanged: None,
         sequences: Vec::new(),
     };
     match quotient(g, input, reference, args) {
@@ -441,6 +463,7 @@ pub(super) fn table(
             all_ok &= f.timed.ok;
             row(out, &f.timed);
             summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
+            summary.unchanged = f.unchanged_us;
             let _ = writeln!(
                 out,
                 "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
@@ -455,6 +478,17 @@ pub(super) fn table(
                 f.rebuild_all_ms,
                 f.rebuild_one_us
             );
+            match f.unchanged_us {
+                Some(us) => {
+                    let _ = writeln!(
+                        out,
+                        "\nquotient, every world unchanged since its last step (reuse on: the reuse check and the restore only): {us:.1} µs/step — the floor of a quotient step on this shape"
+                    );
+                }
+                None => out.push_str(
+                    "\nquotient, every world unchanged: not measured (a world was not reused)\n",
+                ),
+            }
             if let Some(maps) = maps_us {
                 let _ = writeln!(
                     out,
@@ -505,7 +539,7 @@ pub(super) fn table(
 /// The summary table over every shape.
 pub(super) fn summary(rows: &[Summary]) -> String {
     let mut out = String::from(
-        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto |\n|---|---|---|---|---|---|---|---|---|\n",
+        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         let best = s
@@ -542,9 +576,16 @@ pub(super) fn summary(rows: &[Summary]) -> String {
                 "—".into(),
             ),
         };
+        // The floor of this quotient's step (every world unchanged; a step with any world
+        // changed costs more), and the best full rebuild over it.
+        let (floor, ceiling) = match (s.unchanged, &s.best) {
+            (Some(u), Some((_, d, _))) => (format!("{u:.1}"), format!("{:.2}x", d / u)),
+            (Some(u), None) => (format!("{u:.1}"), "—".into()),
+            _ => ("—".into(), "—".into()),
+        };
         let _ = writeln!(
             out,
-            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} |",
+            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} |",
             s.shape,
             100.0 * s.static_rows,
             100.0 * s.static_entries
@@ -574,4 +615,30 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_sets_the_best_full_rebuild_against_the_quotient_floor() {
+        let row = Summary {
+            shape: "q:mechanism-90%".into(),
+            static_rows: 0.906,
+            static_entries: 0.906,
+            best: Some(("block".into(), 16.0, 1700.0)),
+            quotient: Some((16.0, 1800.0)),
+            unchanged: Some(8.0),
+            sequences: Vec::new(),
+        };
+        let text = summary(&[row]);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("| q:mechanism-90%"))
+            .expect("a row for the shape");
+        assert!(line.ends_with("| block | 8.0 | 2.00x |"), "{line}");
+        let header = text.lines().nth(2).expect("a header");
+        assert_eq!(header.matches('|').count(), line.matches('|').count());
+    }
 }
