@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use archipelago::cpu::{self, Stats};
+use archipelago::cpu::quotient::QuotientMode;
+use archipelago::cpu::{self, CpuMode, Stats};
 use archipelago::synth::{self, Spec};
 use archipelago::{Capacity, Error, Input, Islands, Model, Result, gpu, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -65,7 +66,11 @@ pub struct Runner {
 }
 
 /// Every runner available on this machine, in table order: the CPU modes, then (when a CUDA
-/// device is present) every GPU mode as `gpu-<mode>`.
+/// device is present) every GPU mode as `gpu-<mode>`. The demo solves one batch again and
+/// again, so `quotient` runs with reuse off (every step solves every world over its quotient),
+/// and `quotient-reuse` with it on: there every world keeps its last outputs, so it times the
+/// reuse check and copy, the floor of a quotient step (`bench --quotient` measures reuse on
+/// step sequences). The same two for the device quotient.
 pub fn runners() -> Vec<Runner> {
     let mut list: Vec<Runner> = cpu::NAMES
         .iter()
@@ -77,6 +82,19 @@ pub fn runners() -> Vec<Runner> {
             })
         })
         .collect();
+    // `quotient` (by name: reuse on) becomes the solve; the reuse floor follows it.
+    if let Some(at) = list.iter().position(|r| r.name == "quotient") {
+        let (mut solve, mut reuse) = (QuotientMode::default(), QuotientMode::default());
+        solve.set_reuse(false);
+        list[at].solve = Box::new(move |input, out| solve.solve(input, out));
+        list.insert(
+            at + 1,
+            Runner {
+                name: "quotient-reuse".into(),
+                solve: Box::new(move |input, out| reuse.solve(input, out)),
+            },
+        );
+    }
     match gpu::Gpu::open() {
         Ok(device) => {
             let device = std::rc::Rc::new(device);
@@ -85,7 +103,8 @@ pub fn runners() -> Vec<Runner> {
                     .into_iter()
                     .map(|mode| gpu_runner(&device, mode)),
             );
-            list.push(gpu_quotient_runner(&device));
+            list.push(gpu_quotient_runner(&device, false));
+            list.push(gpu_quotient_runner(&device, true));
         }
         Err(e) => eprintln!("GPU modes skipped: {e}"),
     }
@@ -131,19 +150,25 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
     }
 }
 
-/// The device quotient as a runner (no events reported: the device guard keeps it exact),
-/// rebuilt like [`gpu_runner`]'s solver when a batch no longer fits.
-fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>) -> Runner {
+/// The device quotient as a runner, with or without reuse (no events reported: the device guard
+/// keeps it exact), rebuilt like [`gpu_runner`]'s solver when a batch no longer fits.
+fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>, reuse: bool) -> Runner {
     use archipelago::gpu::quotient::QuotientSolver;
     let device = device.clone();
     let mut built: Option<(Model, Capacity, QuotientSolver)> = None;
     let events = invalidation::Events::new();
     Runner {
-        name: "gpu-quotient".into(),
+        name: if reuse {
+            "gpu-quotient-reuse".into()
+        } else {
+            "gpu-quotient".into()
+        },
         solve: Box::new(move |input, out| {
             let solver = reuse_or_build(&mut built, input, |cap| {
                 let policy = archipelago::quotient::Policy::default();
-                QuotientSolver::new(&device, cap, input.model(), policy)
+                let mut q = QuotientSolver::new(&device, cap, input.model(), policy)?;
+                q.set_reuse(reuse)?;
+                Ok(q)
             })?;
             solver.step(input, &events, out)
         }),
@@ -273,14 +298,20 @@ fn progress(len: u64) -> ProgressBar {
 }
 
 fn print_table(lines: &[Line]) {
+    let w = lines
+        .iter()
+        .map(|l| l.mode.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     println!(
-        "{:<10} {:>7} {:>6} {:>8} {:>12} {:>10} {:>10} {:>7}  oracle",
+        "{:<w$} {:>7} {:>6} {:>8} {:>12} {:>10} {:>10} {:>7}  oracle",
         "mode", "worlds", "trees", "rows", "median/step", "ns/world", "scratch", "rounds"
     );
     let mut refusals = Vec::new();
     for l in lines {
         let head = format!(
-            "{:<10} {:>7} {:>6} {:>8}",
+            "{:<w$} {:>7} {:>6} {:>8}",
             l.mode, l.worlds, l.trees, l.rows
         );
         match &l.outcome {
@@ -317,6 +348,11 @@ fn print_table(lines: &[Line]) {
     }
     for (k, reason) in refusals.iter().enumerate() {
         println!("[{}] {reason}", k + 1);
+    }
+    if lines.iter().any(|l| l.mode.ends_with("quotient-reuse")) {
+        println!(
+            "*-quotient-reuse: the same batch again with reuse on, so every world keeps its last outputs: the floor of a quotient step (the check that nothing changed, and the copy)"
+        );
     }
 }
 
