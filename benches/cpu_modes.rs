@@ -26,6 +26,8 @@ fn modes(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("cpu/{ntree}trees_{nworld}worlds"));
         for name in cpu::NAMES {
             let mut mode = cpu::by_name(name).expect("listed mode");
+            // One batch solved again and again: with reuse the quotient would time its cache.
+            mode.set_reuse(false);
             let mut out = Islands::default();
             match mode.solve(&input, &mut out) {
                 Err(Error::Refused { .. }) => continue,

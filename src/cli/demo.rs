@@ -5,8 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use archipelago::cpu::quotient::QuotientMode;
-use archipelago::cpu::{self, CpuMode, Stats};
+use archipelago::cpu::{self, Stats};
 use archipelago::synth::{self, Spec};
 use archipelago::{Capacity, Error, Input, Islands, Model, Result, gpu, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -72,29 +71,24 @@ pub struct Runner {
 /// reuse check and copy, the floor of a quotient step (`bench --quotient` measures reuse on
 /// step sequences). The same two for the device quotient.
 pub fn runners() -> Vec<Runner> {
+    let cpu_runner = |name: &str, reuse: bool| {
+        let mut mode = cpu::by_name(name)?;
+        mode.set_reuse(reuse);
+        let name = if reuse {
+            format!("{name}-reuse")
+        } else {
+            name.into()
+        };
+        Some(Runner {
+            name,
+            solve: Box::new(move |input: &Input<'_>, out: &mut Islands| mode.solve(input, out)),
+        })
+    };
     let mut list: Vec<Runner> = cpu::NAMES
         .iter()
-        .filter_map(|&name| {
-            let mut mode = cpu::by_name(name)?;
-            Some(Runner {
-                name: name.to_string(),
-                solve: Box::new(move |input, out| mode.solve(input, out)),
-            })
-        })
+        .filter_map(|&name| cpu_runner(name, false))
         .collect();
-    // `quotient` (by name: reuse on) becomes the solve; the reuse floor follows it.
-    if let Some(at) = list.iter().position(|r| r.name == "quotient") {
-        let (mut solve, mut reuse) = (QuotientMode::default(), QuotientMode::default());
-        solve.set_reuse(false);
-        list[at].solve = Box::new(move |input, out| solve.solve(input, out));
-        list.insert(
-            at + 1,
-            Runner {
-                name: "quotient-reuse".into(),
-                solve: Box::new(move |input, out| reuse.solve(input, out)),
-            },
-        );
-    }
+    list.extend(cpu_runner("quotient", true));
     match gpu::Gpu::open() {
         Ok(device) => {
             let device = std::rc::Rc::new(device);

@@ -26,6 +26,11 @@ pub trait CpuMode {
 
     /// Computes all outputs into `out` (resized as needed; allocations are reused).
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats>;
+
+    /// Whether worlds unchanged since their last solved step may keep its outputs (only the
+    /// quotient reuses; the other modes solve every step either way). Timings that solve one
+    /// batch again and again turn it off, or they would time a cache instead of a solve.
+    fn set_reuse(&mut self, _on: bool) {}
 }
 
 /// Names of the CPU modes, in the order the tools list them.

@@ -3,7 +3,7 @@
 //!
 //! It reports no events, so the guard alone keeps every quotient exact. Worlds unchanged since
 //! their last solved step reuse its outputs ([`Quotient::set_reuse`]) unless
-//! [`QuotientMode::set_reuse`] turns that off. A batch that outgrows
+//! [`CpuMode::set_reuse`] turns that off. A batch that outgrows
 //! the capacity, or a model of another size, rebuilds it with room for both (the only
 //! allocations; a steady sequence of batches allocates nothing per step).
 
@@ -37,32 +37,6 @@ impl QuotientMode {
         }
     }
 
-    /// Whether worlds unchanged since their last solved step keep its outputs (on by default;
-    /// see [`Quotient::set_reuse`]). Off, every step solves every world over its quotient: what
-    /// a timing of one batch solved again and again should measure.
-    ///
-    /// ```
-    /// use archipelago::cpu::{CpuMode, quotient::QuotientMode};
-    /// use archipelago::{Batch, Input, Islands, Model, RowType};
-    /// let model = Model::from_dofnum(&[1, 1]).unwrap();
-    /// let mut b = Batch::builder();
-    /// b.row(RowType::Equality, 0, &[0, 1]).end_world();
-    /// let batch = b.finish();
-    /// let input = Input::new(&model, &batch).unwrap();
-    /// let mut mode = QuotientMode::default();
-    /// mode.set_reuse(false);
-    /// let mut out = Islands::default();
-    /// mode.solve(&input, &mut out).unwrap();
-    /// mode.solve(&input, &mut out).unwrap();
-    /// assert_eq!(mode.quotient().unwrap().counters().reused, 0);
-    /// ```
-    pub fn set_reuse(&mut self, on: bool) {
-        self.reuse = on;
-        if let Some((_, q)) = &mut self.inner {
-            q.set_reuse(on);
-        }
-    }
-
     /// The quotient engine, once a batch has been solved.
     pub fn quotient(&self) -> Option<&Quotient> {
         self.inner.as_ref().map(|(_, q)| q)
@@ -82,6 +56,32 @@ fn covers(cap: &Capacity, fit: &Capacity) -> bool {
 impl CpuMode for QuotientMode {
     fn name(&self) -> &'static str {
         "quotient"
+    }
+
+    /// Whether worlds unchanged since their last solved step keep its outputs (on by default;
+    /// see [`Quotient::set_reuse`]). Off, every step solves every world over its quotient: what
+    /// a timing of one batch solved again and again should measure.
+    ///
+    /// ```
+    /// use archipelago::cpu::{CpuMode, quotient::QuotientMode};
+    /// use archipelago::{Batch, Input, Islands, Model, RowType};
+    /// let model = Model::from_dofnum(&[1, 1]).unwrap();
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]).end_world();
+    /// let batch = b.finish();
+    /// let input = Input::new(&model, &batch).unwrap();
+    /// let mut mode = QuotientMode::default();
+    /// mode.set_reuse(false);
+    /// let mut out = Islands::default();
+    /// mode.solve(&input, &mut out).unwrap();
+    /// mode.solve(&input, &mut out).unwrap();
+    /// assert_eq!(mode.quotient().unwrap().counters().reused, 0);
+    /// ```
+    fn set_reuse(&mut self, on: bool) {
+        self.reuse = on;
+        if let Some((_, q)) = &mut self.inner {
+            q.set_reuse(on);
+        }
     }
 
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
