@@ -681,6 +681,8 @@ fn cpu_table(
         let Some(mut mode) = cpu::by_name(name) else {
             continue;
         };
+        // One batch solved again and again: with reuse the quotient would time its cache.
+        mode.set_reuse(false);
         let mut islands = Islands::default();
         let mut stats = match mode.solve(input, &mut islands) {
             Ok(s) => s,
