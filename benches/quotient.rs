@@ -315,14 +315,7 @@ fn reuse(c: &mut Criterion) {
                         if (w * 13 + 7 * k) % 100 >= rest {
                             *v ^= 1;
                         }
-                        let src = &versions[*v];
-                        for r in src.rows_of(w) {
-                            b.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
-                        }
-                        for e in src.edges_of(w) {
-                            b.rowless(src.edge_id[e], src.edge_support_of(e));
-                        }
-                        b.end_world();
+                        b.world_from(&versions[*v], w);
                     }
                     Some(b.finish())
                 })

@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use crate::islands::{Extent, Islands};
+use crate::islands::{EXTENTS, Extent, Islands};
 use crate::rows::{Batch, Capacity, RowType};
 
 /// What world `w` held at its last solved step.
@@ -72,11 +72,9 @@ impl Reuse {
     /// An empty cache with room for `cap`.
     pub fn new(cap: &Capacity) -> Reuse {
         let w = cap.nworld;
-        let mut sizes = Islands::default();
-        let outputs = sizes
-            .fields_mut()
-            .map(|(_, extent)| vec![0; w * per_world(cap, extent)])
-            .into_iter()
+        let outputs = EXTENTS
+            .iter()
+            .map(|&extent| vec![0; w * per_world(cap, extent)])
             .collect();
         Reuse {
             cap: *cap,
