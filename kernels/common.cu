@@ -248,6 +248,13 @@ __device__ void jump_all(int* lab, int ntree) {
 
 // ---- the maps -------------------------------------------------------------------------------
 
+// The lanes of this warp whose key equals this lane's (every lane must call it). One key
+// across the warp (a big island) needs no match.
+__device__ __forceinline__ unsigned warp_peers(int k) {
+    const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
+    return uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
+}
+
 // Stable counting-sort scatter run by one warp: element i with key k >= 0 goes to
 // cursor[k]++ (in ascending i), key -1 goes after all islands from `rest` on. Keys are loaded
 // SCATTER_BATCH iterations ahead so that the serial part waits on memory once per batch.
@@ -269,9 +276,7 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
             if (base + u * 32 >= n) break; // warp-uniform
             const int i = base + u * 32 + lane;
             const int k = kb[u];
-            // One key across the warp (a big island) needs no match.
-            const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
-            const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
+            const unsigned mask = warp_peers(k);
             const int rank = __popc(mask & lower);
             int slot = 0;
             if (k >= 0) slot = cursor[k] + rank;
@@ -322,8 +327,7 @@ __device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest
         const int row = k == -1 ? nisland : k;
         for (int r = lane; r < nkey; r += 32) tab[r * 33 + wid] = 0;
         __syncwarp();
-        const bool uniform = __all_sync(FULL_MASK, k == __shfl_sync(FULL_MASK, k, 0));
-        const unsigned mask = uniform ? FULL_MASK : __match_any_sync(FULL_MASK, k);
+        const unsigned mask = warp_peers(k);
         const int rank = __popc(mask & lower);
         if (k >= -1 && rank == 0) tab[row * 33 + wid] = __popc(mask);
         __syncthreads();

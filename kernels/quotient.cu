@@ -515,17 +515,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
             cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
         }
         __syncthreads();
-        for (int base = 0; base < ntree; base += bd) {
-            const int t = base + tid;
-            if (t < ntree) {
-                const int l = cnt[t];
-                lab[t] = l;
-                if (check) q_partition_tree(a, T, t, l, isl, cnt, &diff, &roots);
-            }
-            if (check) q_partition_note(diff, roots, s_part);
-            diff = roots = 0;
-        }
-        __syncthreads();
+        // The thread that copies tree t's label also checks it below: no barrier between.
+        for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
     } else {
         for (int t = tid; t < ntree; t += bd) lab[t] = -1;
         __syncthreads();
@@ -535,16 +526,16 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
         __syncthreads();
         jump_all(lab, ntree);
-        if (check) {
-            for (int base = 0; base < ntree; base += bd) {
-                const int t = base + tid;
-                if (t < ntree) q_partition_tree(a, T, t, lab[t], isl, cnt, &diff, &roots);
-                q_partition_note(diff, roots, s_part);
-                diff = roots = 0;
-            }
-            __syncthreads();
+    }
+    if (check) {
+        for (int base = 0; base < ntree; base += bd) {
+            const int t = base + tid;
+            if (t < ntree) q_partition_tree(a, T, t, lab[t], isl, cnt, &diff, &roots);
+            q_partition_note(diff, roots, s_part);
+            diff = roots = 0;
         }
     }
+    __syncthreads();
     const bool same = check && q_partition_same(a, w, s_part);
     if (tid == 0) {
         q.stale[w] = flag | (same ? 4 : 0);
