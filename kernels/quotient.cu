@@ -508,8 +508,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         const size_t sn = (size_t)slot * ntree;
         const int* tn = q.tree_node + sn;
         jump_all(lab, nnode);
-        // Pull back through the map scratch, then into lab, comparing with the cached
-        // partition on the way (the maps clear cnt themselves).
+        // Pull back through the map scratch, then into lab (the maps clear cnt themselves);
+        // the partition check below compares the labels with the cached step's.
         for (int t = tid; t < ntree; t += bd) {
             const int r = lab[tn[t]];
             cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
