@@ -38,8 +38,8 @@ use invalidation::{Decision, Events};
 
 use crate::cpu::{self, CpuMode, dsu::Dsu};
 use crate::error::{Error, Result};
-use crate::gpu::{self, Gpu, quotient::QuotientSolver};
-use crate::islands::{Extent, Islands};
+use crate::gpu::{self, Gpu, PinnedIslands, quotient::QuotientSolver};
+use crate::islands::Islands;
 use crate::model::Model;
 use crate::order::{Canonicalizer, RowKeys};
 use crate::quotient::{Policy, Quotient};
@@ -207,7 +207,8 @@ pub struct Engine {
     options: Options,
     quotient: Quotient,
     full: Box<dyn CpuMode>,
-    out: Islands,
+    /// Page-locked on a GPU engine, so that a step's downloads run at the link's speed.
+    out: PinnedIslands,
     auto: Auto,
     last_mode: Mode,
     device: Option<Device>,
@@ -282,7 +283,7 @@ impl Engine {
             quotient: Quotient::new(&sized, options.policy.clone()),
             options,
             full,
-            out: Islands::default(),
+            out: PinnedIslands::unpinned(Islands::default(), &capacity),
             auto: Auto::default(),
             last_mode: Mode::Quotient,
             device: None,
@@ -295,7 +296,6 @@ impl Engine {
             engine.canon = Some(Canonicalizer::new(&sized));
         }
         engine.quotient.set_reuse(host_reuse);
-        engine.reserve_outputs();
         Ok(engine)
     }
 
@@ -333,6 +333,8 @@ impl Engine {
         let mut quotient =
             QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
         quotient.set_reuse(engine.options.reuse)?;
+        // Page-locked outputs: a step's downloads run at the link's speed.
+        engine.out.pin_to(gpu);
         engine.device = Some(Device {
             gpu: gpu.clone(),
             full,
@@ -357,15 +359,6 @@ impl Engine {
     /// The device quotient, on a GPU engine.
     pub fn gpu_quotient(&self) -> Option<&QuotientSolver> {
         self.device.as_ref().map(|d| &d.quotient)
-    }
-
-    fn reserve_outputs(&mut self) {
-        let c = &self.capacity;
-        let len = Extent::lengths(c.nworld, c.ntree, c.nv, c.nworld * c.njmax);
-        self.out.world_rowadr.reserve(c.nworld + 1);
-        for (field, extent) in self.out.fields_mut() {
-            field.reserve(len(extent).saturating_sub(field.len()));
-        }
     }
 
     /// Validates `batch` (structure and capacity), then finds every island output. A
@@ -417,7 +410,8 @@ impl Engine {
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
             device.quotient.record(events)?;
-            full.solve_keyed(&input, keys, &mut self.out)?;
+            self.out
+                .fill(&input, |o| full.solve_keyed(&input, keys, o))?;
             full.download_order(&mut self.device_order, &mut self.device_rank)?;
             self.order_on_device = true;
             self.last_mode = Mode::of_gpu(full.mode());
@@ -436,7 +430,7 @@ impl Engine {
             Err(e) => Err(e),
         };
         self.canon = Some(canon);
-        result.map(|()| &self.out)
+        result.map(|()| &*self.out)
     }
 
     /// Deterministic mode: for each canonical row of the last [`step_keyed`](Engine::step_keyed),
@@ -463,19 +457,21 @@ impl Engine {
         };
         let start = timed.then(Instant::now);
         if let Some(device) = &mut self.device {
-            device.step(input, events, use_quotient, &mut self.out)?;
+            self.out
+                .fill(input, |o| device.step(input, events, use_quotient, o))?;
             self.last_mode = match (use_quotient, device.full.as_ref()) {
                 (true, _) => Mode::Quotient,
                 (false, Some(full)) => Mode::of_gpu(full.mode()),
                 (false, None) => Mode::Dsu,
             };
         } else if use_quotient {
-            self.quotient.step(input, events, &mut self.out)?;
+            self.out
+                .fill(input, |o| self.quotient.step(input, events, o))?;
             self.last_mode = Mode::Quotient;
         } else {
             // Keep the tracker current so a later quotient step rebuilds what changed.
             self.quotient.record(events)?;
-            self.full.solve(input, &mut self.out)?;
+            self.out.fill(input, |o| self.full.solve(input, o))?;
             self.last_mode = Mode::from_name(self.full.name()).unwrap_or(Mode::Dsu);
         }
         if self.options.mode == Mode::Auto {

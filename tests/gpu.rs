@@ -319,6 +319,38 @@ fn one_solver_serves_many_batches_within_its_capacity() {
 }
 
 #[test]
+fn page_locked_outputs_follow_buffers_that_grow() {
+    let Some(gpu) = open() else { return };
+    let a = case(42, 6, 120, 200, Shape::Mixed, 2);
+    let cap = Capacity::fit(&a.model, &a.batch);
+    // Registered for one world with one row: the first fill must move (and re-register) buffers.
+    let tiny = Capacity {
+        nworld: 1,
+        njmax: 1,
+        ..cap
+    };
+    let mut out = gpu::PinnedIslands::new(&gpu, &tiny);
+    let mut solver = Solver::new(&gpu, Mode::Block, cap, &a.model).unwrap();
+    let input = Input::new(&a.model, &a.batch).unwrap();
+    let want = oracle::solve(&input);
+    for _ in 0..3 {
+        out.fill(&input, |o| solver.solve(&input, o)).unwrap();
+        assert_eq!(out.first_mismatch(&want), None);
+    }
+    let used: usize = [&out.tree_island, &out.map_dof2idof, &out.efc_island]
+        .iter()
+        .map(|v| v.len() * 4)
+        .sum();
+    assert!(
+        out.pinned_bytes() >= used,
+        "{} < {used}",
+        out.pinned_bytes()
+    );
+    let kept = out.into_inner();
+    assert_eq!(kept.first_mismatch(&want), None);
+}
+
+#[test]
 fn over_capacity_is_refused_not_run() {
     let Some(gpu) = open() else { return };
     let c = case(50, 2, 30, 40, Shape::Random, 0);

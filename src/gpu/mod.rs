@@ -38,6 +38,7 @@ pub mod labelprop;
 pub mod maps;
 pub mod module;
 pub mod order;
+pub mod pinned;
 pub mod quotient;
 pub mod solver;
 pub mod tiled;
@@ -50,6 +51,7 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError, result, sys};
 
 use crate::error::{Error, Result};
 
+pub use pinned::PinnedIslands;
 pub use solver::{Mode, Solver};
 
 /// An open CUDA device: context, the stream every solver works on, and the compiled kernels.

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, result};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 
 use super::graph::StepGraph;
@@ -151,29 +151,6 @@ pub struct StepCounts {
     /// Of the other worlds, those whose partition of trees equals their last solved step's:
     /// their tree- and dof-level outputs were kept, only the row-level ones computed.
     pub rows_only: usize,
-}
-
-/// Copies `src` into `buf` at element `offset` (asynchronous; `src` must stay unchanged until
-/// the stream is synchronized).
-fn upload_at<T: Copy>(buf: &DevBuf, offset: usize, src: &[T], stream: &CudaStream) -> Result<()> {
-    let size = std::mem::size_of::<T>();
-    let (at, n) = (offset * size, std::mem::size_of_val(src));
-    if at + n > buf.bytes() {
-        return Err(Error::Cuda {
-            call: "upload".into(),
-            detail: format!(
-                "{n} bytes at {at} into `{}` of {} bytes",
-                buf.name(),
-                buf.bytes()
-            ),
-        });
-    }
-    if n == 0 {
-        return Ok(());
-    }
-    // SAFETY: bounds checked above; the caller synchronizes before `src` changes.
-    unsafe { result::memcpy_htod_async(buf.ptr() + at as u64, src, stream.cu_stream()) }
-        .map_err(cuda("cuMemcpyHtoDAsync"))
 }
 
 impl QuotientSolver {
@@ -455,55 +432,36 @@ impl QuotientSolver {
         let (n, ms, me) = (t.ntree, t.max_static, t.max_entries);
         for &s in &contracted {
             let s = s as usize;
-            upload_at(
-                &b.tree_node,
-                s * n,
-                &t.tree_node[s * n..(s + 1) * n],
-                stream,
-            )?;
-            upload_at(
-                &b.node_mintree,
-                s * n,
-                &t.node_mintree[s * n..(s + 1) * n],
-                stream,
-            )?;
-            upload_at(
-                &b.node_rows,
-                s * n,
-                &t.node_rows[s * n..(s + 1) * n],
-                stream,
-            )?;
-            upload_at(&b.node_sum, s * n, &t.node_sum[s * n..(s + 1) * n], stream)?;
+            b.tree_node
+                .upload_at(s * n, &t.tree_node[s * n..(s + 1) * n], stream)?;
+            b.node_mintree
+                .upload_at(s * n, &t.node_mintree[s * n..(s + 1) * n], stream)?;
+            b.node_rows
+                .upload_at(s * n, &t.node_rows[s * n..(s + 1) * n], stream)?;
+            b.node_sum
+                .upload_at(s * n, &t.node_sum[s * n..(s + 1) * n], stream)?;
             let nnode = t.nnode[s] as usize;
-            upload_at(
-                &b.node_treeadr,
+            b.node_treeadr.upload_at(
                 s * (n + 1),
                 &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
                 stream,
             )?;
-            upload_at(&b.nnode, s, &t.nnode[s..=s], stream)?;
-            upload_at(&b.nstatic, s, &t.nstatic[s..=s], stream)?;
-            upload_at(&b.nstatic_rows, s, &t.nstatic_rows[s..=s], stream)?;
+            b.nnode.upload_at(s, &t.nnode[s..=s], stream)?;
+            b.nstatic.upload_at(s, &t.nstatic[s..=s], stream)?;
+            b.nstatic_rows
+                .upload_at(s, &t.nstatic_rows[s..=s], stream)?;
             let k = t.nstatic[s] as usize;
-            upload_at(
-                &b.stream_kind,
-                s * ms,
-                &t.stream_kind[s * ms..s * ms + k],
-                stream,
-            )?;
-            upload_at(
-                &b.stream_id,
-                s * ms,
-                &t.stream_id[s * ms..s * ms + k],
-                stream,
-            )?;
+            b.stream_kind
+                .upload_at(s * ms, &t.stream_kind[s * ms..s * ms + k], stream)?;
+            b.stream_id
+                .upload_at(s * ms, &t.stream_id[s * ms..s * ms + k], stream)?;
             let adr = &t.stream_adr[s * (ms + 1)..s * (ms + 1) + k + 1];
-            upload_at(&b.stream_adr, s * (ms + 1), adr, stream)?;
+            b.stream_adr.upload_at(s * (ms + 1), adr, stream)?;
             let entries = adr[k] as usize;
             let support = &t.stream_support[s * me..s * me + entries];
-            upload_at(&b.stream_support, s * me, support, stream)?;
+            b.stream_support.upload_at(s * me, support, stream)?;
         }
-        upload_at(&b.world_slot, 0, t.world_slot, stream)?;
+        b.world_slot.upload_at(0, t.world_slot, stream)?;
         self.contracted = contracted;
         let c = self.quotient.classifier();
         if !self.eqs_uploaded || self.eqs_on_device != c.dynamic_eqs() {
@@ -519,7 +477,7 @@ impl QuotientSolver {
             }
             self.eqs_on_device.clear();
             self.eqs_on_device.extend_from_slice(c.dynamic_eqs());
-            upload_at(&b.dynamic_eqs, 0, &self.eqs_on_device, stream)?;
+            b.dynamic_eqs.upload_at(0, &self.eqs_on_device, stream)?;
             self.eqs_uploaded = true;
         }
         Ok(())
@@ -538,8 +496,10 @@ impl QuotientSolver {
                 }
             }
         }
-        upload_at(&self.bufs.row_id, 0, &batch.row_id, &self.stream)?;
-        upload_at(&self.bufs.edge_id, 0, &self.edge_ids, &self.stream)?;
+        self.bufs.row_id.upload_at(0, &batch.row_id, &self.stream)?;
+        self.bufs
+            .edge_id
+            .upload_at(0, &self.edge_ids, &self.stream)?;
         self.ws.upload(input, &self.stream)
     }
 

@@ -59,18 +59,30 @@ impl DevBuf {
     /// Copies `src` to the start of the buffer on `stream` (asynchronous; `src` must stay
     /// alive and unchanged until the stream is synchronized).
     pub fn upload<T: Copy>(&self, src: &[T], stream: &CudaStream) -> Result<()> {
-        let n = std::mem::size_of_val(src);
-        if n > self.bytes {
+        self.upload_at(0, src, stream)
+    }
+
+    /// Copies `src` into the buffer from element `offset` on (in elements of `T`; asynchronous,
+    /// as [`upload`](Self::upload)).
+    pub fn upload_at<T: Copy>(&self, offset: usize, src: &[T], stream: &CudaStream) -> Result<()> {
+        let (at, n) = (
+            offset * std::mem::size_of::<T>(),
+            std::mem::size_of_val(src),
+        );
+        if at + n > self.bytes {
             return Err(Error::Cuda {
                 call: "upload".into(),
-                detail: format!("{n} bytes into `{}` of {} bytes", self.name, self.bytes),
+                detail: format!(
+                    "{n} bytes at {at} into `{}` of {} bytes",
+                    self.name, self.bytes
+                ),
             });
         }
         if n == 0 {
             return Ok(());
         }
         // SAFETY: bounds checked above; the caller keeps `src` alive until synchronization.
-        unsafe { result::memcpy_htod_async(self.ptr, src, stream.cu_stream()) }
+        unsafe { result::memcpy_htod_async(self.ptr + at as u64, src, stream.cu_stream()) }
             .map_err(cuda("cuMemcpyHtoDAsync"))
     }
 
@@ -194,7 +206,9 @@ pub fn dof_blocks(model: &Model) -> bool {
     next == model.nv() as i64
 }
 
-/// Host-side packing of one batch: rows' and rowless hyperedges' supports in one array.
+/// Host-side packing of one batch: what the device needs besides the batch's own arrays (the
+/// rowless hyperedges' offsets and supports, which follow the rows' on the device; per world
+/// the first of them; the row types as bytes).
 #[derive(Debug, Default)]
 struct Staging {
     edgeadr: Vec<u32>,
@@ -212,6 +226,8 @@ pub struct Workspace {
     /// Worlds and rows of the batch now on the device.
     nworld: usize,
     nrow: usize,
+    /// Support entries of the rows of the batch now on the device.
+    nsup: usize,
     ntree: usize,
     nv: usize,
     args: Args,
@@ -366,7 +382,7 @@ impl Workspace {
         };
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),
-            supadr: Vec::with_capacity(hyper),
+            supadr: Vec::with_capacity(checked(&[w, cap.nedge])?),
             support: Vec::with_capacity(entries),
             row_type: Vec::with_capacity(rows),
         };
@@ -377,6 +393,7 @@ impl Workspace {
             staging,
             nworld: 0,
             nrow: 0,
+            nsup: 0,
             ntree: model.ntree(),
             nv: model.nv(),
             args,
@@ -478,32 +495,36 @@ impl Workspace {
                 ),
             });
         }
-        // Rows as they are; rowless hyperedges as `Batch::hyperedges_of` yields them (after each
-        // world's rows), so the GPU applies the same coupling rule as every CPU mode.
+        // Rows as they are, straight from the batch (no host copy); after them the rowless
+        // hyperedges as `Batch::coupling_edges_of` yields them (after each world's rows in
+        // `Batch::hyperedges_of`), so the GPU applies the same coupling rule as every CPU mode.
         let s = &mut self.staging;
+        let nsup = batch.row_support.len();
         s.supadr.clear();
-        s.supadr.extend_from_slice(&batch.row_supadr);
         s.support.clear();
-        s.support.extend_from_slice(&batch.row_support);
         s.edgeadr.clear();
         s.edgeadr.push(0);
         for w in 0..batch.nworld() {
-            let nrow = batch.rows_of(w).len();
-            for support in batch.hyperedges_of(w).skip(nrow) {
+            for support in batch.coupling_edges_of(w) {
                 s.support.extend_from_slice(support);
-                s.supadr.push(s.support.len() as u32);
+                s.supadr.push((nsup + s.support.len()) as u32);
             }
-            s.edgeadr.push((s.supadr.len() - 1 - batch.nrow()) as u32);
+            s.edgeadr.push(s.supadr.len() as u32);
         }
         s.row_type.clear();
         s.row_type.extend(batch.row_type.iter().map(|&t| t as u8));
+        let supadr = &self.bufs[SUPADR];
+        let support = &self.bufs[SUPPORT];
         self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
         self.bufs[WORLD_EDGEADR].upload(&s.edgeadr, stream)?;
-        self.bufs[SUPADR].upload(&s.supadr, stream)?;
-        self.bufs[SUPPORT].upload(&s.support, stream)?;
+        supadr.upload(&batch.row_supadr, stream)?;
+        supadr.upload_at(batch.row_supadr.len(), &s.supadr, stream)?;
+        support.upload(&batch.row_support, stream)?;
+        support.upload_at(nsup, &s.support, stream)?;
         self.bufs[ROW_TYPE].upload(&s.row_type, stream)?;
         self.nworld = batch.nworld();
         self.nrow = batch.nrow();
+        self.nsup = nsup;
         self.args.nworld = batch.nworld() as i32;
         Ok(())
     }
@@ -558,8 +579,8 @@ impl Workspace {
     /// at the least, for the batch now on the device: the numerator of the bandwidth floor.
     pub fn floor_bytes(&self) -> usize {
         let s = &self.staging;
-        let read =
-            s.supadr.len() * 4 + s.support.len() * 4 + s.row_type.len() + 8 * (self.nworld + 1);
+        let (offsets, entries) = (self.nrow + 1 + s.supadr.len(), self.nsup + s.support.len());
+        let read = offsets * 4 + entries * 4 + s.row_type.len() + 8 * (self.nworld + 1);
         let write = 4
             * (2 * self.nworld
                 + 11 * self.nworld * self.ntree

@@ -20,7 +20,7 @@ use std::time::Instant;
 use super::sequence::{self, Sequence};
 use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
-use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::gpu::{Gpu, Mode, PinnedIslands, Solver};
 use archipelago::quotient::{Policy, classify};
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
@@ -243,14 +243,15 @@ fn full_mode(
     let opts = args.solver_options();
     let start = Instant::now();
     let mut solver = Solver::with_options(g, mode, cap, input.model(), opts)?;
-    let mut out = Islands::default();
-    solver.solve(input, &mut out)?;
+    // Page-locked outputs, as an Engine on a GPU has: the walls are a user's.
+    let mut out = PinnedIslands::new(g, &cap);
+    out.fill(input, |o| solver.solve(input, o))?;
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
     let ok = out.first_mismatch(reference).is_none();
     let mut wall = Vec::with_capacity(WALL_REPS);
     for _ in 0..WALL_REPS {
         let t = Instant::now();
-        solver.solve(input, &mut out)?;
+        out.fill(input, |o| solver.solve(input, o))?;
         wall.push(t.elapsed().as_secs_f64() * 1e6);
     }
     solver.upload(input)?;
@@ -294,13 +295,13 @@ fn quotient(
     // Every step below is the same batch: with reuse on, every world after the first would be
     // reused. These figures are the quotient's own check and solve; the sequences measure reuse.
     q.set_reuse(false)?;
-    let (none, mut out) = (Events::new(), Islands::default());
+    let (none, mut out) = (Events::new(), PinnedIslands::new(g, &cap));
     // The first step contracts every world.
     let t = Instant::now();
     q.upload(input, &none)?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
     q.replay()?;
-    q.download(input, &mut out)?;
+    out.fill(input, |o| q.download(input, o))?;
     let mut ok = out.first_mismatch(reference).is_none();
     let (mut wall, mut host) = (Vec::new(), Vec::new());
     for _ in 0..WALL_REPS {
@@ -308,7 +309,7 @@ fn quotient(
         q.upload(input, &none)?;
         host.push(t.elapsed().as_secs_f64() * 1e6);
         q.replay()?;
-        q.download(input, &mut out)?;
+        out.fill(input, |o| q.download(input, o))?;
         wall.push(t.elapsed().as_secs_f64() * 1e6);
     }
     ok &= out.first_mismatch(reference).is_none();
@@ -319,7 +320,7 @@ fn quotient(
         q.upload(input, events)?;
         let us = t.elapsed().as_secs_f64() * 1e6;
         q.replay()?;
-        q.download(input, &mut out)?;
+        out.fill(input, |o| q.download(input, o))?;
         ok &= out.first_mismatch(reference).is_none();
         Ok((us - host_us).max(0.0))
     };
@@ -335,8 +336,8 @@ fn quotient(
     // last step, so only the reuse check (which reads every hyperedge, as any exact check must)
     // and the restore of the row-level outputs run.
     q.set_reuse(true)?;
-    q.step(input, &none, &mut out)?;
-    q.step(input, &none, &mut out)?;
+    out.fill(input, |o| q.step(input, &none, o))?;
+    out.fill(input, |o| q.step(input, &none, o))?;
     ok &= out.first_mismatch(reference).is_none();
     let unchanged_us = if q.last_counts().reused == input.batch().nworld() {
         Some(median(q.time_replays(2, args.reps.max(1))?))

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use archipelago::gpu::quotient::QuotientSolver;
-use archipelago::gpu::{Gpu, Mode, Solver};
+use archipelago::gpu::{Gpu, Mode, PinnedIslands, Solver};
 use archipelago::quotient::Policy;
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
@@ -350,7 +350,8 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let mut walls: Vec<Vec<f64>> = vec![Vec::new(); full.len() + 1];
     let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
     let (mut batch, mut events) = (Batch::default(), Events::new());
-    let (mut reference, mut out) = (Islands::default(), Islands::default());
+    // Page-locked outputs, as an Engine on a GPU has: the walls are a user's.
+    let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
     let (mut quotient, mut counts, mut rows_only) = (Vec::new(), [0usize; 4], 0);
     let mut mismatch = None;
     for k in 0..seq.len {
@@ -369,7 +370,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             let t = Instant::now();
             s.upload(&input)?;
             let us = s.time_replays(0, 1)?[0];
-            s.download(&input, &mut out)?;
+            out.fill(&input, |o| s.download(&input, o))?;
             let wall = t.elapsed().as_secs_f64() * 1e6;
             check(m.name(), &out);
             if k > 0 {
@@ -379,7 +380,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         }
         q_off.upload(&input, &events)?;
         let us = q_off.time_replays(0, 1)?[0];
-        q_off.download(&input, &mut out)?;
+        out.fill(&input, |o| q_off.download(&input, o))?;
         check("quotient (reuse off)", &out);
         if k > 0 {
             quotient_off.push(us);
@@ -387,7 +388,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         let t = Instant::now();
         q.upload(&input, &events)?;
         let us = q.time_replays(0, 1)?[0];
-        q.download(&input, &mut out)?;
+        out.fill(&input, |o| q.download(&input, o))?;
         let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
         // The input is validated once above for every contender; the Engine takes it as is.
