@@ -38,6 +38,7 @@ use invalidation::{Decision, Events};
 
 use crate::cpu::{self, CpuMode, dsu::Dsu};
 use crate::error::{Error, Result};
+use crate::gpu::pinned::PinnedOrder;
 use crate::gpu::{self, Gpu, PinnedIslands, quotient::QuotientSolver};
 use crate::islands::Islands;
 use crate::model::Model;
@@ -216,8 +217,7 @@ pub struct Engine {
     canon: Option<Canonicalizer>,
     /// Deterministic mode on a GPU engine with a full-rebuild mode: the order is computed on the
     /// device, inside the solver's captured step, and read back here.
-    device_order: Vec<u32>,
-    device_rank: Vec<u32>,
+    device_order: PinnedOrder,
     order_on_device: bool,
 }
 
@@ -288,8 +288,7 @@ impl Engine {
             last_mode: Mode::Quotient,
             device: None,
             canon: None,
-            device_order: Vec::new(),
-            device_rank: Vec::new(),
+            device_order: PinnedOrder::default(),
             order_on_device: false,
         };
         if engine.options.deterministic {
@@ -326,9 +325,7 @@ impl Engine {
         })
         .transpose()?;
         if engine.options.deterministic {
-            let rows = capacity.nworld * capacity.njmax;
-            engine.device_order.reserve(rows);
-            engine.device_rank.reserve(rows);
+            engine.device_order = PinnedOrder::new(gpu, capacity.nworld * capacity.njmax);
         }
         let mut quotient =
             QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
@@ -412,7 +409,8 @@ impl Engine {
             device.quotient.record(events)?;
             self.out
                 .fill(&input, |o| full.solve_keyed(&input, keys, o))?;
-            full.download_order(&mut self.device_order, &mut self.device_rank)?;
+            self.device_order
+                .fill(batch.nrow(), |order, rank| full.download_order(order, rank))?;
             self.order_on_device = true;
             self.last_mode = Mode::of_gpu(full.mode());
             return Ok(&self.out);
@@ -437,7 +435,7 @@ impl Engine {
     /// the input row it came from (`canonical[k] = input[order[k]]`); empty otherwise.
     pub fn order(&self) -> &[u32] {
         if self.order_on_device {
-            return &self.device_order;
+            return self.device_order.order();
         }
         self.canon.as_ref().map_or(&[], |c| c.order())
     }

@@ -43,12 +43,7 @@ use crate::rows::{Capacity, Input};
 /// ```
 pub struct PinnedIslands {
     out: Islands,
-    /// The context the registrations are made in; `None`: plain buffers, never registered.
-    ctx: Option<Arc<CudaContext>>,
-    /// Per field of [`Islands::fields_mut`]: its buffer when last registered (address, bytes of
-    /// its capacity), and whether the driver took the registration.
-    seen: [(usize, usize); 19],
-    pinned: [bool; 19],
+    pins: HostPins<19>,
 }
 
 impl PinnedIslands {
@@ -75,18 +70,15 @@ impl PinnedIslands {
         }
         PinnedIslands {
             out,
-            ctx: None,
-            seen: [(0, 0); 19],
-            pinned: [false; 19],
+            pins: HostPins::default(),
         }
     }
 
     /// Registers the buffers with `gpu`'s driver (from now on, every [`fill`](Self::fill)
     /// keeps them registered).
     pub(crate) fn pin_to(&mut self, gpu: &Gpu) {
-        self.unpin();
-        self.ctx = Some(gpu.ctx().clone());
-        self.pin();
+        self.pins.attach(gpu);
+        self.pins.follow(buffers(&mut self.out));
     }
 
     /// Runs `f`, a download of `input`'s outputs (a solver's `download`, `solve` or `step`), on
@@ -94,80 +86,40 @@ impl PinnedIslands {
     /// take more room than they have, the registrations follow the moved buffers before `f`
     /// copies anything, and again after `f`, so that a copy never lands in a stale one.
     pub fn fill<T>(&mut self, input: &Input<'_>, f: impl FnOnce(&mut Islands) -> T) -> T {
-        if self.ctx.is_none() {
+        if !self.pins.attached() {
             return f(&mut self.out);
         }
         let model = input.model();
         self.out.resize(model.ntree(), model.nv(), input.batch());
-        self.follow_moves();
+        self.pins.follow(buffers(&mut self.out));
         let r = f(&mut self.out);
-        self.follow_moves();
+        self.pins.follow(buffers(&mut self.out));
         r
-    }
-
-    /// Re-registers every buffer if any moved since the last registration.
-    fn follow_moves(&mut self) {
-        if self.buffers() != self.seen {
-            // Every old registration first: a moved buffer may overlap another's old range.
-            self.unpin();
-            self.pin();
-        }
     }
 
     /// Bytes of the buffers now registered.
     pub fn pinned_bytes(&self) -> usize {
-        (self.seen.iter().zip(&self.pinned))
-            .filter(|(_, p)| **p)
-            .map(|(&(_, bytes), _)| bytes)
-            .sum()
+        self.pins.bytes()
     }
 
     /// The outputs, giving up the registrations.
     pub fn into_inner(mut self) -> Islands {
-        self.unpin();
+        self.pins.release();
         std::mem::take(&mut self.out)
     }
+}
 
-    /// Each field's buffer now: (address, bytes of its capacity).
-    fn buffers(&mut self) -> [(usize, usize); 19] {
-        let mut b = [(0, 0); 19];
-        for (i, (field, _)) in self.out.fields_mut().into_iter().enumerate() {
-            b[i] = (field.as_mut_ptr() as usize, field.capacity() * 4);
-        }
-        b
-    }
+/// Each output field's buffer: (address, bytes of its capacity).
+fn buffers(out: &mut Islands) -> [(usize, usize); 19] {
+    out.fields_mut().map(|(field, _)| span(field))
+}
 
-    fn pin(&mut self) {
-        self.seen = self.buffers();
-        self.pinned = [false; 19];
-        let Some(ctx) = &self.ctx else { return };
-        if ctx.bind_to_thread().is_err() {
-            return;
-        }
-        for (i, &(ptr, bytes)) in self.seen.iter().enumerate() {
-            if bytes == 0 {
-                continue;
-            }
-            // SAFETY: the range is this field's allocation. It is freed or moved only by a
-            // reallocation inside `fill`, which ends the registration right after, before any
-            // other copy, or after `Drop` ended it.
-            let r = unsafe { sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, 0) };
-            self.pinned[i] = r == sys::cudaError_enum::CUDA_SUCCESS;
-        }
-    }
-
-    fn unpin(&mut self) {
-        let Some(ctx) = self.ctx.as_ref().filter(|_| self.pinned.contains(&true)) else {
-            return;
-        };
-        let _ = ctx.bind_to_thread();
-        for (i, &(ptr, _)) in self.seen.iter().enumerate() {
-            if std::mem::take(&mut self.pinned[i]) {
-                // SAFETY: ends a registration this value made; errors leave nothing to undo.
-                let _ = unsafe { sys::cuMemHostUnregister(ptr as *mut c_void) };
-            }
-        }
-    }
+/// A vector's buffer: (address, bytes of its capacity).
+fn span<T>(v: &mut Vec<T>) -> (usize, usize) {
+    (
+        v.as_mut_ptr() as usize,
+        v.capacity() * std::mem::size_of::<T>(),
+    )
 }
 
 impl std::ops::Deref for PinnedIslands {
@@ -180,7 +132,7 @@ impl std::ops::Deref for PinnedIslands {
 impl Drop for PinnedIslands {
     fn drop(&mut self) {
         // Before the buffers are freed (the fields drop after this).
-        self.unpin();
+        self.pins.release();
     }
 }
 
@@ -190,5 +142,138 @@ impl std::fmt::Debug for PinnedIslands {
             .field("pinned_bytes", &self.pinned_bytes())
             .field("out", &self.out)
             .finish()
+    }
+}
+
+/// Deterministic mode's permutation as a GPU engine reads it back each step (`order[k]` = input
+/// row of canonical row `k`, `rank[r]` = canonical row of input row `r`), in page-locked
+/// buffers like the outputs.
+#[derive(Debug, Default)]
+pub(crate) struct PinnedOrder {
+    order: Vec<u32>,
+    rank: Vec<u32>,
+    pins: HostPins<2>,
+}
+
+impl PinnedOrder {
+    /// Room for `rows` rows, registered with `gpu`'s driver.
+    pub(crate) fn new(gpu: &Gpu, rows: usize) -> PinnedOrder {
+        let mut p = PinnedOrder {
+            order: Vec::with_capacity(rows),
+            rank: Vec::with_capacity(rows),
+            pins: HostPins::default(),
+        };
+        p.pins.attach(gpu);
+        p.follow();
+        p
+    }
+
+    /// The permutation read back last.
+    pub(crate) fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Runs `f`, which reads back a permutation of `rows` rows into (order, rank); as
+    /// [`PinnedIslands::fill`], sized first so that `f` moves no buffer.
+    pub(crate) fn fill<T>(
+        &mut self,
+        rows: usize,
+        f: impl FnOnce(&mut Vec<u32>, &mut Vec<u32>) -> T,
+    ) -> T {
+        self.order.resize(rows, 0);
+        self.rank.resize(rows, 0);
+        self.follow();
+        let r = f(&mut self.order, &mut self.rank);
+        self.follow();
+        r
+    }
+
+    fn follow(&mut self) {
+        let bufs = [span(&mut self.order), span(&mut self.rank)];
+        self.pins.follow(bufs);
+    }
+}
+
+impl Drop for PinnedOrder {
+    fn drop(&mut self) {
+        self.pins.release();
+    }
+}
+
+/// Registrations of `N` host buffers with a device's driver, kept in step with the buffers:
+/// when any of them moved, every old registration ends before the new ones are made (a moved
+/// buffer may overlap another's old range). The owner ends them before freeing the buffers.
+#[derive(Debug)]
+struct HostPins<const N: usize> {
+    /// The context the registrations are made in; `None`: nothing is ever registered.
+    ctx: Option<Arc<CudaContext>>,
+    /// The buffers last registered (address, bytes) and whether the driver took each.
+    seen: [(usize, usize); N],
+    pinned: [bool; N],
+}
+
+impl<const N: usize> Default for HostPins<N> {
+    fn default() -> Self {
+        HostPins {
+            ctx: None,
+            seen: [(0, 0); N],
+            pinned: [false; N],
+        }
+    }
+}
+
+impl<const N: usize> HostPins<N> {
+    fn attach(&mut self, gpu: &Gpu) {
+        self.release();
+        self.seen = [(0, 0); N];
+        self.ctx = Some(gpu.ctx().clone());
+    }
+
+    fn attached(&self) -> bool {
+        self.ctx.is_some()
+    }
+
+    fn bytes(&self) -> usize {
+        (self.seen.iter().zip(&self.pinned))
+            .filter(|(_, p)| **p)
+            .map(|(&(_, bytes), _)| bytes)
+            .sum()
+    }
+
+    /// Registers `bufs` (address, bytes) unless they are the buffers registered last. Where the
+    /// driver refuses one (a buffer sharing a page with another, say) it stays unregistered:
+    /// copies into it then go the ordinary way.
+    fn follow(&mut self, bufs: [(usize, usize); N]) {
+        if bufs == self.seen {
+            return;
+        }
+        self.release();
+        self.seen = bufs;
+        let Some(ctx) = &self.ctx else { return };
+        if ctx.bind_to_thread().is_err() {
+            return;
+        }
+        for (pinned, &(ptr, bytes)) in self.pinned.iter_mut().zip(&self.seen) {
+            // SAFETY: the range is one of the owner's live buffers. The owner lets it be freed
+            // or moved only where `follow` runs next, before any copy into it, or after
+            // `release` ended the registration.
+            *pinned = bytes > 0
+                && unsafe { sys::cuMemHostRegister_v2(ptr as *mut c_void, bytes, 0) }
+                    == sys::cudaError_enum::CUDA_SUCCESS;
+        }
+    }
+
+    /// Ends every registration.
+    fn release(&mut self) {
+        let Some(ctx) = self.ctx.as_ref().filter(|_| self.pinned.contains(&true)) else {
+            return;
+        };
+        let _ = ctx.bind_to_thread();
+        for (pinned, &(ptr, _)) in self.pinned.iter_mut().zip(&self.seen) {
+            if std::mem::take(pinned) {
+                // SAFETY: ends a registration made by `follow`; errors leave nothing to undo.
+                let _ = unsafe { sys::cuMemHostUnregister(ptr as *mut c_void) };
+            }
+        }
     }
 }
