@@ -111,6 +111,39 @@ impl Batch {
         BatchBuilder::default()
     }
 
+    /// An empty builder that appends into this batch's arrays, keeping their allocations: a
+    /// batch rebuilt this way every step allocates nothing once it has reached its size.
+    ///
+    /// ```
+    /// use archipelago::{Batch, RowType};
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]).end_world();
+    /// let first = b.finish();
+    /// let room = first.row_support.capacity();
+    /// let mut b = first.into_builder();
+    /// b.row(RowType::LimitJoint, 3, &[2]).end_world();
+    /// let second = b.finish();
+    /// assert_eq!((second.nrow(), second.row_id[0]), (1, 3));
+    /// assert_eq!(second.row_support.capacity(), room);
+    /// ```
+    pub fn into_builder(mut self) -> BatchBuilder {
+        for v in [
+            &mut self.world_rowadr,
+            &mut self.row_supadr,
+            &mut self.world_edgeadr,
+            &mut self.edge_supadr,
+        ] {
+            v.clear();
+            v.push(0);
+        }
+        self.row_type.clear();
+        self.row_id.clear();
+        self.row_support.clear();
+        self.edge_id.clear();
+        self.edge_support.clear();
+        BatchBuilder { batch: self }
+    }
+
     /// Number of worlds.
     pub fn nworld(&self) -> usize {
         self.world_rowadr.len().saturating_sub(1)
@@ -291,15 +324,7 @@ pub struct BatchBuilder {
 
 impl Default for BatchBuilder {
     fn default() -> Self {
-        BatchBuilder {
-            batch: Batch {
-                world_rowadr: vec![0],
-                row_supadr: vec![0],
-                world_edgeadr: vec![0],
-                edge_supadr: vec![0],
-                ..Batch::default()
-            },
-        }
+        Batch::default().into_builder()
     }
 }
 

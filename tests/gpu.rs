@@ -351,6 +351,44 @@ fn page_locked_outputs_follow_buffers_that_grow() {
 }
 
 #[test]
+fn page_locked_batches_are_rebuilt_in_place_and_follow_growth() {
+    let Some(gpu) = open() else { return };
+    let a = case(43, 6, 120, 200, Shape::Mixed, 2);
+    let b = case(44, 6, 120, 400, Shape::Chain, 1);
+    let cap = Capacity {
+        nworld: 6,
+        ntree: 120,
+        nv: a.model.nv(),
+        njmax: 1200,
+        nsupport: 1200 * 120,
+        nedge: 4,
+    };
+    // Room for one small world only: the first builds must grow (and re-register) the arrays.
+    let tiny = Capacity {
+        nworld: 1,
+        njmax: 1,
+        nsupport: 2,
+        nedge: 0,
+        ..cap
+    };
+    let mut rows = gpu::PinnedBatch::new(&gpu, &tiny);
+    let mut solver = Solver::new(&gpu, Mode::Block, cap, &a.model).unwrap();
+    let mut out = gpu::PinnedIslands::new(&gpu, &cap);
+    for src in [&a.batch, &b.batch, &a.batch, &b.batch] {
+        rows.build(|builder| {
+            for w in 0..src.nworld() {
+                builder.world_from(src, w);
+            }
+        });
+        assert_eq!(&*rows, src);
+        let input = Input::with_capacity(&a.model, &rows, &cap).unwrap();
+        out.fill(&input, |o| solver.solve(&input, o)).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+    }
+    assert!(rows.pinned_bytes() >= rows.row_support.len() * 4);
+}
+
+#[test]
 fn over_capacity_is_refused_not_run() {
     let Some(gpu) = open() else { return };
     let c = case(50, 2, 30, 40, Shape::Random, 0);

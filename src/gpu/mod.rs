@@ -51,7 +51,7 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError, result, sys};
 
 use crate::error::{Error, Result};
 
-pub use pinned::PinnedIslands;
+pub use pinned::{PinnedBatch, PinnedIslands};
 pub use solver::{Mode, Solver};
 
 /// An open CUDA device: context, the stream every solver works on, and the compiled kernels.

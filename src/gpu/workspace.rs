@@ -207,15 +207,16 @@ pub fn dof_blocks(model: &Model) -> bool {
 }
 
 /// Host-side packing of one batch: what the device needs besides the batch's own arrays (the
-/// rowless hyperedges' offsets and supports, which follow the rows' on the device; per world
-/// the first of them; the row types as bytes).
+/// rowless hyperedges' offsets and supports, which follow the rows' on the device, and per
+/// world the first of them).
 #[derive(Debug, Default)]
 struct Staging {
     edgeadr: Vec<u32>,
     supadr: Vec<u32>,
     support: Vec<i32>,
-    row_type: Vec<u8>,
 }
+
+const _: () = assert!(std::mem::size_of::<crate::rows::RowType>() == 1);
 
 /// Every device buffer of a solver, allocated once.
 pub struct Workspace {
@@ -384,7 +385,6 @@ impl Workspace {
             edgeadr: Vec::with_capacity(w + 1),
             supadr: Vec::with_capacity(checked(&[w, cap.nedge])?),
             support: Vec::with_capacity(entries),
-            row_type: Vec::with_capacity(rows),
         };
         let ws = Workspace {
             cap,
@@ -511,8 +511,6 @@ impl Workspace {
             }
             s.edgeadr.push(s.supadr.len() as u32);
         }
-        s.row_type.clear();
-        s.row_type.extend(batch.row_type.iter().map(|&t| t as u8));
         let supadr = &self.bufs[SUPADR];
         let support = &self.bufs[SUPPORT];
         self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
@@ -521,7 +519,9 @@ impl Workspace {
         supadr.upload_at(batch.row_supadr.len(), &s.supadr, stream)?;
         support.upload(&batch.row_support, stream)?;
         support.upload_at(nsup, &s.support, stream)?;
-        self.bufs[ROW_TYPE].upload(&s.row_type, stream)?;
+        // `RowType` is one byte, MuJoCo's code (`repr(u8)`, asserted below): the kernels read
+        // it as it is.
+        self.bufs[ROW_TYPE].upload(&batch.row_type, stream)?;
         self.nworld = batch.nworld();
         self.nrow = batch.nrow();
         self.nsup = nsup;
@@ -580,7 +580,7 @@ impl Workspace {
     pub fn floor_bytes(&self) -> usize {
         let s = &self.staging;
         let (offsets, entries) = (self.nrow + 1 + s.supadr.len(), self.nsup + s.support.len());
-        let read = offsets * 4 + entries * 4 + s.row_type.len() + 8 * (self.nworld + 1);
+        let read = offsets * 4 + entries * 4 + self.nrow + 8 * (self.nworld + 1);
         let write = 4
             * (2 * self.nworld
                 + 11 * self.nworld * self.ntree

@@ -17,11 +17,11 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use archipelago::gpu::quotient::QuotientSolver;
-use archipelago::gpu::{Gpu, Mode, PinnedIslands, Solver};
+use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::Policy;
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
-use archipelago::{Batch, Capacity, Engine, Input, Islands, Model, Options, cpu};
+use archipelago::{Batch, BatchBuilder, Capacity, Engine, Input, Islands, Model, Options, cpu};
 use invalidation::{Event, Events};
 
 /// Steps of a trace's sequence (its last ones).
@@ -119,13 +119,20 @@ impl Sequence {
         }
     }
 
-    /// Step `k` (0-based, in order) into `batch` and `events`.
-    fn step(&mut self, k: usize, batch: &mut Batch, events: &mut Events) {
+    /// Step `k` (0-based, in order) into `batch` (reusing its arrays) and `events`.
+    #[cfg(test)]
+    fn step_into(&mut self, k: usize, batch: &mut Batch, events: &mut Events) {
+        let mut b = std::mem::take(batch).into_builder();
+        self.step(k, &mut b, events);
+        *batch = b.finish();
+    }
+
+    /// Step `k` (0-based, in order): its worlds appended to `b` (empty), its events in `events`.
+    fn step(&mut self, k: usize, b: &mut BatchBuilder, events: &mut Events) {
         events.clear();
         match &mut self.source {
             Source::Trace { steps, nworld } => {
                 let (len, n) = (steps.len(), steps[0].0.nworld());
-                let mut b = Batch::builder();
                 for w in 0..*nworld {
                     if n == 0 {
                         b.end_world();
@@ -145,7 +152,6 @@ impl Sequence {
                         }
                     }
                 }
-                *batch = b.finish();
             }
             Source::Synthetic {
                 versions,
@@ -160,11 +166,9 @@ impl Sequence {
                         }
                     }
                 }
-                let mut b = Batch::builder();
                 for (w, &v) in shown.iter().enumerate() {
                     b.world_from(&versions[v], w);
                 }
-                *batch = b.finish();
             }
         }
     }
@@ -349,13 +353,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let (mut auto_quotient_steps, mut auto_wall) = (0, Vec::new());
     let mut walls: Vec<Vec<f64>> = vec![Vec::new(); full.len() + 1];
     let mut reference_mode = cpu::by_name("dsu").expect("the CPU dsu exists");
-    let (mut batch, mut events) = (Batch::default(), Events::new());
-    // Page-locked outputs, as an Engine on a GPU has: the walls are a user's.
+    // Page-locked rows and outputs, as a user who wants the fastest walls would have them.
+    let (mut batch, mut events) = (PinnedBatch::new(g, &cap), Events::new());
     let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
     let (mut quotient, mut counts, mut rows_only) = (Vec::new(), [0usize; 4], 0);
     let mut mismatch = None;
     for k in 0..seq.len {
-        seq.step(k, &mut batch, &mut events);
+        batch.build(|b| seq.step(k, b, &mut events));
         let input = Input::new(&model, &batch)?;
         reference_mode.solve(&input, &mut reference)?;
         let mut check = |who: &str, out: &Islands| {
@@ -481,9 +485,9 @@ mod tests {
             let mut seq = Sequence::synthetic(model.clone(), versions.clone(), rest);
             let (mut prev, mut now, mut events) =
                 (Batch::default(), Batch::default(), Events::new());
-            seq.step(0, &mut prev, &mut events);
+            seq.step_into(0, &mut prev, &mut events);
             for k in 1..seq.len {
-                seq.step(k, &mut now, &mut events);
+                seq.step_into(k, &mut now, &mut events);
                 let moved = (0..50).filter(|&w| rows_of(&prev, w) != rows_of(&now, w));
                 assert_eq!(moved.count(), moving, "rest {rest} step {k}");
                 std::mem::swap(&mut prev, &mut now);
@@ -538,7 +542,7 @@ mod tests {
         let first = nstep - seq.len;
         let (mut got, mut want, mut events) = (Batch::default(), Batch::default(), Events::new());
         for k in [0, 1, seq.len - 1] {
-            seq.step(k, &mut got, &mut events);
+            seq.step_into(k, &mut got, &mut events);
             assert_eq!(got.nworld(), 4 * n);
             for w in 0..4 * n {
                 trace.batch(first + (k + (w / n) * SHIFT) % seq.len, &mut want);
