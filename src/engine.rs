@@ -447,7 +447,16 @@ impl Engine {
                 "the input's model is not the engine's model".into(),
             ));
         }
-        self.capacity.fits(input)?;
+        // Checked once here, against the capacity with the model's own tree and dof counts (the
+        // same check, since the model fits), so that every stage after it that checks against
+        // that capacity or a larger one does so for free.
+        let tight = Capacity {
+            ntree: self.model.ntree(),
+            nv: self.model.nv(),
+            ..self.capacity
+        };
+        let fitted = input.fitted(&tight)?;
+        let input = &fitted;
         let (use_quotient, timed) = match self.options.mode {
             Mode::Quotient => (true, false),
             Mode::Auto => self.auto.plan(),

@@ -435,15 +435,33 @@ impl Capacity {
         }
     }
 
+    /// Whether every size of `self` is at most `other`'s: what fits `self` fits `other`.
+    pub fn within(&self, other: &Capacity) -> bool {
+        self.nworld <= other.nworld
+            && self.ntree <= other.ntree
+            && self.nv <= other.nv
+            && self.njmax <= other.njmax
+            && self.nsupport <= other.nsupport
+            && self.nedge <= other.nedge
+    }
+
     /// Checks that `batch` is valid for `model` and fits.
     pub fn check(&self, model: &Model, batch: &Batch) -> Result<()> {
         batch.validate(model)?;
-        self.fits(&Input { model, batch })
+        self.fits(&Input {
+            model,
+            batch,
+            fitted: None,
+        })
     }
 
     /// Checks that an already validated `input` fits: O(nworld), where [`check`](Self::check)
     /// reads every row again (steps of validated inputs call this one).
     pub fn fits(&self, input: &Input<'_>) -> Result<()> {
+        // Checked already against a capacity no larger than this one in any size: O(1).
+        if input.fitted.is_some_and(|c| c.within(self)) {
+            return Ok(());
+        }
         let (model, batch) = (input.model(), input.batch());
         let over = |world, what, got, cap| {
             Err(Error::OverCapacity {
@@ -488,13 +506,19 @@ impl Capacity {
 pub struct Input<'a> {
     model: &'a Model,
     batch: &'a Batch,
+    /// The capacity it was checked against, if any ([`Input::fitted`]).
+    fitted: Option<Capacity>,
 }
 
 impl<'a> Input<'a> {
     /// Validates `batch` against `model`.
     pub fn new(model: &'a Model, batch: &'a Batch) -> Result<Input<'a>> {
         batch.validate(model)?;
-        Ok(Input { model, batch })
+        Ok(Input {
+            model,
+            batch,
+            fitted: None,
+        })
     }
 
     /// Validates `batch` against `model` and `capacity`.
@@ -503,9 +527,17 @@ impl<'a> Input<'a> {
         batch: &'a Batch,
         capacity: &Capacity,
     ) -> Result<Input<'a>> {
-        let input = Input::new(model, batch)?;
-        capacity.fits(&input)?;
-        Ok(input)
+        Input::new(model, batch)?.fitted(capacity)
+    }
+
+    /// This input checked against `capacity` ([`Capacity::fits`], O(nworld)); the checks of
+    /// every later step stage against the same capacity or a larger one are then free.
+    pub fn fitted(self, capacity: &Capacity) -> Result<Input<'a>> {
+        capacity.fits(&self)?;
+        Ok(Input {
+            fitted: Some(*capacity),
+            ..self
+        })
     }
 
     /// The model.

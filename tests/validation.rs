@@ -335,3 +335,33 @@ proptest! {
         run_everything(&model, &b, &cap);
     }
 }
+
+#[test]
+fn an_input_fitted_once_is_still_refused_by_a_smaller_capacity() {
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let mut b = Batch::builder();
+    b.row(RowType::ContactPyramidal, 0, &[0, 1])
+        .row(RowType::Equality, 1, &[1, 2])
+        .end_world();
+    let batch = b.finish();
+    let cap = Capacity::fit(&model, &batch);
+    let input = Input::new(&model, &batch).unwrap().fitted(&cap).unwrap();
+    let larger = Capacity {
+        njmax: cap.njmax + 1,
+        ..cap
+    };
+    assert!(larger.fits(&input).is_ok());
+    let smaller = Capacity {
+        njmax: cap.njmax - 1,
+        ..cap
+    };
+    let err = smaller.fits(&input).unwrap_err();
+    assert!(
+        matches!(err, Error::OverCapacity { what: "rows", .. }),
+        "{err}"
+    );
+    assert!(matches!(
+        input.fitted(&smaller),
+        Err(Error::OverCapacity { .. })
+    ));
+}

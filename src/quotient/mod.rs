@@ -287,6 +287,11 @@ impl Quotient {
         }
     }
 
+    /// The capacity it was built for.
+    pub fn capacity(&self) -> &Capacity {
+        &self.capacity
+    }
+
     /// Records `events` and brings every world's quotient up to date with them (rebuilding what
     /// they invalidate and building what is missing) without solving: the host half of a device
     /// step. The guard still runs where the step runs.
