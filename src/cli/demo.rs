@@ -62,6 +62,9 @@ pub struct Runner {
     pub name: String,
     /// Solves one batch step.
     pub solve: SolveFn,
+    /// The device a GPU runner copies its outputs from (they then go to page-locked buffers,
+    /// as in a GPU `Engine`); `None` for the CPU.
+    pub device: Option<std::rc::Rc<gpu::Gpu>>,
 }
 
 /// Every runner available on this machine, in table order: the CPU modes, then (when a CUDA
@@ -82,6 +85,7 @@ pub fn runners() -> Vec<Runner> {
         Some(Runner {
             name,
             solve: Box::new(move |input: &Input<'_>, out: &mut Islands| mode.solve(input, out)),
+            device: None,
         })
     };
     let mut list: Vec<Runner> = cpu::NAMES
@@ -131,7 +135,7 @@ fn reuse_or_build<'a, S>(
 /// A GPU mode as a runner. Its solver (workspace, captured graph) is built for the first batch
 /// and rebuilt only when a batch no longer fits; the time includes upload and download.
 fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
-    let device = device.clone();
+    let (device, device2) = (device.clone(), device.clone());
     let mut built: Option<(Model, Capacity, gpu::Solver)> = None;
     Runner {
         name: format!("gpu-{}", mode.name()),
@@ -141,6 +145,7 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
             })?;
             solver.solve(input, out)
         }),
+        device: Some(device2),
     }
 }
 
@@ -148,7 +153,7 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
 /// keeps it exact), rebuilt like [`gpu_runner`]'s solver when a batch no longer fits.
 fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>, reuse: bool) -> Runner {
     use archipelago::gpu::quotient::QuotientSolver;
-    let device = device.clone();
+    let (device, device2) = (device.clone(), device.clone());
     let mut built: Option<(Model, Capacity, QuotientSolver)> = None;
     let events = invalidation::Events::new();
     Runner {
@@ -166,6 +171,7 @@ fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>, reuse: bool) -> Runner {
             })?;
             solver.step(input, &events, out)
         }),
+        device: Some(device2),
     }
 }
 
@@ -216,7 +222,18 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         bar.set_message(format!("ntree {ntree}: generating"));
         let spec = Spec::realistic(args.worlds, ntree, args.rows);
         let (model, batch) = synth::batch(&spec, args.seed);
-        let input = Input::new(&model, &batch)?;
+        // With a device, the rows in page-locked memory, as a user after the fastest steps has
+        // them (`gpu::PinnedBatch`); every runner reads the same rows.
+        let pinned = runners.iter().find_map(|r| r.device.clone()).map(|g| {
+            let mut rows = gpu::PinnedBatch::new(&g, &Capacity::fit(&model, &batch));
+            rows.build(|b| {
+                for w in 0..batch.nworld() {
+                    b.world_from(&batch, w);
+                }
+            });
+            rows
+        });
+        let input = Input::new(&model, pinned.as_deref().unwrap_or(&batch))?;
         bar.inc(1);
         bar.set_message(format!("ntree {ntree}: oracle"));
         let want = oracle::solve(&input);
@@ -245,6 +262,39 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where a runner's outputs land: page-locked buffers for a device runner (its downloads then
+/// run at the link's speed, as in a GPU `Engine`), plain ones for the CPU.
+enum Out {
+    Host(Box<Islands>),
+    Device(Box<gpu::PinnedIslands>),
+}
+
+impl Out {
+    fn new(runner: &Runner, input: &Input<'_>) -> Out {
+        match &runner.device {
+            Some(g) => {
+                let cap = Capacity::fit(input.model(), input.batch());
+                Out::Device(Box::new(gpu::PinnedIslands::new(g, &cap)))
+            }
+            None => Out::Host(Box::default()),
+        }
+    }
+
+    fn solve(&mut self, runner: &mut Runner, input: &Input<'_>) -> Result<Stats> {
+        match self {
+            Out::Host(out) => (runner.solve)(input, out),
+            Out::Device(out) => out.fill(input, |o| (runner.solve)(input, o)),
+        }
+    }
+
+    fn islands(&self) -> &Islands {
+        match self {
+            Out::Host(out) => out,
+            Out::Device(out) => out,
+        }
+    }
+}
+
 /// One untimed run, then `repeats` timed ones; every output is checked against `want`.
 fn measure(
     runner: &mut Runner,
@@ -253,8 +303,8 @@ fn measure(
     repeats: usize,
     bar: &ProgressBar,
 ) -> Result<Outcome> {
-    let mut out = Islands::default();
-    let mut stats = match (runner.solve)(input, &mut out) {
+    let mut out = Out::new(runner, input);
+    let mut stats = match out.solve(runner, input) {
         Ok(stats) => stats,
         Err(Error::Refused { reason, .. }) => {
             bar.inc(repeats as u64 + 1);
@@ -263,13 +313,13 @@ fn measure(
         Err(e) => return Err(e),
     };
     bar.inc(1);
-    let mut equal = out.first_mismatch(want).is_none();
+    let mut equal = out.islands().first_mismatch(want).is_none();
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let start = Instant::now();
-        stats = (runner.solve)(input, &mut out)?;
+        stats = out.solve(runner, input)?;
         times.push(start.elapsed());
-        equal &= out.first_mismatch(want).is_none();
+        equal &= out.islands().first_mismatch(want).is_none();
         bar.inc(1);
     }
     times.sort();
