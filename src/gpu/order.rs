@@ -20,6 +20,7 @@
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use super::module::Kernels;
+use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
 use crate::error::{Error, Result};
@@ -185,7 +186,7 @@ pub struct DeviceOrder {
     plan: Option<Plan>,
     sort: Sort,
     /// Host copy of the per-world bounds status, reused by every step.
-    status_host: std::cell::RefCell<Vec<i32>>,
+    status_host: std::cell::RefCell<PinnedVec<i32>>,
     /// Values per thread of the shared-memory sorts (1, 2, 4 or 8).
     per_thread: usize,
     /// Tile of the bitonic sort (a power of two, at least 32) and its threads.
@@ -392,7 +393,7 @@ impl DeviceOrder {
             host_layout: [LayoutArg::default()],
             plan: None,
             sort,
-            status_host: std::cell::RefCell::new(vec![0; cap.nworld]),
+            status_host: std::cell::RefCell::new(PinnedVec::new(ctx, cap.nworld)),
             per_thread,
             tile,
             threads,

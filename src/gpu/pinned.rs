@@ -78,7 +78,7 @@ impl PinnedIslands {
     /// Registers the buffers with `gpu`'s driver (from now on, every [`fill`](Self::fill)
     /// keeps them registered).
     pub(crate) fn pin_to(&mut self, gpu: &Gpu) {
-        self.pins.attach(gpu);
+        self.pins.attach(gpu.ctx());
         self.pins.follow(buffers(&mut self.out));
     }
 
@@ -164,7 +164,7 @@ impl PinnedOrder {
             rank: Vec::with_capacity(rows),
             pins: HostPins::default(),
         };
-        p.pins.attach(gpu);
+        p.pins.attach(gpu.ctx());
         p.follow();
         p
     }
@@ -250,7 +250,7 @@ impl PinnedBatch {
             batch: batch.into_builder().finish(),
             pins: HostPins::default(),
         };
-        p.pins.attach(gpu);
+        p.pins.attach(gpu.ctx());
         p.follow();
         p
     }
@@ -311,6 +311,47 @@ impl std::fmt::Debug for PinnedBatch {
     }
 }
 
+/// A host array of fixed length registered with a device's driver, for the small copies a step
+/// makes every time (per-world flags and counts): each is then one DMA instead of a pass
+/// through the driver's pageable staging. Its length never changes (it dereferences to a slice).
+pub(crate) struct PinnedVec<T> {
+    v: Vec<T>,
+    pins: HostPins<1>,
+}
+
+impl<T: Copy + Default> PinnedVec<T> {
+    /// `len` default values, registered with `ctx` where the driver allows.
+    pub(crate) fn new(ctx: &Arc<CudaContext>, len: usize) -> PinnedVec<T> {
+        let mut p = PinnedVec {
+            v: vec![T::default(); len],
+            pins: HostPins::default(),
+        };
+        p.pins.attach(ctx);
+        let buf = span(&mut p.v);
+        p.pins.follow([buf]);
+        p
+    }
+}
+
+impl<T> std::ops::Deref for PinnedVec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.v
+    }
+}
+
+impl<T> std::ops::DerefMut for PinnedVec<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.v
+    }
+}
+
+impl<T> Drop for PinnedVec<T> {
+    fn drop(&mut self) {
+        self.pins.release();
+    }
+}
+
 /// Registrations of `N` host buffers with a device's driver, kept in step with the buffers:
 /// when any of them moved, every old registration ends before the new ones are made (a moved
 /// buffer may overlap another's old range). The owner ends them before freeing the buffers.
@@ -334,10 +375,10 @@ impl<const N: usize> Default for HostPins<N> {
 }
 
 impl<const N: usize> HostPins<N> {
-    fn attach(&mut self, gpu: &Gpu) {
+    fn attach(&mut self, ctx: &Arc<CudaContext>) {
         self.release();
         self.seen = [(0, 0); N];
-        self.ctx = Some(gpu.ctx().clone());
+        self.ctx = Some(ctx.clone());
     }
 
     fn attached(&self) -> bool {

@@ -26,6 +26,7 @@ use cudarc::nvrtc::Ptx;
 use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::compile_cached;
+use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace};
 use super::{Gpu, cuda};
 use crate::cpu::Stats;
@@ -121,10 +122,13 @@ pub struct QuotientSolver {
     shape: BlockShape,
     stream: Arc<CudaStream>,
     edge_ids: Vec<i32>,
-    stale: Vec<i32>,
+    stale: PinnedVec<i32>,
     contracted: Vec<u32>,
     eqs_on_device: Vec<i32>,
     eqs_uploaded: bool,
+    /// The world → slot map as last uploaded (uploaded again only when it changes).
+    slots_on_device: Vec<u32>,
+    slots_uploaded: bool,
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, and whether unchanged worlds reuse their outputs.
@@ -217,10 +221,12 @@ impl QuotientSolver {
             shape,
             stream: gpu.stream().clone(),
             edge_ids: Vec::with_capacity(w * cap.nedge),
-            stale: vec![0; w],
+            stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
             eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
             eqs_uploaded: false,
+            slots_on_device: Vec::with_capacity(w),
+            slots_uploaded: false,
             graph: StepGraph::default(),
             graph_key: None,
             reuse: true,
@@ -463,7 +469,12 @@ impl QuotientSolver {
             let support = &t.stream_support[s * me..s * me + entries];
             b.stream_support.upload_at(s * me, support, stream)?;
         }
-        b.world_slot.upload_at(0, t.world_slot, stream)?;
+        if !self.slots_uploaded || self.slots_on_device != t.world_slot {
+            b.world_slot.upload_at(0, t.world_slot, stream)?;
+            self.slots_on_device.clear();
+            self.slots_on_device.extend_from_slice(t.world_slot);
+            self.slots_uploaded = true;
+        }
         self.contracted = contracted;
         let c = self.quotient.classifier();
         if !self.eqs_uploaded || self.eqs_on_device != c.dynamic_eqs() {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaStream, result, sys};
 
 use super::cuda;
+use super::pinned::PinnedVec;
 use crate::error::{Error, Result};
 use crate::islands::{EXTENTS, Extent, FIELDS, Islands};
 use crate::model::Model;
@@ -236,7 +237,7 @@ pub struct Workspace {
     /// (set per step by the deterministic solver).
     overlap_order: std::cell::Cell<bool>,
     /// Host copy of the per-world round counts, reused by every step.
-    rounds_host: std::cell::RefCell<Vec<i32>>,
+    rounds_host: std::cell::RefCell<PinnedVec<i32>>,
 }
 
 // Buffer indices in `bufs`.
@@ -398,7 +399,7 @@ impl Workspace {
             nv: model.nv(),
             args,
             overlap_order: std::cell::Cell::new(false),
-            rounds_host: std::cell::RefCell::new(vec![0; w]),
+            rounds_host: std::cell::RefCell::new(PinnedVec::new(ctx, w)),
         };
         ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
         // SAFETY (each copy below): synchronous copy of a host slice into a buffer sized for it.
