@@ -42,9 +42,11 @@ use crate::rows::{Batch, BatchBuilder, Capacity, Input};
 /// out.fill(&input, |o| solver.solve(&input, o)).unwrap();
 /// assert_eq!(out.nisland[0], 1);
 /// ```
+#[derive(Debug)]
 pub struct PinnedIslands {
-    out: Islands,
+    // Before `out`: fields drop in declaration order, so the registrations end first.
     pins: HostPins<19>,
+    out: Islands,
 }
 
 impl PinnedIslands {
@@ -104,9 +106,10 @@ impl PinnedIslands {
     }
 
     /// The outputs, giving up the registrations.
-    pub fn into_inner(mut self) -> Islands {
-        self.pins.release();
-        std::mem::take(&mut self.out)
+    pub fn into_inner(self) -> Islands {
+        let PinnedIslands { pins, out } = self;
+        drop(pins);
+        out
     }
 }
 
@@ -130,30 +133,15 @@ impl std::ops::Deref for PinnedIslands {
     }
 }
 
-impl Drop for PinnedIslands {
-    fn drop(&mut self) {
-        // Before the buffers are freed (the fields drop after this).
-        self.pins.release();
-    }
-}
-
-impl std::fmt::Debug for PinnedIslands {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PinnedIslands")
-            .field("pinned_bytes", &self.pinned_bytes())
-            .field("out", &self.out)
-            .finish()
-    }
-}
-
 /// Deterministic mode's permutation as a GPU engine reads it back each step (`order[k]` = input
 /// row of canonical row `k`, `rank[r]` = canonical row of input row `r`), in page-locked
 /// buffers like the outputs.
 #[derive(Debug, Default)]
 pub(crate) struct PinnedOrder {
+    // Before the arrays: fields drop in declaration order, so the registrations end first.
+    pins: HostPins<2>,
     order: Vec<u32>,
     rank: Vec<u32>,
-    pins: HostPins<2>,
 }
 
 impl PinnedOrder {
@@ -195,12 +183,6 @@ impl PinnedOrder {
     }
 }
 
-impl Drop for PinnedOrder {
-    fn drop(&mut self) {
-        self.pins.release();
-    }
-}
-
 /// A batch whose arrays are page-locked, rebuilt in place step after step: the step's uploads
 /// from it then run at the link's speed too (on the H200, the five copies of a 2.7 MB batch
 /// took 69 µs from page-locked memory against 211 µs from pageable memory;
@@ -224,9 +206,11 @@ impl Drop for PinnedOrder {
 ///     assert_eq!(islands.nisland[0], 1);
 /// }
 /// ```
+#[derive(Debug)]
 pub struct PinnedBatch {
-    batch: Batch,
+    // Before `batch`: fields drop in declaration order, so the registrations end first.
     pins: HostPins<9>,
+    batch: Batch,
 }
 
 impl PinnedBatch {
@@ -296,27 +280,13 @@ impl std::ops::Deref for PinnedBatch {
     }
 }
 
-impl Drop for PinnedBatch {
-    fn drop(&mut self) {
-        self.pins.release();
-    }
-}
-
-impl std::fmt::Debug for PinnedBatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PinnedBatch")
-            .field("pinned_bytes", &self.pinned_bytes())
-            .field("batch", &self.batch)
-            .finish()
-    }
-}
-
 /// A host array of fixed length registered with a device's driver, for the small copies a step
 /// makes every time (per-world flags and counts): each is then one DMA instead of a pass
 /// through the driver's pageable staging. Its length never changes (it dereferences to a slice).
 pub(crate) struct PinnedVec<T> {
-    v: Vec<T>,
+    // Before `v`: fields drop in declaration order, so the registration ends first.
     pins: HostPins<1>,
+    v: Vec<T>,
 }
 
 impl<T: Copy + Default> PinnedVec<T> {
@@ -346,15 +316,10 @@ impl<T> std::ops::DerefMut for PinnedVec<T> {
     }
 }
 
-impl<T> Drop for PinnedVec<T> {
-    fn drop(&mut self) {
-        self.pins.release();
-    }
-}
-
 /// Registrations of `N` host buffers with a device's driver, kept in step with the buffers:
 /// when any of them moved, every old registration ends before the new ones are made (a moved
-/// buffer may overlap another's old range). The owner ends them before freeing the buffers.
+/// buffer may overlap another's old range). Dropping it ends them: an owner declares it before
+/// the buffers, so that it drops first.
 #[derive(Debug)]
 struct HostPins<const N: usize> {
     /// The context the registrations are made in; `None`: nothing is ever registered.
@@ -427,5 +392,11 @@ impl<const N: usize> HostPins<N> {
                 let _ = unsafe { sys::cuMemHostUnregister(ptr as *mut c_void) };
             }
         }
+    }
+}
+
+impl<const N: usize> Drop for HostPins<N> {
+    fn drop(&mut self) {
+        self.release();
     }
 }
