@@ -252,6 +252,16 @@ impl Batch {
             });
         }
         let ntree = model.ntree();
+        // The common case in two flat passes (no empty row support, every tree id in range;
+        // they vectorize); only a batch that fails them is walked world by world for the
+        // first culprit, which is the error reported.
+        let in_range = |support: &[i32]| support.iter().all(|&t| (t as u32 as usize) < ntree);
+        if self.row_supadr.windows(2).all(|p| p[0] < p[1])
+            && in_range(&self.row_support)
+            && in_range(&self.edge_support)
+        {
+            return Ok(());
+        }
         for w in 0..self.nworld() {
             for r in self.rows_of(w) {
                 let support = self.row_support_of(r);

@@ -334,6 +334,26 @@ proptest! {
         let cap = Capacity::fit(&model, &synth::batch(&spec, seed).1);
         run_everything(&model, &b, &cap);
     }
+
+    #[test]
+    fn a_bad_tree_anywhere_is_reported_at_its_row(seed: u64, pick: usize, bad in prop::sample::select(vec![-1i32, -5, 12, 99])) {
+        // Validation checks the whole batch in flat passes first; a failure must still name
+        // the first bad row exactly.
+        let spec = Spec { nworld: 40, ntree: 12, rows: 8, rowless: 0, ..Spec::default() };
+        let (model, mut b) = synth::batch(&spec, seed);
+        prop_assume!(!b.row_support.is_empty());
+        let k = pick % b.row_support.len();
+        b.row_support[k] = bad;
+        let row = b.row_supadr.partition_point(|&a| a as usize <= k) - 1;
+        let world = b.world_rowadr.partition_point(|&a| a as usize <= row) - 1;
+        let err = Input::new(&model, &b).map(|_| ()).unwrap_err();
+        let want = if bad == -1 {
+            Error::StaticInSupport { world, kind: "row", index: row }
+        } else {
+            Error::TreeOutOfRange { world, kind: "row", index: row, tree: bad, ntree: 12 }
+        };
+        prop_assert_eq!(err, want);
+    }
 }
 
 #[test]
