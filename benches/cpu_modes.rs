@@ -1,13 +1,15 @@
 //! Criterion benches of the CPU modes on generated realistic batches, one group per tree count.
 //! `dense` is skipped where it refuses (its `8·nworld·ntree²` scratch over the default cap).
+//! Also the per-step host checks every `Engine::step` makes before any mode runs: validating
+//! the batch (`Input::new`) and fitting it to the capacity.
 //!
-//! Run: `cargo bench --bench cpu_modes`.
+//! Run: `cargo bench --bench cpu_modes` (the checks alone: `cargo bench --bench cpu_modes -- checks`).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use archipelago::synth::{self, Spec};
-use archipelago::{Error, Input, Islands, cpu};
+use archipelago::{Capacity, Error, Input, Islands, cpu};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// (trees, worlds, rows per world): worlds shrink as trees grow to keep a run short.
@@ -43,12 +45,31 @@ fn modes(c: &mut Criterion) {
     }
 }
 
+/// The host checks of a step, on batches of the GPU benchmarks' sizes (where they are the part
+/// of a step's wall that no device can take).
+fn checks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checks");
+    for (nworld, ntree, rows) in [(1024, 64, 212), (4096, 64, 100)] {
+        let (model, batch) = synth::batch(&Spec::realistic(nworld, ntree, rows), 42);
+        let cap = Capacity::fit(&model, &batch);
+        let input = Input::new(&model, &batch).expect("generated batches are valid");
+        let shape = format!("{nworld}x{ntree}_{}rows", batch.nrow());
+        group.bench_function(format!("validate/{shape}"), |b| {
+            b.iter(|| black_box(Input::new(black_box(&model), black_box(&batch)).is_ok()))
+        });
+        group.bench_function(format!("fits/{shape}"), |b| {
+            b.iter(|| black_box(cap.fits(black_box(&input)).is_ok()))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_millis(1500));
-    targets = modes
+    targets = modes, checks
 }
 criterion_main!(benches);
