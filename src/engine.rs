@@ -26,7 +26,10 @@
 //! On a GPU ([`Engine::with_gpu`]) the same modes run on the device: `dense`, `dsu`,
 //! `labelprop` as the GPU modes of those names, `quotient` as [`gpu::quotient::QuotientSolver`],
 //! and `auto` as the fastest full-rebuild GPU mode measured on the first batch
-//! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU.
+//! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU. A GPU
+//! engine keeps its outputs in page-locked memory ([`gpu::PinnedIslands`]), so that a step's
+//! downloads run at the link's speed; a caller that builds each step's rows in a
+//! [`gpu::PinnedBatch`] gets the same for the uploads.
 //!
 //! With [`Options::reuse`] (the default) the quotient, on either side, gives a world whose rows
 //! are unchanged since the last step it solved the outputs of that step without solving it.
