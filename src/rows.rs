@@ -210,9 +210,16 @@ impl Batch {
     /// The rowless hyperedges of world `w` with at least two distinct trees (the second part of
     /// [`hyperedges_of`](Self::hyperedges_of)).
     pub fn coupling_edges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
-        self.edges_of(w)
-            .map(|e| self.edge_support_of(e))
-            .filter(|support| support.iter().any(|&t| t != support[0]))
+        self.coupling_edges(w).map(|e| self.edge_support_of(e))
+    }
+
+    /// The global indices of the hyperedges [`coupling_edges_of`](Self::coupling_edges_of)
+    /// yields (for their ids).
+    pub fn coupling_edges(&self, w: usize) -> impl Iterator<Item = usize> + '_ {
+        self.edges_of(w).filter(|&e| {
+            let support = self.edge_support_of(e);
+            support.iter().any(|&t| t != support[0])
+        })
     }
 
     /// Checks the CSR structure and every id against `model`. Capacities are checked separately
@@ -379,6 +386,14 @@ impl BatchBuilder {
             self.rowless(src.edge_id[e], src.edge_support_of(e));
         }
         self.end_world()
+    }
+
+    /// Appends every world of `src`, in order ([`world_from`](Self::world_from) for each).
+    pub fn worlds_from(&mut self, src: &Batch) -> &mut Self {
+        for w in 0..src.nworld() {
+            self.world_from(src, w);
+        }
+        self
     }
 
     /// Closes the current world; what follows goes to the next one.

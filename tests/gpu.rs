@@ -376,9 +376,7 @@ fn page_locked_batches_are_rebuilt_in_place_and_follow_growth() {
     let mut out = gpu::PinnedIslands::new(&gpu, &cap);
     for src in [&a.batch, &b.batch, &a.batch, &b.batch] {
         rows.build(|builder| {
-            for w in 0..src.nworld() {
-                builder.world_from(src, w);
-            }
+            builder.worlds_from(src);
         });
         assert_eq!(&*rows, src);
         let input = Input::with_capacity(&a.model, &rows, &cap).unwrap();

@@ -227,9 +227,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         let pinned = runners.iter().find_map(|r| r.device.clone()).map(|g| {
             let mut rows = gpu::PinnedBatch::new(&g, &Capacity::fit(&model, &batch));
             rows.build(|b| {
-                for w in 0..batch.nworld() {
-                    b.world_from(&batch, w);
-                }
+                b.worlds_from(&batch);
             });
             rows
         });
@@ -262,39 +260,6 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where a runner's outputs land: page-locked buffers for a device runner (its downloads then
-/// run at the link's speed, as in a GPU `Engine`), plain ones for the CPU.
-enum Out {
-    Host(Box<Islands>),
-    Device(Box<gpu::PinnedIslands>),
-}
-
-impl Out {
-    fn new(runner: &Runner, input: &Input<'_>) -> Out {
-        match &runner.device {
-            Some(g) => {
-                let cap = Capacity::fit(input.model(), input.batch());
-                Out::Device(Box::new(gpu::PinnedIslands::new(g, &cap)))
-            }
-            None => Out::Host(Box::default()),
-        }
-    }
-
-    fn solve(&mut self, runner: &mut Runner, input: &Input<'_>) -> Result<Stats> {
-        match self {
-            Out::Host(out) => (runner.solve)(input, out),
-            Out::Device(out) => out.fill(input, |o| (runner.solve)(input, o)),
-        }
-    }
-
-    fn islands(&self) -> &Islands {
-        match self {
-            Out::Host(out) => out,
-            Out::Device(out) => out,
-        }
-    }
-}
-
 /// One untimed run, then `repeats` timed ones; every output is checked against `want`.
 fn measure(
     runner: &mut Runner,
@@ -303,8 +268,14 @@ fn measure(
     repeats: usize,
     bar: &ProgressBar,
 ) -> Result<Outcome> {
-    let mut out = Out::new(runner, input);
-    let mut stats = match out.solve(runner, input) {
+    // A device runner's outputs page-locked (its downloads then run at the link's speed, as
+    // in a GPU `Engine`), plain ones for the CPU; `fill` runs the solve on either.
+    let mut out = match &runner.device {
+        Some(g) => gpu::PinnedIslands::new(g, &Capacity::fit(input.model(), input.batch())),
+        None => gpu::PinnedIslands::default(),
+    };
+    let solve = &mut runner.solve;
+    let mut stats = match out.fill(input, |o| solve(input, o)) {
         Ok(stats) => stats,
         Err(Error::Refused { reason, .. }) => {
             bar.inc(repeats as u64 + 1);
@@ -313,13 +284,13 @@ fn measure(
         Err(e) => return Err(e),
     };
     bar.inc(1);
-    let mut equal = out.islands().first_mismatch(want).is_none();
+    let mut equal = out.first_mismatch(want).is_none();
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let start = Instant::now();
-        stats = out.solve(runner, input)?;
+        stats = out.fill(input, |o| solve(input, o))?;
         times.push(start.elapsed());
-        equal &= out.islands().first_mismatch(want).is_none();
+        equal &= out.first_mismatch(want).is_none();
         bar.inc(1);
     }
     times.sort();

@@ -126,6 +126,18 @@ fn span<T>(v: &mut Vec<T>) -> (usize, usize) {
     )
 }
 
+/// Empty outputs, never registered: what a caller without a device passes where a device
+/// caller passes [`PinnedIslands::new`]'s ([`fill`](PinnedIslands::fill) then runs its download
+/// as it is).
+impl Default for PinnedIslands {
+    fn default() -> PinnedIslands {
+        PinnedIslands {
+            out: Islands::default(),
+            pins: HostPins::default(),
+        }
+    }
+}
+
 impl std::ops::Deref for PinnedIslands {
     type Target = Islands;
     fn deref(&self) -> &Islands {

@@ -124,11 +124,10 @@ pub struct QuotientSolver {
     edge_ids: Vec<i32>,
     stale: PinnedVec<i32>,
     contracted: Vec<u32>,
+    /// The dynamic equality ids and the world → slot map as last uploaded (each uploaded again
+    /// only when it changes; empty before the first upload, when the kernel reads neither).
     eqs_on_device: Vec<i32>,
-    eqs_uploaded: bool,
-    /// The world → slot map as last uploaded (uploaded again only when it changes).
     slots_on_device: Vec<u32>,
-    slots_uploaded: bool,
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, and whether unchanged worlds reuse their outputs.
@@ -224,9 +223,7 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
             eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
-            eqs_uploaded: false,
             slots_on_device: Vec::with_capacity(w),
-            slots_uploaded: false,
             graph: StepGraph::default(),
             graph_key: None,
             reuse: true,
@@ -469,15 +466,14 @@ impl QuotientSolver {
             let support = &t.stream_support[s * me..s * me + entries];
             b.stream_support.upload_at(s * me, support, stream)?;
         }
-        if !self.slots_uploaded || self.slots_on_device != t.world_slot {
+        if self.slots_on_device != t.world_slot {
             b.world_slot.upload_at(0, t.world_slot, stream)?;
             self.slots_on_device.clear();
             self.slots_on_device.extend_from_slice(t.world_slot);
-            self.slots_uploaded = true;
         }
         self.contracted = contracted;
         let c = self.quotient.classifier();
-        if !self.eqs_uploaded || self.eqs_on_device != c.dynamic_eqs() {
+        if self.eqs_on_device != c.dynamic_eqs() {
             if c.dynamic_eqs().len() > self.eqs_on_device.capacity() {
                 return Err(Error::Refused {
                     mode: "gpu-quotient",
@@ -491,7 +487,6 @@ impl QuotientSolver {
             self.eqs_on_device.clear();
             self.eqs_on_device.extend_from_slice(c.dynamic_eqs());
             b.dynamic_eqs.upload_at(0, &self.eqs_on_device, stream)?;
-            self.eqs_uploaded = true;
         }
         Ok(())
     }
@@ -502,12 +497,8 @@ impl QuotientSolver {
         let batch = input.batch();
         self.edge_ids.clear();
         for w in 0..batch.nworld() {
-            for e in batch.edges_of(w) {
-                let s = batch.edge_support_of(e);
-                if s.iter().any(|&t| t != s[0]) {
-                    self.edge_ids.push(batch.edge_id[e]);
-                }
-            }
+            let ids = batch.coupling_edges(w).map(|e| batch.edge_id[e]);
+            self.edge_ids.extend(ids);
         }
         self.bufs.row_id.upload_at(0, &batch.row_id, &self.stream)?;
         self.bufs

@@ -407,9 +407,7 @@ pub(super) fn table(
     // The rows in page-locked memory, as a user who wants the fastest walls would have them.
     let mut rows = PinnedBatch::new(g, &Capacity::fit(input.model(), input.batch()));
     rows.build(|b| {
-        for w in 0..input.batch().nworld() {
-            b.world_from(input.batch(), w);
-        }
+        b.worlds_from(input.batch());
     });
     let input = &Input::new(input.model(), &rows)?;
     let share = classify::share(input, &Policy::default().classifier());
