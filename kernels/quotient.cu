@@ -2,8 +2,8 @@
 // the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
 // uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
 // world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
-// partial reuse row_mirror_of, row_islands, row_scatter, block_scatter_pays, block_exscan3, I3,
-// BlockGroup.
+// partial reuse and the node-level maps row_mirror_of, row_islands, row_scatter,
+// block_scatter_pays, block_exscan3, warp_exscan3, I3, BlockGroup.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -36,8 +36,11 @@
 // And when a world did change but its partition of trees did not (new contacts inside existing
 // islands, say), its tree- and dof-level outputs are those of the cached step, still in place:
 // only the row-level outputs are computed (q_same_partition, q_row_maps).
+// A replayed or masked world whose quotient has at most 32 nodes takes neither the tree-level
+// partition check nor the tree-level maps: every output follows from its nodes, and the
+// partition check is one over nodes (q_node_maps, below).
 // q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused; plus
-// 4 when only the row-level outputs were computed.
+// 4 when only the row-level outputs were computed, 8 when they came from the nodes.
 
 struct QArgs {
     const int* row_id;                 // per global row
@@ -49,6 +52,14 @@ struct QArgs {
     const unsigned* node_rows;         // nslot * ntree
     const unsigned long long* node_sum; // nslot * ntree: wrapping sum of row hashes
     const int* node_treeadr;           // nslot * (ntree + 1), per slot from 0
+    // For the node-level maps (slots of at most Q_NODE_MAX nodes only, see q_node_maps):
+    const int* node_trees;             // nslot * ntree: each node's trees, ascending, by node
+    const unsigned* node_dofpre;       // nslot * (ntree + 1): dofs of node_trees before each
+                                       // place
+    const unsigned* node_dof0;         // nslot * (ntree + 1): the same at each node's first
+    const int* tree_pos;               // nslot * ntree: a tree's place in its node's list
+    const unsigned* tree_dofpos;       // nslot * ntree: dofs of its node's trees before it
+    const unsigned long long* slot_gen; // nslot: the slot's contraction number (from 1)
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static
@@ -57,13 +68,17 @@ struct QArgs {
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
     int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused;
-                                       // | 4: row-level outputs only
+                                       // | 4: row-level outputs only, | 8: node-level maps
     // The cache of each world's last solved step (reuse), padded per world:
     int* c_count;                      // nworld * 4: rows, hyperedges, row entries, all entries
                                        // (rows = -1: nothing cached)
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
+    // The node-level partition check's cache: per world the contraction its tree- and
+    // dof-level outputs were last mapped over (0: none) and that step's node -> island.
+    unsigned long long* c_node_key;    // nworld
+    signed char* c_node_isl;           // nworld * Q_NODE_MAX
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -74,6 +89,8 @@ struct QArgs {
     int cap_rows;
     int cap_hyper;
     int cap_entries;
+    int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
+                                       // so worlds of few nodes take q_node_maps
 };
 
 // Whether a row is static under the policy (src/quotient/classify.rs).
@@ -416,46 +433,272 @@ __device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int
     return !s_part[0] && s_part[1] == a.nisland[w];
 }
 
-// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_partition_tree):
-// the rows' islands and counts, the per-island row outputs (a scan), the row maps.
-__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt) {
+// World w's per-island row outputs and row maps (nisland islands), from the row counts that
+// row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), behind a barrier.
+// Up to 32 islands one warp scans them (no barrier inside the scan).
+__device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cnt, int* mirror) {
+    __shared__ int s_rest;
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
-    const unsigned r0 = a.world_rowadr[w];
     const size_t T = (size_t)w * ntree;
-    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(BlockGroup{}, a, r0, nr, [&](int t) { return isl[t]; }, cnt_e, cnt_ne, cnt_nf,
-                mirror);
-    __syncthreads();
-    const int nisland = a.nisland[w];
-    int ph = 0, carry = 0;
-    for (int base = 0; base < nisland; base += bd) {
-        const int i = base + tid;
-        const int e = i < nisland ? cnt_e[i] : 0;
-        I3 tot;
-        const int adr = carry + block_exscan3(I3{e, 0, 0}, &tot, ph).x;
-        if (i < nisland) {
-            a.island_nefc[T + i] = e;
-            a.island_ne[T + i] = cnt_ne[i];
-            a.island_nf[T + i] = cnt_nf[i];
-            a.island_iefcadr[T + i] = adr;
-            cnt_e[i] = adr;
+    auto put = [&](int i, int e, int adr) {
+        a.island_nefc[T + i] = e;
+        a.island_ne[T + i] = cnt_ne[i];
+        a.island_nf[T + i] = cnt_nf[i];
+        a.island_iefcadr[T + i] = adr;
+        cnt_e[i] = adr;
+    };
+    int rest = 0;
+    if (nisland <= 32) {
+        if (tid < 32) {
+            const int e = tid < nisland ? cnt_e[tid] : 0;
+            I3 tot;
+            const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
+            if (tid < nisland) put(tid, e, adr);
+            if (tid == 0) s_rest = tot.x;
         }
-        carry += tot.x;
+        __syncthreads();
+        rest = s_rest;
+    } else {
+        int ph = 0;
+        for (int base = 0; base < nisland; base += bd) {
+            const int i = base + tid;
+            const int e = i < nisland ? cnt_e[i] : 0;
+            I3 tot;
+            const int adr = rest + block_exscan3(I3{e, 0, 0}, &tot, ph).x;
+            if (i < nisland) put(i, e, adr);
+            rest += tot.x;
+        }
+        __syncthreads();
     }
-    __syncthreads();
     // The block scatter's table where cnt_nf and the maps' dofadr were (free after the scan).
     int* tab = cnt + 4 * ntree;
+    const unsigned r0 = a.world_rowadr[w];
     if (block_scatter_pays(nisland, nr, 2 * ntree))
-        row_scatter<true>(a, r0, nr, nisland, cnt_e, carry, mirror, tab);
+        row_scatter<true>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
     else if (tid < 32)
-        row_scatter<false>(a, r0, nr, nisland, cnt_e, carry, mirror, tab);
+        row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
+}
+
+// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_partition_tree):
+// the rows' islands and counts, then q_row_outputs.
+__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt) {
+    const int ntree = a.ntree;
+    int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
+    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr, [&](int t) { return isl[t]; }, cnt_e,
+                cnt_ne, cnt_nf, mirror);
+    __syncthreads();
+    q_row_outputs(a, w, nr, a.nisland[w], cnt, mirror);
+}
+
+// ---- node-level maps: every output of a world of few nodes -----------------------------------
+//
+// The tree-level maps (common.cu) rank islands, count and scatter over trees and dofs, a dozen
+// phases each behind a barrier: that is most of a changed world's latency (benches/results/
+// gpu-h200-notes.md, sessions 10-13). Over a quotient of at most 32 nodes nearly all of it is
+// a function of the nodes, which one warp handles without block barriers: the islands are the
+// root nodes (node ids ascend with their smallest tree, so ranking roots by id is the
+// canonical numbering), and each island's (and the untouched trees') tree and dof counts are
+// sums over its nodes. A tree's place among its group's trees (its island's, or the untouched
+// ones') is its place in its own node plus the trees of the group's other nodes below it:
+// nodes whose smallest tree is above it have none; a one-tree node below it has its tree (a
+// popcount over node bits, and a prefix of their dofs); only a node of several trees below it
+// needs a binary search in its tree list. So one pass over trees writes every tree- and
+// dof-level output, with no scatter and no scan over trees.
+// The partition check becomes one over nodes: each world keeps the node -> island map it was
+// last mapped with and its slot's contraction number (q.c_node_*); the same map over the same
+// contraction means the same tree- and dof-level outputs, still in place (reuse on only), so
+// only the rows are mapped. Any other way of solving the world resets that key.
+// Needs every tree to own a dof block in tree order (each tree has at least one dof: Model),
+// so that a tree's idofs follow its place and an island's first dof is its smallest tree's.
+#define Q_NODE_MAX 32
+
+// What the pass over trees reads: per node and per group (the islands, then the untouched
+// trees: at most Q_NODE_MAX + 1 groups).
+struct QNodes {
+    int isl[Q_NODE_MAX];             // node -> island, -1 untouched
+    int mintree[Q_NODE_MAX];         // node -> its smallest tree (ascending with the node id)
+    int snv[Q_NODE_MAX];             // one-tree node -> dofs of its group's one-tree nodes up
+                                     // to it (inclusive)
+    unsigned single[Q_NODE_MAX + 1]; // per group: its one-tree nodes
+    unsigned multi[Q_NODE_MAX + 1];  // per group: its nodes of several trees
+    int tree0[Q_NODE_MAX + 1];       // per group: its first place in map_itree2tree
+    int dof0[Q_NODE_MAX + 1];        // per group: its first place in map_idof2dof
+    int nisland;
+    int same;                        // the partition is the cached step's
+};
+
+// Elements of the ascending v[lo, hi) below x.
+template <class V>
+__device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
+    const int from = lo;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (v(mid) < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - from;
+}
+
+// Every output of world w (nr > 0 rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
+// node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier.
+// Returns whether the partition was the cached step's (only the rows were mapped).
+__device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot, int nr,
+                            int nnode, const int* lab, int* cnt, QNodes& s) {
+    const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree, nv = a.nv;
+    const size_t sn = (size_t)slot * ntree, sa = (size_t)slot * (ntree + 1);
+    const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
+    // The slot's tree -> node for the passes over trees and rows; the row counters from
+    // 2 * ntree on (q_row_outputs).
+    int* tnode = cnt;
+    int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
+    for (int t = tid; t < ntree; t += bd) tnode[t] = LDG(q.tree_node + sn + t);
+    if (tid < 32) {
+        const int n = tid;
+        const bool in = n < nnode;
+        const unsigned bit = 1u << n;
+        const int a0 = in ? LDG(q.node_treeadr + sa + n) : 0;
+        const int a1 = in ? LDG(q.node_treeadr + sa + n + 1) : 0;
+        const int p0 = in ? (int)LDG(q.node_dof0 + sa + n) : 0;
+        const int p1 = in ? (int)LDG(q.node_dof0 + sa + n + 1) : 0;
+        const int mintree = in ? LDG(q.node_mintree + sn + n) : 0;
+        const int old = q.c_node_isl[(size_t)w * Q_NODE_MAX + n];
+        const unsigned long long key = q.c_node_key[w];
+        const unsigned long long gen = LDG(q.slot_gen + slot);
+        // The node's root (lab[x] <= x along a chain: min-root unions), its island by rank.
+        int root = in ? lab[n] : -1;
+        if (root >= 0)
+            while (lab[root] != root) root = lab[root];
+        const unsigned roots = __ballot_sync(FULL_MASK, in && root == n);
+        const int nisland = __popc(roots);
+        const int isl = root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
+        const int g = isl < 0 ? nisland : isl;
+        const bool single = in && a1 - a0 == 1, multi = in && a1 - a0 > 1;
+        s.single[n] = 0;
+        s.multi[n] = 0;
+        s.tree0[n] = 0;
+        s.dof0[n] = 0;
+        s.snv[n] = p1 - p0;
+        if (n == 0) {
+            s.single[Q_NODE_MAX] = 0;
+            s.multi[Q_NODE_MAX] = 0;
+            s.tree0[Q_NODE_MAX] = 0;
+            s.dof0[Q_NODE_MAX] = 0;
+            s.nisland = nisland;
+        }
+        if (in) {
+            s.isl[n] = isl;
+            s.mintree[n] = mintree;
+        }
+        if (n < nisland) {
+            cnt_e[n] = 0;
+            cnt_ne[n] = 0;
+            cnt_nf[n] = 0;
+        }
+        // Same map, same contraction: the tree- and dof-level outputs are in place.
+        const bool same = q.reuse && key == gen && !__any_sync(FULL_MASK, in && old != isl);
+        __syncwarp();
+        if (in) {
+            atomicOr(single ? &s.single[g] : &s.multi[g], bit);
+            atomicAdd(&s.tree0[g], a1 - a0);
+            atomicAdd(&s.dof0[g], p1 - p0);
+        }
+        // The dofs of the group's one-tree nodes up to this one.
+        const unsigned peers = __match_any_sync(FULL_MASK, single ? g : -1 - n);
+        int snv = 0;
+        if (single)
+            for (unsigned m = peers & (bit | (bit - 1u)); m; m &= m - 1) snv += s.snv[__ffs(m) - 1];
+        __syncwarp();
+        s.snv[n] = snv;
+        // Each group's first places (the untouched trees' after every island's).
+        const I3 c = n < nisland ? I3{s.tree0[n], s.dof0[n], 0} : I3{0, 0, 0};
+        I3 tot;
+        const I3 ex = warp_exscan3(c, &tot);
+        __syncwarp();
+        if (n < nisland) {
+            s.tree0[n] = ex.x;
+            s.dof0[n] = ex.y;
+        }
+        if (n == nisland) {
+            s.tree0[n] = tot.x;
+            s.dof0[n] = tot.y;
+        }
+        if (n == 0) s.same = same;
+        if (!same) {
+            if (n < nisland) {
+                const size_t o = T + n;
+                a.island_ntree[o] = c.x;
+                a.island_nv[o] = c.y;
+                a.island_itreeadr[o] = ex.x;
+                a.island_idofadr[o] = ex.y;
+            }
+            if (n == 0) {
+                a.nisland[w] = nisland;
+                a.nidof[w] = tot.y;
+                q.c_node_key[w] = gen;
+            }
+            q.c_node_isl[(size_t)w * Q_NODE_MAX + n] = (signed char)(in ? isl : -1);
+        }
+    }
+    __syncthreads();
+    const int nisland = s.nisland;
+    const bool same = s.same;
+    for (int t = tid; t < ntree && !same; t += bd) {
+        const int n = tnode[t];
+        const int isl = s.isl[n];
+        const int g = isl < 0 ? nisland : isl;
+        int place = s.tree0[g] + LDG(q.tree_pos + sn + t);
+        int first = s.dof0[g] + (int)LDG(q.tree_dofpos + sn + t);
+        // Nodes with their smallest tree below t: ids [0, k).
+        const int k = q_below([&](int i) { return s.mintree[i]; }, 0, nnode, t);
+        const unsigned below = k == 32 ? FULL_MASK : (1u << k) - 1u;
+        const unsigned single = s.single[g] & below;
+        place += __popc(single);
+        if (single) first += s.snv[31 - __clz(single)];
+        for (unsigned m = s.multi[g] & below & ~(1u << n); m; m &= m - 1) {
+            const int j = __ffs(m) - 1;
+            const int lo = LDG(q.node_treeadr + sa + j), hi = LDG(q.node_treeadr + sa + j + 1);
+            const int c = q_below([&](int i) { return LDG(q.node_trees + sn + i); }, lo, hi, t);
+            place += c;
+            first += (int)(LDG(q.node_dofpre + sa + lo + c) - LDG(q.node_dof0 + sa + j));
+        }
+        a.tree_island[T + t] = isl;
+        a.map_itree2tree[T + place] = t;
+        const int d0 = LDG(a.tree_dofadr + t), dn = LDG(a.tree_dofnum + t);
+        // An island's first dof is its first tree's.
+        if (isl >= 0 && place == s.tree0[g]) a.island_dofadr[T + isl] = d0;
+        for (int j = 0; j < dn; ++j) {
+            a.dof_island[D + d0 + j] = isl;
+            a.map_dof2idof[D + d0 + j] = first + j;
+            a.map_idof2dof[D + first + j] = d0 + j;
+        }
+    }
+    for (int i = nisland + tid; i < ntree && !same; i += bd) {
+        const size_t o = T + i;
+        a.island_ntree[o] = -1;
+        a.island_nv[o] = -1;
+        a.island_nefc[o] = -1;
+        a.island_ne[o] = -1;
+        a.island_nf[o] = -1;
+        a.island_itreeadr[o] = -1;
+        a.island_idofadr[o] = -1;
+        a.island_iefcadr[o] = -1;
+        a.island_dofadr[o] = -1;
+    }
+    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr,
+                [&](int t) { return s.isl[tnode[t]]; }, cnt_e, cnt_ne, cnt_nf, mirror);
+    __syncthreads();
+    q_row_outputs(a, w, nr, nisland, cnt, mirror);
+    return same;
 }
 
 extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
     __shared__ int s_part[2];
+    __shared__ QNodes s_nodes;
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
     int *lab, *cnt;
@@ -499,6 +742,17 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
             flag = 2;
         }
     }
+    // A world of few nodes: every output from the nodes (no tree labels, no partition check).
+    if (flag != 1 && q.node_maps && nnode <= Q_NODE_MAX && nr > 0) {
+        const bool same = q_node_maps(a, q, w, slot, nr, nnode, lab, cnt, s_nodes);
+        if (tid == 0) {
+            q.stale[w] = flag | 8 | (same ? 4 : 0);
+            a.rounds[w] = 0;
+        }
+        return;
+    }
+    // The tree-level maps below leave no node-level key.
+    if (tid == 0) q.c_node_key[w] = 0;
     // Partial reuse is tried when the cached step had rows and so has this one.
     const bool check = nr > 0 && cached_rows > 0;
     const size_t T = (size_t)w * ntree;

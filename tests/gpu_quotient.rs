@@ -240,7 +240,10 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     let Some(gpu) = open() else { return };
     let (model, cap) = (eight(), four_of_eight(40, 2));
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-    assert!(s.reuse());
+    assert!(s.reuse() && s.node_maps());
+    // The tree-level maps, whose partition check keeps tree- and dof-level outputs (worlds of
+    // few nodes otherwise take the node-level maps, which write every output).
+    s.set_node_maps(false);
     let batch = |variants: &[usize]| {
         let mut b = Batch::builder();
         for (w, &v) in variants.iter().enumerate() {
@@ -270,6 +273,7 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
             "step {k}: {c:?}"
         );
         assert_eq!(c.reused + c.replayed + c.masked + c.direct, variants.len());
+        assert_eq!(c.by_nodes, 0, "step {k}: {c:?}");
     }
     // Off: every world solved; on again: the cache starts empty.
     let base = batch(&[0, 0, 0, 0]);
@@ -293,7 +297,24 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
         step(&mut s, &model, &base, &events);
         let c = s.last_counts();
         assert_eq!((c.reused, c.rows_only), (want, 0), "{c:?}");
+        // Node-level maps (on by default) for every world not reused.
+        assert_eq!(c.by_nodes, 4 - want, "{c:?}");
     }
+    // The same plan with them (its first step now finds the base cached): every world solved
+    // over its quotient has its outputs from its nodes; only a direct solve (a quotient that
+    // no longer fits) takes the tree-level maps. The node-level partition check keeps a
+    // partition only when the world's last mapping was from the same nodes: never more often
+    // than the tree-level check, and here at least once.
+    let mut kept = 0;
+    for (k, (variants, reused, rows_only)) in plan.into_iter().enumerate().skip(1) {
+        step(&mut s, &model, &batch(variants), &events);
+        let c = s.last_counts();
+        assert_eq!(c.reused, reused, "step {k}: {c:?}");
+        assert_eq!(c.by_nodes, c.replayed + c.masked, "step {k}: {c:?}");
+        assert!(c.rows_only <= rows_only, "step {k}: {c:?}");
+        kept += c.rows_only;
+    }
+    assert!(kept > 0);
 }
 
 #[test]
@@ -311,10 +332,17 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         nedge: 4,
     };
     let (mut world_steps, mut reused) = (0u64, 0u64);
-    let runs = policies().into_iter().map(|p| (p, true));
-    for (policy, reuse) in runs.chain([(Policy::default(), false)]) {
+    let (mut by_nodes, mut by_trees) = (0, 0);
+    // (policy, reuse, node-level maps)
+    let runs = policies().into_iter().map(|p| (p, true, true));
+    let more = [
+        (Policy::default(), false, true),
+        (Policy::default(), true, false),
+    ];
+    for (policy, reuse, nodes) in runs.chain(more) {
         let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy.clone()).unwrap();
         solver.set_reuse(reuse).unwrap();
+        solver.set_node_maps(nodes);
         let mut worlds = vec![scenes::World::new(&scene); nworld];
         let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
         let (mut out, mut last) = (Islands::default(), Islands::default());
@@ -342,8 +370,12 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
             let want = oracle::solve(&input);
             solver.step(&input, &events, &mut out).unwrap();
             if let Some(m) = out.first_mismatch(&want) {
-                panic!("{policy:?} reuse {reuse} step {step}: {m:?}");
+                panic!("{policy:?} reuse {reuse} node maps {nodes} step {step}: {m:?}");
             }
+            let c = solver.last_counts();
+            assert!(nodes || c.by_nodes == 0, "{c:?}");
+            by_nodes += c.by_nodes;
+            by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
             world_steps += nworld as u64;
             last = want;
             prev = batch;
@@ -357,7 +389,12 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         }
         assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
     }
-    println!("{world_steps} world-steps on the device, {reused} of them reused");
+    // Both maps ran: worlds of few nodes and the others (all-dynamic: a node per tree).
+    assert!(by_nodes > 0 && by_trees > 0, "{by_nodes} {by_trees}");
+    println!(
+        "{world_steps} world-steps on the device, {reused} of them reused, {by_nodes} mapped \
+         from their nodes, {by_trees} from their trees"
+    );
 }
 
 #[test]
@@ -368,16 +405,22 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     for case in synth::corpus(11).take(100) {
         let cap = Capacity::fit(&case.model, &case.batch);
         let flipped = scenes::reversed(&case.batch);
-        for policy in [Policy::default(), Policy::all_dynamic()] {
+        let runs = [
+            (Policy::default(), true),
+            (Policy::default(), false),
+            (Policy::all_dynamic(), true),
+        ];
+        for (policy, nodes) in runs {
             let mut s = match QuotientSolver::new(&gpu, cap, &case.model, policy) {
                 Ok(s) => s,
                 Err(e) => panic!("{:?}: {e}", case.spec),
             };
+            s.set_node_maps(nodes);
             for batch in [&case.batch, &case.batch, &flipped, &case.batch] {
                 let input = Input::new(&case.model, batch).unwrap();
                 s.step(&input, &events, &mut out).unwrap();
                 let want = oracle::solve(&input);
-                assert_eq!(out.first_mismatch(&want), None, "{:?}", case.spec);
+                assert_eq!(out.first_mismatch(&want), None, "{:?} {nodes}", case.spec);
             }
         }
     }
@@ -408,13 +451,16 @@ fn every_trace_replays_on_the_device_without_mismatch() {
             ),
             (Policy::default(), false),
             (Policy::default(), true),
+            (Policy::default(), true),
         ]
         .into_iter()
         .enumerate()
         {
             let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
-            // The last run checks every world every step (no reuse of unchanged worlds).
+            // The last two runs check every world every step (no reuse of unchanged worlds);
+            // the second and the last take the tree-level maps in worlds of few nodes too.
             s.set_reuse(k < 3).unwrap();
+            s.set_node_maps(k != 1 && k != 4);
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);

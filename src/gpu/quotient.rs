@@ -27,7 +27,7 @@ use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::compile_cached;
 use super::pinned::PinnedVec;
-use super::workspace::{Args, DevBuf, Needs, Workspace};
+use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
 use super::{Gpu, cuda};
 use crate::cpu::Stats;
 use crate::error::{Error, Result};
@@ -61,6 +61,12 @@ struct QArgs {
     node_rows: u64,
     node_sum: u64,
     node_treeadr: u64,
+    node_trees: u64,
+    node_dofpre: u64,
+    node_dof0: u64,
+    tree_pos: u64,
+    tree_dofpos: u64,
+    slot_gen: u64,
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
@@ -73,6 +79,8 @@ struct QArgs {
     c_type: u64,
     c_adr: u64,
     c_support: u64,
+    c_node_key: u64,
+    c_node_isl: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
@@ -83,6 +91,7 @@ struct QArgs {
     cap_rows: i32,
     cap_hyper: i32,
     cap_entries: i32,
+    node_maps: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -96,6 +105,12 @@ struct QBufs {
     node_rows: DevBuf,
     node_sum: DevBuf,
     node_treeadr: DevBuf,
+    node_trees: DevBuf,
+    node_dofpre: DevBuf,
+    node_dof0: DevBuf,
+    tree_pos: DevBuf,
+    tree_dofpos: DevBuf,
+    slot_gen: DevBuf,
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
@@ -110,6 +125,74 @@ struct QBufs {
     c_adr: DevBuf,
     c_support: DevBuf,
     c_out: DevBuf,
+    /// The node-level partition check's cache (per world: a contraction number, then
+    /// `NODE_MAPS_MAX` node islands).
+    c_node_key: DevBuf,
+    c_node_isl: DevBuf,
+}
+
+/// Slots of at most this many nodes take the kernel's node-level maps (`Q_NODE_MAX` in
+/// `kernels/quotient.cu`: one warp handles the nodes).
+const NODE_MAPS_MAX: u32 = 32;
+
+/// What the kernel's node-level maps read besides the slot's tables, filled per slot of at
+/// most [`NODE_MAPS_MAX`] nodes when it is contracted. Only for models whose trees own
+/// consecutive dof blocks in tree order (the maps place a tree's dofs right after its place).
+struct NodeTables {
+    /// The model's dofs per tree.
+    dofnum: Vec<u32>,
+    /// Per slot (`ntree + 1`): dofs of the slot's `node_trees` before each place.
+    pre: Vec<u32>,
+    /// Per slot (`nnode + 1` used of `ntree + 1`): the same at each node's first place.
+    dof0: Vec<u32>,
+    /// Per slot (`ntree`): each tree's place in its node's tree list.
+    pos: Vec<i32>,
+    /// Per slot (`ntree`): the dofs of its node's trees before it.
+    dofpos: Vec<u32>,
+    /// Per slot: its contraction's number, unique over the solver's life (0: none), which
+    /// the device's node-level partition check keys on.
+    contraction: Vec<u64>,
+    last_contraction: u64,
+}
+
+impl NodeTables {
+    fn new(model: &Model, nslot: usize) -> NodeTables {
+        let t = model.ntree();
+        NodeTables {
+            dofnum: model.tree_dofnum().iter().map(|&n| n as u32).collect(),
+            pre: vec![0; nslot * (t + 1)],
+            dof0: vec![0; nslot * (t + 1)],
+            pos: vec![0; nslot * t],
+            dofpos: vec![0; nslot * t],
+            contraction: vec![0; nslot],
+            last_contraction: 0,
+        }
+    }
+
+    /// Fills slot `s`'s tables from its node lists (`adr`: `nnode + 1` offsets into `trees`).
+    fn fill(&mut self, s: usize, trees: &[i32], adr: &[i32]) {
+        let n = trees.len();
+        let pre = &mut self.pre[s * (n + 1)..(s + 1) * (n + 1)];
+        let mut sum = 0;
+        for (p, &tree) in pre.iter_mut().zip(trees) {
+            *p = sum;
+            sum += self.dofnum[tree as usize];
+        }
+        pre[n] = sum;
+        let (pos, dofpos) = (&mut self.pos[s * n..], &mut self.dofpos[s * n..]);
+        for (node, w) in adr.windows(2).enumerate() {
+            let (a0, a1) = (w[0] as usize, w[1] as usize);
+            self.dof0[s * (n + 1) + node] = pre[a0];
+            for k in a0..a1 {
+                let t = trees[k] as usize;
+                pos[t] = (k - a0) as i32;
+                dofpos[t] = pre[k] - pre[a0];
+            }
+        }
+        self.dof0[s * (n + 1) + adr.len() - 1] = pre[n];
+        self.last_contraction += 1;
+        self.contraction[s] = self.last_contraction;
+    }
 }
 
 /// The GPU quotient solver: host cache and tracker, device mirror, one fused kernel per step.
@@ -131,10 +214,12 @@ pub struct QuotientSolver {
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, and whether unchanged worlds reuse their outputs.
-    graph_key: Option<[i32; 5]>,
+    graph_key: Option<[i32; 6]>,
     reuse: bool,
+    node_maps: bool,
     cap: Capacity,
     last: StepCounts,
+    node_tables: Option<NodeTables>,
 }
 
 /// How the worlds of the last device step were solved.
@@ -154,6 +239,9 @@ pub struct StepCounts {
     /// Of the other worlds, those whose partition of trees equals their last solved step's:
     /// their tree- and dof-level outputs were kept, only the row-level ones computed.
     pub rows_only: usize,
+    /// Of the other worlds, those whose outputs were computed from their quotient's nodes
+    /// (slots of at most 32 nodes; see [`QuotientSolver::set_node_maps`]).
+    pub by_nodes: usize,
 }
 
 impl QuotientSolver {
@@ -195,6 +283,12 @@ impl QuotientSolver {
             node_rows: buf("q_node_rows", w * t * 4)?,
             node_sum: buf("q_node_sum", w * t * 8)?,
             node_treeadr: buf("q_node_treeadr", w * (t + 1) * 4)?,
+            node_trees: buf("q_node_trees", w * t * 4)?,
+            node_dofpre: buf("q_node_dofpre", w * (t + 1) * 4)?,
+            node_dof0: buf("q_node_dof0", w * (t + 1) * 4)?,
+            tree_pos: buf("q_tree_pos", w * t * 4)?,
+            tree_dofpos: buf("q_tree_dofpos", w * t * 4)?,
+            slot_gen: buf("q_slot_gen", w * 8)?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -208,9 +302,12 @@ impl QuotientSolver {
             c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
+            c_node_key: buf("q_cache_node_key", w * 8)?,
+            c_node_isl: buf("q_cache_node_isl", w * NODE_MAPS_MAX as usize)?,
         };
-        // Nothing cached yet (rows = -1).
+        // Nothing cached yet (rows = -1, no contraction).
         bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
+        bufs.c_node_key.fill(0, w * 8, gpu.stream())?;
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -227,8 +324,10 @@ impl QuotientSolver {
             graph: StepGraph::default(),
             graph_key: None,
             reuse: true,
+            node_maps: true,
             cap,
             last: StepCounts::default(),
+            node_tables: dof_blocks(model).then(|| NodeTables::new(model, w)),
         })
     }
 
@@ -255,6 +354,12 @@ impl QuotientSolver {
             &b.node_rows,
             &b.node_sum,
             &b.node_treeadr,
+            &b.node_trees,
+            &b.node_dofpre,
+            &b.node_dof0,
+            &b.tree_pos,
+            &b.tree_dofpos,
+            &b.slot_gen,
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
@@ -268,6 +373,8 @@ impl QuotientSolver {
             &b.c_adr,
             &b.c_support,
             &b.c_out,
+            &b.c_node_key,
+            &b.c_node_isl,
         ]
         .iter()
         .map(|x| x.bytes())
@@ -296,6 +403,22 @@ impl QuotientSolver {
     /// Whether unchanged worlds reuse their outputs ([`set_reuse`](Self::set_reuse)).
     pub fn reuse(&self) -> bool {
         self.reuse
+    }
+
+    /// Turns the node-level maps on (the default) or off. On, a world whose quotient has at
+    /// most 32 nodes gets every output from its nodes: the islands are unions of nodes, so
+    /// their counts are sums over nodes and a tree's place in its island is a few binary
+    /// searches in the nodes' tree lists, with no scatter or scan over trees. They need trees
+    /// that own consecutive dof blocks in tree order (MuJoCo's layout); other models always
+    /// take the tree-level maps. Off, every world takes the tree-level maps (for comparison).
+    pub fn set_node_maps(&mut self, on: bool) {
+        self.node_maps = on;
+    }
+
+    /// Whether worlds of few nodes may take the node-level maps: switched on
+    /// ([`set_node_maps`](Self::set_node_maps)) and the model's dof layout allows them.
+    pub fn node_maps(&self) -> bool {
+        self.node_maps && self.node_tables.is_some()
     }
 
     /// Changes the classification policy; every world is rebuilt at the next step.
@@ -342,6 +465,7 @@ impl QuotientSolver {
             c.friction_static() as i32,
             c.rowless_is_static() as i32,
             self.reuse as i32,
+            self.node_maps as i32,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -392,6 +516,7 @@ impl QuotientSolver {
         for w in 0..nworld {
             let flag = self.stale[w];
             counts.rows_only += usize::from(flag & 4 != 0);
+            counts.by_nodes += usize::from(flag & 8 != 0);
             match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
@@ -452,6 +577,24 @@ impl QuotientSolver {
                 stream,
             )?;
             b.nnode.upload_at(s, &t.nnode[s..=s], stream)?;
+            let few = t.nnode[s] <= NODE_MAPS_MAX;
+            if let Some(nt) = self.node_tables.as_mut().filter(|_| few) {
+                let trees = &t.node_trees[s * n..(s + 1) * n];
+                nt.fill(
+                    s,
+                    trees,
+                    &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
+                );
+                let (m, m1) = (s * n..(s + 1) * n, s * (n + 1)..(s + 1) * (n + 1));
+                b.node_trees.upload_at(s * n, trees, stream)?;
+                b.node_dofpre
+                    .upload_at(s * (n + 1), &nt.pre[m1.clone()], stream)?;
+                b.node_dof0
+                    .upload_at(s * (n + 1), &nt.dof0[m1][..nnode + 1], stream)?;
+                b.tree_pos.upload_at(s * n, &nt.pos[m.clone()], stream)?;
+                b.tree_dofpos.upload_at(s * n, &nt.dofpos[m], stream)?;
+                b.slot_gen.upload_at(s, &nt.contraction[s..=s], stream)?;
+            }
             b.nstatic.upload_at(s, &t.nstatic[s..=s], stream)?;
             b.nstatic_rows
                 .upload_at(s, &t.nstatic_rows[s..=s], stream)?;
@@ -533,6 +676,12 @@ impl QuotientSolver {
             node_rows: b.node_rows.ptr(),
             node_sum: b.node_sum.ptr(),
             node_treeadr: b.node_treeadr.ptr(),
+            node_trees: b.node_trees.ptr(),
+            node_dofpre: b.node_dofpre.ptr(),
+            node_dof0: b.node_dof0.ptr(),
+            tree_pos: b.tree_pos.ptr(),
+            tree_dofpos: b.tree_dofpos.ptr(),
+            slot_gen: b.slot_gen.ptr(),
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
@@ -545,6 +694,8 @@ impl QuotientSolver {
             c_type: b.c_type.ptr(),
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
+            c_node_key: b.c_node_key.ptr(),
+            c_node_isl: b.c_node_isl.ptr(),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
@@ -555,6 +706,7 @@ impl QuotientSolver {
             cap_rows: self.cap.njmax as i32,
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
+            node_maps: self.node_maps() as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,

@@ -281,6 +281,8 @@ struct QuotientFigures {
     /// Device µs per step with reuse on and every world unchanged (`None` if some world was
     /// not reused).
     unchanged_us: Option<f64>,
+    /// Device µs per step (reuse off) with the node-level maps off, where some world took them.
+    tree_maps_us: Option<f64>,
 }
 
 fn quotient(
@@ -333,6 +335,15 @@ fn quotient(
     let rebuild_one_us = rebuild(&one)?;
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
+    // The same step with the tree-level maps only, where node-level maps apply.
+    let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
+        q.set_node_maps(false);
+        let us = median(q.time_replays(2, args.reps.max(1))?);
+        q.set_node_maps(true);
+        Some(us)
+    } else {
+        None
+    };
     // The floor of a quotient step on this shape: reuse on and every world unchanged since its
     // last step, so only the reuse check (which reads every hyperedge, as any exact check must)
     // and the restore of the row-level outputs run.
@@ -362,6 +373,7 @@ fn quotient(
         counts,
         bytes: q.quotient_bytes(),
         unchanged_us,
+        tree_maps_us,
     })
 }
 
@@ -496,6 +508,14 @@ pub(super) fn table(
                 None => out.push_str(
                     "\nquotient, every world unchanged: not measured (a world was not reused)\n",
                 ),
+            }
+            if let Some(us) = f.tree_maps_us {
+                let _ = writeln!(
+                    out,
+                    "\nquotient (reuse off) with the tree-level maps only (node-level maps off): {us:.1} µs/step; with them: {} of {} worlds mapped from their nodes",
+                    f.counts.by_nodes,
+                    f.counts.replayed + f.counts.masked + f.counts.direct
+                );
             }
             if let Some(maps) = maps_us {
                 let _ = writeln!(

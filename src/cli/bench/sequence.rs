@@ -215,6 +215,11 @@ pub(super) struct Figures {
     pub counts: [usize; 4],
     /// Of the world-steps not reused, those whose partition stayed (row-level outputs only).
     pub rows_only: usize,
+    /// Of the world-steps not reused, those mapped from their quotient's nodes.
+    pub by_nodes: usize,
+    /// The quotient with reuse and the tree-level maps only (node-level maps off), when the
+    /// model allows node-level maps: mean device µs per step.
+    pub quotient_trees: Option<f64>,
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -260,11 +265,21 @@ impl Figures {
         let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
-            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |\n\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
-            self.quotient_off,
-            self.quotient,
+            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |",
+            self.quotient_off, self.quotient
+        );
+        if let Some(us) = self.quotient_trees {
+            let _ = writeln!(
+                out,
+                "| quotient (reuse on, tree-level maps only) | {us:.1} |"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} mapped from their nodes, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
             100.0 * reused as f64 / all as f64,
             all - reused,
+            self.by_nodes,
             self.rows_only,
             if self.ok { "yes" } else { "NO" }
         );
@@ -345,6 +360,15 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q_off.set_reuse(false)?;
     let mut quotient_off = Vec::new();
+    // The quotient with reuse on and the node-level maps off, where the model has them.
+    let mut q_trees = match q.node_maps() {
+        true => Some(QuotientSolver::new(g, cap, &model, Policy::default())?),
+        false => None,
+    };
+    if let Some(t) = &mut q_trees {
+        t.set_node_maps(false);
+    }
+    let mut quotient_trees = Vec::new();
     let options = Options {
         mode: archipelago::Mode::Auto,
         ..Options::default()
@@ -356,7 +380,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     // Page-locked rows and outputs, as a user who wants the fastest walls would have them.
     let (mut batch, mut events) = (PinnedBatch::new(g, &cap), Events::new());
     let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
-    let (mut quotient, mut counts, mut rows_only) = (Vec::new(), [0usize; 4], 0);
+    let (mut quotient, mut counts, mut rows_only, mut by_nodes) = (Vec::new(), [0usize; 4], 0, 0);
     let mut mismatch = None;
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
@@ -389,6 +413,15 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         if k > 0 {
             quotient_off.push(us);
         }
+        if let Some(t) = &mut q_trees {
+            t.upload(&input, &events)?;
+            let us = t.time_replays(0, 1)?[0];
+            out.fill(&input, |o| t.download(&input, o))?;
+            check("quotient (tree-level maps)", &out);
+            if k > 0 {
+                quotient_trees.push(us);
+            }
+        }
         let t = Instant::now();
         q.upload(&input, &events)?;
         let us = q.time_replays(0, 1)?[0];
@@ -407,6 +440,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             quotient.push(us);
             let c = q.last_counts();
             rows_only += c.rows_only;
+            by_nodes += c.by_nodes;
             for (n, v) in counts
                 .iter_mut()
                 .zip([c.reused, c.replayed, c.masked, c.direct])
@@ -435,6 +469,8 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         quotient_off: mean(&quotient_off),
         counts,
         rows_only,
+        by_nodes,
+        quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
         ok: mismatch.is_none(),
         mismatch,
         wall,
@@ -505,6 +541,8 @@ mod tests {
             quotient_off: 31.0,
             counts: [0, 10, 0, 0],
             rows_only: 0,
+            by_nodes: 0,
+            quotient_trees: None,
             ok: true,
             mismatch: None,
             wall: vec![
