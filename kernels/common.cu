@@ -466,6 +466,19 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
     else warp_scatter(nrow, key, cursor, rest, write);
 }
 
+// -1 in every per-island output at index o (a world's places past its islands).
+__device__ __forceinline__ void no_island(const Args& a, size_t o) {
+    a.island_ntree[o] = -1;
+    a.island_nv[o] = -1;
+    a.island_nefc[o] = -1;
+    a.island_ne[o] = -1;
+    a.island_nf[o] = -1;
+    a.island_itreeadr[o] = -1;
+    a.island_idofadr[o] = -1;
+    a.island_iefcadr[o] = -1;
+    a.island_dofadr[o] = -1;
+}
+
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
 // smallest tree of the component; rewritten as described at island_of), computed by the group
 // g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
@@ -560,15 +573,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
                 cnt_d[i] = adr.y;
                 cnt_e[i] = adr.z;
             } else {
-                a.island_ntree[o] = -1;
-                a.island_nv[o] = -1;
-                a.island_nefc[o] = -1;
-                a.island_ne[o] = -1;
-                a.island_nf[o] = -1;
-                a.island_itreeadr[o] = -1;
-                a.island_idofadr[o] = -1;
-                a.island_iefcadr[o] = -1;
-                a.island_dofadr[o] = -1;
+                no_island(a, o);
             }
         }
         carry = I3{carry.x + tot.x, carry.y + tot.y, carry.z + tot.z};

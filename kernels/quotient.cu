@@ -3,7 +3,7 @@
 // uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
 // world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
 // partial reuse and the node-level maps row_mirror_of, row_islands, row_scatter,
-// block_scatter_pays, block_exscan3, warp_exscan3, I3, BlockGroup.
+// block_scatter_pays, block_exscan3, warp_exscan3, I3, BlockGroup, no_island.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -674,18 +674,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             a.map_idof2dof[D + first + j] = d0 + j;
         }
     }
-    for (int i = nisland + tid; i < ntree && !same; i += bd) {
-        const size_t o = T + i;
-        a.island_ntree[o] = -1;
-        a.island_nv[o] = -1;
-        a.island_nefc[o] = -1;
-        a.island_ne[o] = -1;
-        a.island_nf[o] = -1;
-        a.island_itreeadr[o] = -1;
-        a.island_idofadr[o] = -1;
-        a.island_iefcadr[o] = -1;
-        a.island_dofadr[o] = -1;
-    }
+    for (int i = nisland + tid; i < ntree && !same; i += bd) no_island(a, T + i);
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     row_islands(BlockGroup{}, a, a.world_rowadr[w], nr,
                 [&](int t) { return s.isl[tnode[t]]; }, cnt_e, cnt_ne, cnt_nf, mirror);
