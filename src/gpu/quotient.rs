@@ -11,7 +11,8 @@
 //! the per-node awake mask (sleeping components absorbed without a rebuild, as on the CPU), then
 //! the node solve over the dynamic rows — or, when neither fits, a direct tree-level solve, so
 //! nothing stale is ever used — and the maps (only the row-level ones when the partition of
-//! trees is the last solved step's); download the outputs and the per-world flags, and
+//! trees is the last solved step's; from the nodes themselves when the quotient has at most 32,
+//! see [`QuotientSolver::set_node_maps`]); download the outputs and the per-world flags, and
 //! rebuild the directly solved worlds' quotients on the host for the next step. Nothing is
 //! allocated per step.
 //!
