@@ -56,10 +56,12 @@ struct QArgs {
     const int* node_trees;             // nslot * ntree: each node's trees, ascending, by node
     const unsigned* node_dofpre;       // nslot * (ntree + 1): dofs of node_trees before each
                                        // place
-    const unsigned* node_dof0;         // nslot * (ntree + 1): the same at each node's first
-    const int* tree_pos;               // nslot * ntree: a tree's place in its node's list
-    const unsigned* tree_dofpos;       // nslot * ntree: dofs of its node's trees before it
-    const unsigned long long* slot_gen; // nslot: the slot's contraction number (from 1)
+    const int4* node_head;             // nslot * Q_HEAD: {contraction number (from 1) as two
+                                       // ints, 0, 0}, then per node and one past the last
+                                       // {first place in node_trees, node_dofpre there,
+                                       // smallest tree, 0}
+    const int2* tree_place;            // nslot * ntree: {place in its node's list, dofs of
+                                       // its node's trees before it}
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static
@@ -75,10 +77,10 @@ struct QArgs {
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
-    // The node-level partition check's cache: per world the contraction its tree- and
-    // dof-level outputs were last mapped over (0: none) and that step's node -> island.
-    unsigned long long* c_node_key;    // nworld
-    signed char* c_node_isl;           // nworld * Q_NODE_MAX
+    // The node-level partition check's cache, Q_CACHE_NODE words per world: the contraction
+    // its tree- and dof-level outputs were last mapped over (0: none), then that step's
+    // node -> island (Q_NODE_MAX bytes).
+    unsigned long long* c_node;
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -513,6 +515,8 @@ __device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cn
 // Needs every tree to own a dof block in tree order (each tree has at least one dof: Model),
 // so that a tree's idofs follow its place and an island's first dof is its smallest tree's.
 #define Q_NODE_MAX 32
+#define Q_HEAD (Q_NODE_MAX + 2)
+#define Q_CACHE_NODE (1 + Q_NODE_MAX / 8)
 
 // What the pass over trees reads: per node and per group (the islands, then the untouched
 // trees: at most Q_NODE_MAX + 1 groups).
@@ -549,6 +553,8 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree, nv = a.nv;
     const size_t sn = (size_t)slot * ntree, sa = (size_t)slot * (ntree + 1);
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
+    const int4* head = q.node_head + (size_t)slot * Q_HEAD;
+    unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
     // The slot's tree -> node for the passes over trees and rows; the row counters from
     // 2 * ntree on (q_row_outputs).
     int* tnode = cnt;
@@ -558,14 +564,14 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         const int n = tid;
         const bool in = n < nnode;
         const unsigned bit = 1u << n;
-        const int a0 = in ? LDG(q.node_treeadr + sa + n) : 0;
-        const int a1 = in ? LDG(q.node_treeadr + sa + n + 1) : 0;
-        const int p0 = in ? (int)LDG(q.node_dof0 + sa + n) : 0;
-        const int p1 = in ? (int)LDG(q.node_dof0 + sa + n + 1) : 0;
-        const int mintree = in ? LDG(q.node_mintree + sn + n) : 0;
-        const int old = q.c_node_isl[(size_t)w * Q_NODE_MAX + n];
-        const unsigned long long key = q.c_node_key[w];
-        const unsigned long long gen = LDG(q.slot_gen + slot);
+        const int4 zero = make_int4(0, 0, 0, 0);
+        const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
+        const int a0 = h0.x, a1 = h1.x, p0 = h0.y, p1 = h1.y, mintree = h0.z;
+        const int4 hg = LDG(head);
+        const unsigned long long gen =
+            (unsigned long long)(unsigned)hg.x | ((unsigned long long)(unsigned)hg.y << 32);
+        const unsigned long long key = cached[0];
+        const int old = reinterpret_cast<const signed char*>(cached + 1)[n];
         // The node's root (lab[x] <= x along a chain: min-root unions), its island by rank.
         int root = in ? lab[n] : -1;
         if (root >= 0)
@@ -636,9 +642,9 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             if (n == 0) {
                 a.nisland[w] = nisland;
                 a.nidof[w] = tot.y;
-                q.c_node_key[w] = gen;
+                cached[0] = gen;
             }
-            q.c_node_isl[(size_t)w * Q_NODE_MAX + n] = (signed char)(in ? isl : -1);
+            reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
         }
     }
     __syncthreads();
@@ -648,8 +654,8 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         const int n = tnode[t];
         const int isl = s.isl[n];
         const int g = isl < 0 ? nisland : isl;
-        int place = s.tree0[g] + LDG(q.tree_pos + sn + t);
-        int first = s.dof0[g] + (int)LDG(q.tree_dofpos + sn + t);
+        const int2 own = LDG(q.tree_place + sn + t);
+        int place = s.tree0[g] + own.x, first = s.dof0[g] + own.y;
         // Nodes with their smallest tree below t: ids [0, k).
         const int k = q_below([&](int i) { return s.mintree[i]; }, 0, nnode, t);
         const unsigned below = k == 32 ? FULL_MASK : (1u << k) - 1u;
@@ -658,10 +664,11 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         if (single) first += s.snv[31 - __clz(single)];
         for (unsigned m = s.multi[g] & below & ~(1u << n); m; m &= m - 1) {
             const int j = __ffs(m) - 1;
-            const int lo = LDG(q.node_treeadr + sa + j), hi = LDG(q.node_treeadr + sa + j + 1);
+            const int4 hj = LDG(head + 1 + j);
+            const int lo = hj.x, hi = LDG(head + 2 + j).x;
             const int c = q_below([&](int i) { return LDG(q.node_trees + sn + i); }, lo, hi, t);
             place += c;
-            first += (int)(LDG(q.node_dofpre + sa + lo + c) - LDG(q.node_dof0 + sa + j));
+            first += (int)LDG(q.node_dofpre + sa + lo + c) - hj.y;
         }
         a.tree_island[T + t] = isl;
         a.map_itree2tree[T + place] = t;
@@ -741,7 +748,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         return;
     }
     // The tree-level maps below leave no node-level key.
-    if (tid == 0) q.c_node_key[w] = 0;
+    if (tid == 0) q.c_node[(size_t)w * Q_CACHE_NODE] = 0;
     // Partial reuse is tried when the cached step had rows and so has this one.
     const bool check = nr > 0 && cached_rows > 0;
     const size_t T = (size_t)w * ntree;

@@ -64,10 +64,8 @@ struct QArgs {
     node_treeadr: u64,
     node_trees: u64,
     node_dofpre: u64,
-    node_dof0: u64,
-    tree_pos: u64,
-    tree_dofpos: u64,
-    slot_gen: u64,
+    node_head: u64,
+    tree_place: u64,
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
@@ -80,8 +78,7 @@ struct QArgs {
     c_type: u64,
     c_adr: u64,
     c_support: u64,
-    c_node_key: u64,
-    c_node_isl: u64,
+    c_node: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
@@ -108,10 +105,8 @@ struct QBufs {
     node_treeadr: DevBuf,
     node_trees: DevBuf,
     node_dofpre: DevBuf,
-    node_dof0: DevBuf,
-    tree_pos: DevBuf,
-    tree_dofpos: DevBuf,
-    slot_gen: DevBuf,
+    node_head: DevBuf,
+    tree_place: DevBuf,
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
@@ -126,33 +121,40 @@ struct QBufs {
     c_adr: DevBuf,
     c_support: DevBuf,
     c_out: DevBuf,
-    /// The node-level partition check's cache (per world: a contraction number, then
-    /// `NODE_MAPS_MAX` node islands).
-    c_node_key: DevBuf,
-    c_node_isl: DevBuf,
+    /// The node-level partition check's cache (per world [`NODE_CACHE_WORDS`] words: a
+    /// contraction number, then [`NODE_MAPS_MAX`] node islands as bytes).
+    c_node: DevBuf,
 }
 
 /// Slots of at most this many nodes take the kernel's node-level maps (`Q_NODE_MAX` in
 /// `kernels/quotient.cu`: one warp handles the nodes).
 const NODE_MAPS_MAX: u32 = 32;
 
+/// 16-byte records per slot in `node_head` (`Q_HEAD`): the contraction number, then one per
+/// node and one past the last.
+const NODE_HEAD: usize = NODE_MAPS_MAX as usize + 2;
+
+/// 8-byte words per world in the node-level partition check's cache (`Q_CACHE_NODE`).
+const NODE_CACHE_WORDS: usize = 1 + NODE_MAPS_MAX as usize / 8;
+
 /// What the kernel's node-level maps read besides the slot's tables, filled per slot of at
 /// most [`NODE_MAPS_MAX`] nodes when it is contracted. Only for models whose trees own
 /// consecutive dof blocks in tree order (the maps place a tree's dofs right after its place).
+/// The warp that handles the nodes reads one slot's `head` (a few cache lines), the pass over
+/// trees one `place` per tree.
 struct NodeTables {
     /// The model's dofs per tree.
     dofnum: Vec<u32>,
     /// Per slot (`ntree + 1`): dofs of the slot's `node_trees` before each place.
     pre: Vec<u32>,
-    /// Per slot (`nnode + 1` used of `ntree + 1`): the same at each node's first place.
-    dof0: Vec<u32>,
-    /// Per slot (`ntree`): each tree's place in its node's tree list.
-    pos: Vec<i32>,
-    /// Per slot (`ntree`): the dofs of its node's trees before it.
-    dofpos: Vec<u32>,
-    /// Per slot: its contraction's number, unique over the solver's life (0: none), which
-    /// the device's node-level partition check keys on.
-    contraction: Vec<u64>,
+    /// Per slot, [`NODE_HEAD`] records of 4 words: {contraction number (low, high), 0, 0},
+    /// then per node and one past the last {first place in `node_trees`, `pre` there, smallest
+    /// tree, 0}. The contraction number is unique over the solver's life (0: none): the
+    /// device's node-level partition check keys on it.
+    head: Vec<u32>,
+    /// Per slot (`ntree` pairs): each tree's place in its node's list and the dofs of its
+    /// node's trees before it.
+    place: Vec<i32>,
     last_contraction: u64,
 }
 
@@ -162,10 +164,8 @@ impl NodeTables {
         NodeTables {
             dofnum: model.tree_dofnum().iter().map(|&n| n as u32).collect(),
             pre: vec![0; nslot * (t + 1)],
-            dof0: vec![0; nslot * (t + 1)],
-            pos: vec![0; nslot * t],
-            dofpos: vec![0; nslot * t],
-            contraction: vec![0; nslot],
+            head: vec![0; nslot * NODE_HEAD * 4],
+            place: vec![0; nslot * t * 2],
             last_contraction: 0,
         }
     }
@@ -180,19 +180,26 @@ impl NodeTables {
             sum += self.dofnum[tree as usize];
         }
         pre[n] = sum;
-        let (pos, dofpos) = (&mut self.pos[s * n..], &mut self.dofpos[s * n..]);
-        for (node, w) in adr.windows(2).enumerate() {
+        self.last_contraction += 1;
+        let head = &mut self.head[s * NODE_HEAD * 4..(s + 1) * NODE_HEAD * 4];
+        head.fill(0);
+        head[0] = self.last_contraction as u32;
+        head[1] = (self.last_contraction >> 32) as u32;
+        for (node, &a) in adr.iter().enumerate() {
+            let r = &mut head[4 * (node + 1)..4 * (node + 2)];
+            r[0] = a as u32;
+            r[1] = pre[a as usize];
+            r[2] = trees.get(a as usize).map_or(0, |&t| t as u32);
+        }
+        let place = &mut self.place[s * n * 2..(s + 1) * n * 2];
+        for w in adr.windows(2) {
             let (a0, a1) = (w[0] as usize, w[1] as usize);
-            self.dof0[s * (n + 1) + node] = pre[a0];
             for k in a0..a1 {
                 let t = trees[k] as usize;
-                pos[t] = (k - a0) as i32;
-                dofpos[t] = pre[k] - pre[a0];
+                place[2 * t] = (k - a0) as i32;
+                place[2 * t + 1] = (pre[k] - pre[a0]) as i32;
             }
         }
-        self.dof0[s * (n + 1) + adr.len() - 1] = pre[n];
-        self.last_contraction += 1;
-        self.contraction[s] = self.last_contraction;
     }
 }
 
@@ -286,10 +293,8 @@ impl QuotientSolver {
             node_treeadr: buf("q_node_treeadr", w * (t + 1) * 4)?,
             node_trees: buf("q_node_trees", w * t * 4)?,
             node_dofpre: buf("q_node_dofpre", w * (t + 1) * 4)?,
-            node_dof0: buf("q_node_dof0", w * (t + 1) * 4)?,
-            tree_pos: buf("q_tree_pos", w * t * 4)?,
-            tree_dofpos: buf("q_tree_dofpos", w * t * 4)?,
-            slot_gen: buf("q_slot_gen", w * 8)?,
+            node_head: buf("q_node_head", w * NODE_HEAD * 16)?,
+            tree_place: buf("q_tree_place", w * t * 8)?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -303,12 +308,12 @@ impl QuotientSolver {
             c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
-            c_node_key: buf("q_cache_node_key", w * 8)?,
-            c_node_isl: buf("q_cache_node_isl", w * NODE_MAPS_MAX as usize)?,
+            c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
         bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
-        bufs.c_node_key.fill(0, w * 8, gpu.stream())?;
+        bufs.c_node
+            .fill(0, w * NODE_CACHE_WORDS * 8, gpu.stream())?;
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -357,10 +362,8 @@ impl QuotientSolver {
             &b.node_treeadr,
             &b.node_trees,
             &b.node_dofpre,
-            &b.node_dof0,
-            &b.tree_pos,
-            &b.tree_dofpos,
-            &b.slot_gen,
+            &b.node_head,
+            &b.tree_place,
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
@@ -374,8 +377,7 @@ impl QuotientSolver {
             &b.c_adr,
             &b.c_support,
             &b.c_out,
-            &b.c_node_key,
-            &b.c_node_isl,
+            &b.c_node,
         ]
         .iter()
         .map(|x| x.bytes())
@@ -586,15 +588,14 @@ impl QuotientSolver {
                     trees,
                     &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
                 );
-                let (m, m1) = (s * n..(s + 1) * n, s * (n + 1)..(s + 1) * (n + 1));
+                let h = NODE_HEAD * 4;
                 b.node_trees.upload_at(s * n, trees, stream)?;
-                b.node_dofpre
-                    .upload_at(s * (n + 1), &nt.pre[m1.clone()], stream)?;
-                b.node_dof0
-                    .upload_at(s * (n + 1), &nt.dof0[m1][..nnode + 1], stream)?;
-                b.tree_pos.upload_at(s * n, &nt.pos[m.clone()], stream)?;
-                b.tree_dofpos.upload_at(s * n, &nt.dofpos[m], stream)?;
-                b.slot_gen.upload_at(s, &nt.contraction[s..=s], stream)?;
+                let pre = &nt.pre[s * (n + 1)..(s + 1) * (n + 1)];
+                b.node_dofpre.upload_at(s * (n + 1), pre, stream)?;
+                b.node_head
+                    .upload_at(s * h, &nt.head[s * h..(s + 1) * h], stream)?;
+                let place = &nt.place[s * n * 2..(s + 1) * n * 2];
+                b.tree_place.upload_at(s * n * 2, place, stream)?;
             }
             b.nstatic.upload_at(s, &t.nstatic[s..=s], stream)?;
             b.nstatic_rows
@@ -679,10 +680,8 @@ impl QuotientSolver {
             node_treeadr: b.node_treeadr.ptr(),
             node_trees: b.node_trees.ptr(),
             node_dofpre: b.node_dofpre.ptr(),
-            node_dof0: b.node_dof0.ptr(),
-            tree_pos: b.tree_pos.ptr(),
-            tree_dofpos: b.tree_dofpos.ptr(),
-            slot_gen: b.slot_gen.ptr(),
+            node_head: b.node_head.ptr(),
+            tree_place: b.tree_place.ptr(),
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
@@ -695,8 +694,7 @@ impl QuotientSolver {
             c_type: b.c_type.ptr(),
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
-            c_node_key: b.c_node_key.ptr(),
-            c_node_isl: b.c_node_isl.ptr(),
+            c_node: b.c_node.ptr(),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
