@@ -412,8 +412,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             quotient_off.push(us);
         }
         // The tree-level maps run before the quotient on even steps and after it on odd ones,
-        // so that neither always follows the other (what the one before leaves in the L2 cache
-        // moved either by 2-3 us on cloth-99%).
+        // so that neither always finds the caches as the other left them.
         let mut trees = |out: &mut PinnedIslands, check: &mut dyn FnMut(&str, &Islands)| {
             if let Some(t) = &mut q_trees {
                 let us = replay_once(t, &input, &events, out)?;
