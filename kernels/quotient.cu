@@ -509,7 +509,7 @@ __device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cn
 // needs a binary search in its tree list. So one pass over trees writes every tree- and
 // dof-level output, with no scatter and no scan over trees.
 // The partition check becomes one over nodes: each world keeps the node -> island map it was
-// last mapped with and its slot's contraction number (q.c_node_*); the same map over the same
+// last mapped with and its slot's contraction number (q.c_node); the same map over the same
 // contraction means the same tree- and dof-level outputs, still in place (reuse on only), so
 // only the rows are mapped. Any other way of solving the world resets that key.
 // Needs every tree to own a dof block in tree order (each tree has at least one dof: Model),
