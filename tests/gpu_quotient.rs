@@ -2,9 +2,10 @@
 //! kernel compiles for Hopper, sleeping components are masked on the device without a rebuild,
 //! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
 //! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
-//! long random invalidation sequences of every source with and without reuse, the generated
-//! corpus in and out of order, every committed trace with its events, and the GPU engine in
-//! every mode.
+//! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
+//! trees, the partition check over nodes), long random invalidation sequences of every source
+//! with and without reuse and with either maps, the generated corpus in and out of order, every
+//! committed trace with its events, and the GPU engine in every mode.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -315,6 +316,90 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
         kept += c.rows_only;
     }
     assert!(kept > 0);
+}
+
+/// A world of the node-level maps test over 39 trees: static nodes X = {0, 5, 9} (unless
+/// `split`: then {0, 5} and 9 alone), Y = {2, 3, 12} (supports reversed), Z = {20, 30} and the
+/// rowless W = {33, 35, 36}, friction on 7; X's rows only when `x_awake`; then `contacts`.
+fn nodes_world(b: &mut archipelago::BatchBuilder, x_awake: bool, split: bool, contacts: &[&[i32]]) {
+    if x_awake {
+        b.row(RowType::Equality, 0, &[0, 5]);
+        if !split {
+            b.row(RowType::Equality, 1, &[9, 5]);
+        }
+    }
+    b.row(RowType::Equality, 2, &[12, 3]);
+    b.row(RowType::Equality, 3, &[3, 2]);
+    b.row(RowType::Equality, 4, &[20, 30]);
+    b.row(RowType::FrictionDof, 7, &[7]);
+    for (k, &c) in contacts.iter().enumerate() {
+        b.row(RowType::ContactPyramidal, k as i32, c);
+    }
+    b.rowless(0, &[33, 35, 36]);
+    b.end_world();
+}
+
+#[test]
+fn node_level_maps_match_the_oracle_at_their_edges() {
+    let Some(gpu) = open() else { return };
+    // 32 nodes exactly (4 of several trees, 28 of one); one world of 33 (X split) and one
+    // without rows take the tree-level maps. Dofs per tree vary, so places and idofs differ.
+    let dofnum: Vec<i32> = (0..39).map(|t| t % 3 + 1).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let cap = Capacity {
+        nworld: 5,
+        ntree: 39,
+        nv: model.nv(),
+        njmax: 16,
+        nsupport: 64,
+        nedge: 1,
+    };
+    let joined: &[&[i32]] = &[&[9, 12], &[7], &[1, 4], &[22, 33]];
+    let batch = |w0: &[&[i32]], x_awake_in_2: bool| {
+        let mut b = Batch::builder();
+        nodes_world(&mut b, true, false, w0);
+        nodes_world(&mut b, true, false, &[&[0, 2], &[38]]);
+        // With X asleep nothing touches it: its trees join the untouched ones.
+        let w2: &[&[i32]] = if x_awake_in_2 {
+            &[&[12, 20], &[9]]
+        } else {
+            &[&[12, 20]]
+        };
+        nodes_world(&mut b, x_awake_in_2, false, w2);
+        b.end_world();
+        nodes_world(&mut b, true, true, &[&[5, 9], &[1, 2]]);
+        b.finish()
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    assert!(s.node_maps());
+    let events = Events::new();
+    let first = batch(joined, true);
+    step(&mut s, &model, &first, &events);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.by_nodes, c.rows_only), (5, 3, 0), "{c:?}");
+    // The same contacts in another form in world 0 (X and Y still joined, supports reversed,
+    // a contact twice): its partition stays, so only its rows are mapped. X asleep in world 2:
+    // masked, its trees untouched (a node of several trees among the untouched ones).
+    let same: &[&[i32]] = &[&[3, 5], &[7], &[4, 1], &[4, 1], &[33, 22]];
+    step(&mut s, &model, &batch(same, false), &events);
+    let c = s.last_counts();
+    assert_eq!(
+        (c.reused, c.masked, c.by_nodes, c.rows_only),
+        (3, 1, 2, 1),
+        "{c:?}"
+    );
+    // X and Y apart in world 0: a new partition, every output mapped again.
+    let apart: &[&[i32]] = &[&[7], &[4, 1], &[33, 22]];
+    step(&mut s, &model, &batch(apart, false), &events);
+    let c = s.last_counts();
+    assert_eq!((c.reused, c.by_nodes, c.rows_only), (4, 1, 0), "{c:?}");
+    // Without reuse every world is solved and mapped in full.
+    s.set_reuse(false).unwrap();
+    for b in [batch(same, false), first] {
+        step(&mut s, &model, &b, &events);
+        let c = s.last_counts();
+        assert_eq!((c.reused, c.by_nodes, c.rows_only), (0, 3, 0), "{c:?}");
+    }
 }
 
 #[test]
