@@ -221,7 +221,8 @@ pub struct QuotientSolver {
     slots_on_device: Vec<u32>,
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
-    /// classifier's, and whether unchanged worlds reuse their outputs.
+    /// classifier's, whether unchanged worlds reuse their outputs and whether worlds of few
+    /// nodes take the node-level maps.
     graph_key: Option<[i32; 6]>,
     reuse: bool,
     node_maps: bool,
@@ -281,6 +282,9 @@ impl QuotientSolver {
         let (w, t) = (cap.nworld, model.ntree());
         let (ms, me) = (cap.njmax + cap.nedge, cap.nsupport);
         let buf = |name, bytes: usize| DevBuf::new(ctx, name, bytes);
+        // The node-level maps' tables only where the model's dof layout allows them (the
+        // kernel reads them only then).
+        let nodes = usize::from(dof_blocks(model));
         let bufs = QBufs {
             row_id: buf("q_row_id", w * cap.njmax * 4)?,
             edge_id: buf("q_edge_id", w * cap.nedge * 4)?,
@@ -291,10 +295,10 @@ impl QuotientSolver {
             node_rows: buf("q_node_rows", w * t * 4)?,
             node_sum: buf("q_node_sum", w * t * 8)?,
             node_treeadr: buf("q_node_treeadr", w * (t + 1) * 4)?,
-            node_trees: buf("q_node_trees", w * t * 4)?,
-            node_dofpre: buf("q_node_dofpre", w * (t + 1) * 4)?,
-            node_head: buf("q_node_head", w * NODE_HEAD * 16)?,
-            tree_place: buf("q_tree_place", w * t * 8)?,
+            node_trees: buf("q_node_trees", nodes * w * t * 4)?,
+            node_dofpre: buf("q_node_dofpre", nodes * w * (t + 1) * 4)?,
+            node_head: buf("q_node_head", nodes * w * NODE_HEAD * 16)?,
+            tree_place: buf("q_tree_place", nodes * w * t * 8)?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -333,7 +337,7 @@ impl QuotientSolver {
             node_maps: true,
             cap,
             last: StepCounts::default(),
-            node_tables: dof_blocks(model).then(|| NodeTables::new(model, w)),
+            node_tables: (nodes == 1).then(|| NodeTables::new(model, w)),
         })
     }
 
@@ -410,8 +414,9 @@ impl QuotientSolver {
 
     /// Turns the node-level maps on (the default) or off. On, a world whose quotient has at
     /// most 32 nodes gets every output from its nodes: the islands are unions of nodes, so
-    /// their counts are sums over nodes and a tree's place in its island is a few binary
-    /// searches in the nodes' tree lists, with no scatter or scan over trees. They need trees
+    /// their counts are sums over nodes, and a tree's place in its island is its place in its
+    /// node plus a popcount over the island's one-tree nodes below it and a binary search in
+    /// each of its other nodes of several trees below it, with no scatter or scan over trees. They need trees
     /// that own consecutive dof blocks in tree order (MuJoCo's layout); other models always
     /// take the tree-level maps. Off, every world takes the tree-level maps (for comparison).
     pub fn set_node_maps(&mut self, on: bool) {
