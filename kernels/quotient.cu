@@ -482,16 +482,17 @@ __device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cn
         row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
 }
 
-// Partial reuse: world w's row-level outputs, its trees' islands in `isl` (q_partition_tree):
-// the rows' islands and counts, then q_row_outputs.
-__device__ void q_row_maps(const Args& a, int w, int nr, const int* isl, int* cnt) {
+// World w's row-level outputs when its trees' islands are known (`isl_of(tree)`; nisland of
+// them) and its row counters cleared: the rows' islands and counts, then q_row_outputs. For
+// partial reuse (the cached step's islands, q_partition_tree) and the node-level maps.
+template <class IslandOf>
+__device__ void q_row_maps(const Args& a, int w, int nr, int nisland, IslandOf isl_of, int* cnt) {
     const int ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr, [&](int t) { return isl[t]; }, cnt_e,
-                cnt_ne, cnt_nf, mirror);
+    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
     __syncthreads();
-    q_row_outputs(a, w, nr, a.nisland[w], cnt, mirror);
+    q_row_outputs(a, w, nr, nisland, cnt, mirror);
 }
 
 // ---- node-level maps: every output of a world of few nodes -----------------------------------
@@ -682,11 +683,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         }
     }
     for (int i = nisland + tid; i < ntree && !same; i += bd) no_island(a, T + i);
-    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr,
-                [&](int t) { return s.isl[tnode[t]]; }, cnt_e, cnt_ne, cnt_nf, mirror);
-    __syncthreads();
-    q_row_outputs(a, w, nr, nisland, cnt, mirror);
+    q_row_maps(a, w, nr, nisland, [&](int t) { return s.isl[tnode[t]]; }, cnt);
     return same;
 }
 
@@ -791,6 +788,6 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         q.stale[w] = flag | (same ? 4 : 0);
         a.rounds[w] = 0;
     }
-    if (same) q_row_maps(a, w, nr, isl, cnt);
+    if (same) q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
     else world_maps_mirrored(a, w, lab, cnt);
 }

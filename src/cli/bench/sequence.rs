@@ -361,13 +361,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     q_off.set_reuse(false)?;
     let mut quotient_off = Vec::new();
     // The quotient with reuse on and the node-level maps off, where the model has them.
-    let mut q_trees = match q.node_maps() {
-        true => Some(QuotientSolver::new(g, cap, &model, Policy::default())?),
-        false => None,
-    };
-    if let Some(t) = &mut q_trees {
+    let mut q_trees = if q.node_maps() {
+        let mut t = QuotientSolver::new(g, cap, &model, Policy::default())?;
         t.set_node_maps(false);
-    }
+        Some(t)
+    } else {
+        None
+    };
     let mut quotient_trees = Vec::new();
     let options = Options {
         mode: archipelago::Mode::Auto,
