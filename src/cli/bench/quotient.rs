@@ -13,12 +13,14 @@
 //! on and every world unchanged: only the reuse check, which reads every hyperedge, and the
 //! restore run, so no step of this quotient on the shape is faster. Then the same contenders
 //! step a sequence of batches (see [`super::sequence`]): there the quotient reuses the worlds
-//! that did not change.
+//! that did not change. On synthetic shapes with equalities, toggling sequences (an equality
+//! switched off and on at every step in 10% or all of the worlds) set the quotient with
+//! equalities static against dynamic and learned, by device and by wall time.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use super::sequence::{self, Sequence};
+use super::sequence::{self, PolicyFigures, Sequence};
 use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
@@ -54,6 +56,11 @@ const SYNTHETIC: [(&str, Generator, u64); 4] = [
 
 /// Rest fractions of a synthetic shape's step sequences.
 const SYNTHETIC_REST: [f64; 2] = [0.0, 0.5];
+
+/// Shares of the worlds that switch an equality off and on at every step, in the toggling
+/// sequences of the synthetic shapes that have it (issue 5: static against dynamic
+/// equalities for toggle-heavy worlds).
+const TOGGLING_SHARES: [f64; 2] = [0.1, 1.0];
 
 /// Whole steps timed for the wall-time columns.
 const WALL_REPS: usize = 10;
@@ -200,16 +207,29 @@ pub(super) fn shapes(all: Vec<(String, Make)>) -> Vec<(String, Make)> {
 }
 
 /// The step sequences of the shape listed as `name` (see [`shapes`]): for a synthetic shape,
-/// one per rest fraction over four versions of it; for a trace, its recorded steps.
+/// one per rest fraction over four versions of it, then, where its worlds have equality
+/// [`sequence::TOGGLED_EQ`], one per toggling share; for a trace, its recorded steps.
 fn sequences(name: &str) -> archipelago::Result<Vec<Sequence>> {
     if let Some((_, f, seed)) = SYNTHETIC.iter().find(|(n, _, _)| *n == name) {
         let shape = f(*seed);
         let mut versions = vec![shape.batch];
         versions.extend((1..4).map(|k| f(seed + 1000 * k).batch));
-        return Ok(SYNTHETIC_REST
+        let model = &shape.model;
+        let mut out: Vec<Sequence> = SYNTHETIC_REST
             .iter()
-            .map(|&rest| Sequence::synthetic(shape.model.clone(), versions.clone(), rest))
-            .collect());
+            .map(|&rest| Sequence::synthetic(model.clone(), versions.clone(), rest))
+            .collect();
+        let b = &versions[0];
+        let toggles = (0..b.nrow())
+            .any(|r| b.row_type[r].is_equality() && b.row_id[r] == sequence::TOGGLED_EQ);
+        if toggles {
+            out.extend(
+                TOGGLING_SHARES
+                    .iter()
+                    .map(|&share| Sequence::toggling(model.clone(), versions.clone(), share)),
+            );
+        }
+        return Ok(out);
     }
     let Some((scene, nworld)) = name
         .strip_prefix("trace:")
@@ -403,6 +423,15 @@ struct SequenceLine {
     auto: Option<(f64, usize)>,
     /// The `auto` Engine's wall time over that of the full rebuild it chose.
     auto_own: Option<f64>,
+    /// On a toggling sequence, the equality policies against the best full rebuild.
+    toggles: Option<Toggles>,
+}
+
+/// A toggling sequence's figures: the best full rebuild's median wall, and per equality policy
+/// (static, the default, first) its mean device µs and median wall µs per step.
+struct Toggles {
+    best_wall: Option<(String, f64)>,
+    policies: Vec<PolicyFigures>,
 }
 
 /// Measures `shape` and appends its section to `out`; returns whether every result was exact,
@@ -559,6 +588,19 @@ pub(super) fn table(
                 .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
             auto_own: f.auto_wall().zip(f.auto_full_wall()).map(|(a, b)| a / b.1),
             reused: reused as f64 / all as f64,
+            toggles: (!f.policies.is_empty()).then(|| {
+                let quotient_wall = f.wall.iter().find(|(w, _)| w == "quotient");
+                let default = PolicyFigures {
+                    label: "equalities static",
+                    device: f.quotient,
+                    wall: quotient_wall.map_or(f64::NAN, |w| w.1),
+                    direct: f.counts[3],
+                };
+                Toggles {
+                    best_wall: f.best_full_wall(),
+                    policies: std::iter::once(default).chain(f.policies).collect(),
+                }
+            }),
         });
     }
     Ok((all_ok, summary))
@@ -642,7 +684,69 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             );
         }
     }
+    toggle_summary(rows, &mut out);
     out
+}
+
+/// The toggling sequences' table: equalities static against dynamic and learned, by device
+/// time and by wall time (where a static equality's switch costs a rebuild on the host).
+fn toggle_summary(rows: &[Summary], out: &mut String) {
+    let lines: Vec<(&Summary, &SequenceLine, &Toggles)> = rows
+        .iter()
+        .flat_map(|s| {
+            let toggling = s
+                .sequences
+                .iter()
+                .filter_map(|l| Some((l, l.toggles.as_ref()?)));
+            toggling.map(move |(l, t)| (s, l, t))
+        })
+        .collect();
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n### Summary: toggle-heavy worlds, equalities static (a switch rebuilds the world's quotient on the host) against dynamic and learned (dynamic once switched twice), quotient with reuse on\n\n| shape | sequence | best full (device µs/step) | device µs/step: static / dynamic / learned | best full (median wall µs) | median wall µs: static / dynamic / learned | fastest wall |\n|---|---|---|---|---|---|---|\n",
+    );
+    for (
+        s,
+        line,
+        Toggles {
+            best_wall,
+            policies,
+        },
+    ) in lines
+    {
+        let best = line
+            .best
+            .map_or("—".into(), |(m, us)| format!("{m} {us:.1}"));
+        let join = |f: fn(&PolicyFigures) -> f64, digits: usize| {
+            let v: Vec<String> = policies
+                .iter()
+                .map(|p| format!("{:.digits$}", f(p)))
+                .collect();
+            v.join(" / ")
+        };
+        let mut walls: Vec<(&str, f64)> = policies.iter().map(|p| (p.label, p.wall)).collect();
+        if let Some((m, us)) = best_wall {
+            walls.push((m.as_str(), *us));
+        }
+        let fastest = walls
+            .iter()
+            .filter(|w| w.1.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("—", |w| w.0);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {best} | {} | {} | {} | {fastest} |",
+            s.shape,
+            line.label,
+            join(|p| p.device, 1),
+            best_wall
+                .as_ref()
+                .map_or("—".into(), |(m, us)| format!("{m} {us:.0}")),
+            join(|p| p.wall, 0)
+        );
+    }
 }
 
 #[cfg(test)]
@@ -668,5 +772,73 @@ mod tests {
         assert!(line.ends_with("| block | 8.0 | 2.00x |"), "{line}");
         let header = text.lines().nth(2).expect("a header");
         assert_eq!(header.matches('|').count(), line.matches('|').count());
+        assert!(
+            !text.contains("toggle-heavy"),
+            "no toggling sequence, no table"
+        );
+    }
+
+    #[test]
+    fn the_toggle_table_names_the_fastest_wall_among_the_policies_and_the_best_full_mode() {
+        let line = |label: &str, walls: [f64; 3], best: f64| SequenceLine {
+            label: label.into(),
+            best: Some((Mode::Block, 30.0)),
+            quotient: 20.0,
+            quotient_off: 25.0,
+            reused: 0.0,
+            auto: None,
+            auto_own: None,
+            toggles: Some(Toggles {
+                best_wall: Some(("block".into(), best)),
+                policies: [
+                    "equalities static",
+                    "equalities dynamic",
+                    "equalities learned",
+                ]
+                .into_iter()
+                .zip(walls)
+                .map(|(label, wall)| PolicyFigures {
+                    label,
+                    device: 20.0,
+                    wall,
+                    direct: 0,
+                })
+                .collect(),
+            }),
+        };
+        let row = Summary {
+            shape: "q:cloth-99%".into(),
+            static_rows: 0.99,
+            static_entries: 0.99,
+            best: None,
+            quotient: None,
+            unchanged: None,
+            sequences: vec![
+                line("ten", [900.0, 500.0, 400.0], 450.0),
+                line("all", [9000.0, 500.0, 600.0], 450.0),
+            ],
+        };
+        let text = summary(&[row]);
+        let table = text.lines().skip_while(|l| !l.contains("toggle-heavy"));
+        let rows: Vec<&str> = table
+            .filter(|l| l.starts_with("| q:cloth-99% | "))
+            .collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(
+            rows[0].ends_with("| 900 / 500 / 400 | equalities learned |"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].ends_with("| block 450 | 9000 / 500 / 600 | block |"),
+            "{}",
+            rows[1]
+        );
+        let header = text
+            .lines()
+            .skip_while(|l| !l.contains("toggle-heavy"))
+            .nth(2)
+            .expect("a header");
+        assert_eq!(header.matches('|').count(), rows[0].matches('|').count());
     }
 }

@@ -9,7 +9,12 @@
 //! same steps: plain copies would make whole steps unchanged, which flatters reuse wherever
 //! one changed world is enough to set the kernel's time. A synthetic shape's sequence is
 //! [`SYNTHETIC_STEPS`] steps in which each world independently either rests (emits last
-//! step's rows again) or moves (its dynamic rows change), by a fixed fraction. Every contender steps the same sequence in the same order;
+//! step's rows again) or moves (its dynamic rows change), by a fixed fraction. A toggling
+//! sequence moves every world and also switches equality [`TOGGLED_EQ`] off and back on in a
+//! share of the worlds at every step, reporting each switch: there the quotient with
+//! equalities static (a switch rebuilds that world's quotient on the host) steps against
+//! equalities dynamic (solved every step) and learned (dynamic once switched twice). Every
+//! contender steps the same sequence in the same order;
 //! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
 //! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed.
 
@@ -18,7 +23,7 @@ use std::time::Instant;
 
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
-use archipelago::quotient::Policy;
+use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
 use archipelago::{Batch, BatchBuilder, Capacity, Engine, Input, Islands, Model, Options, cpu};
@@ -33,6 +38,12 @@ pub(super) const SYNTHETIC_STEPS: usize = 32;
 /// Steps between consecutive copies of a recorded world in a trace's sequence.
 const SHIFT: usize = 37;
 
+/// The equality a toggling sequence switches off and on.
+pub(super) const TOGGLED_EQ: i32 = 0;
+
+/// Reported switches before [`EqPolicy::Learn`] makes an equality dynamic, in the bench.
+const LEARN_AFTER: u32 = 2;
+
 /// Where a sequence's steps come from.
 pub(super) enum Source {
     /// A trace's steps (each its recorded worlds' batch and events), tiled to `nworld`.
@@ -46,6 +57,8 @@ pub(super) enum Source {
         versions: Vec<Batch>,
         /// The fraction of worlds that rest at each step.
         rest: f64,
+        /// Worlds `0..toggling` switch [`TOGGLED_EQ`] off at odd steps and on at even ones.
+        toggling: usize,
         shown: Vec<usize>,
         rng: Rng,
     },
@@ -94,6 +107,47 @@ impl Sequence {
     /// [`SYNTHETIC_STEPS`] steps over `versions` (the first is the shape's own batch), with
     /// `rest` of the worlds resting at each step and the others moving to another version.
     pub fn synthetic(model: Model, versions: Vec<Batch>, rest: f64) -> Sequence {
+        Sequence::synthetic_with(model, versions, rest, 0)
+    }
+
+    /// [`SYNTHETIC_STEPS`] steps over `versions` in which every world moves and `share` of
+    /// them switch equality [`TOGGLED_EQ`] off at odd steps and back on at even ones, each
+    /// switch reported (`Event::EqActive`).
+    pub fn toggling(model: Model, versions: Vec<Batch>, share: f64) -> Sequence {
+        let toggling = (share * versions[0].nworld() as f64).round() as usize;
+        let mut seq = Sequence::synthetic_with(model, versions, 0.0, toggling);
+        seq.label = format!(
+            "{SYNTHETIC_STEPS} steps, {:.0}% of worlds switch equality {TOGGLED_EQ} off and on at every step (reported), every world's dynamic rows change",
+            100.0 * share
+        );
+        seq
+    }
+
+    /// The quotient's contenders besides the default policy (equalities static): on a
+    /// toggling sequence, equalities dynamic and learned.
+    pub fn policies(&self) -> Vec<(&'static str, Policy)> {
+        match self.source {
+            Source::Synthetic { toggling, .. } if toggling > 0 => vec![
+                (
+                    "equalities dynamic",
+                    Policy {
+                        eq: EqPolicy::Dynamic,
+                        ..Policy::default()
+                    },
+                ),
+                (
+                    "equalities learned",
+                    Policy {
+                        eq: EqPolicy::Learn { after: LEARN_AFTER },
+                        ..Policy::default()
+                    },
+                ),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    fn synthetic_with(model: Model, versions: Vec<Batch>, rest: f64, toggling: usize) -> Sequence {
         let mut capacity = Capacity::fit(&model, &versions[0]);
         for v in &versions[1..] {
             let c = Capacity::fit(&model, v);
@@ -113,6 +167,7 @@ impl Sequence {
             source: Source::Synthetic {
                 versions,
                 rest,
+                toggling,
                 shown: vec![0; nworld],
                 rng: Rng::new(29),
             },
@@ -156,6 +211,7 @@ impl Sequence {
             Source::Synthetic {
                 versions,
                 rest,
+                toggling,
                 shown,
                 rng,
             } => {
@@ -166,12 +222,36 @@ impl Sequence {
                         }
                     }
                 }
+                let off = k % 2 == 1;
                 for (w, &v) in shown.iter().enumerate() {
+                    if w < *toggling {
+                        if k > 0 {
+                            events.eq_active(w as u32, TOGGLED_EQ, !off);
+                        }
+                        if off {
+                            world_without_eq(b, &versions[v], w, TOGGLED_EQ);
+                            continue;
+                        }
+                    }
                     b.world_from(&versions[v], w);
                 }
             }
         }
     }
+}
+
+/// World `w` of `src` without the rows of equality `eq` (switched off: MuJoCo emits none).
+fn world_without_eq(b: &mut BatchBuilder, src: &Batch, w: usize, eq: i32) {
+    for r in src.rows_of(w) {
+        let (kind, id) = (src.row_type[r], src.row_id[r]);
+        if !(kind.is_equality() && id == eq) {
+            b.row(kind, id, src.row_support_of(r));
+        }
+    }
+    for e in src.edges_of(w) {
+        b.rowless(src.edge_id[e], src.edge_support_of(e));
+    }
+    b.end_world();
 }
 
 /// `e` for tiled world `w` when it is an event of the recorded world `r`.
@@ -220,6 +300,8 @@ pub(super) struct Figures {
     /// The quotient with reuse and the tree-level maps only (node-level maps off), when the
     /// model allows node-level maps: mean device µs per step.
     pub quotient_trees: Option<f64>,
+    /// The quotient with reuse under the sequence's other policies ([`Sequence::policies`]).
+    pub policies: Vec<PolicyFigures>,
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -234,6 +316,17 @@ pub(super) struct Figures {
     pub auto_quotient_steps: usize,
     /// The full-rebuild mode the `auto` Engine chose for its other steps.
     pub auto_full: Option<Mode>,
+}
+
+/// A quotient contender with reuse on and another classification policy.
+pub(super) struct PolicyFigures {
+    pub label: &'static str,
+    /// Mean device µs per step.
+    pub device: f64,
+    /// Median wall µs per whole step (its host half, with the rebuilds it makes, included).
+    pub wall: f64,
+    /// World-steps it solved directly (its device found a quotient stale).
+    pub direct: usize,
 }
 
 impl Figures {
@@ -274,6 +367,13 @@ impl Figures {
                 "| quotient (reuse on, tree-level maps only) | {us:.1} |"
             );
         }
+        for p in &self.policies {
+            let _ = writeln!(
+                out,
+                "| quotient (reuse on, {}) | {:.1} |",
+                p.label, p.device
+            );
+        }
         let _ = writeln!(
             out,
             "\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} mapped from their nodes, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
@@ -283,6 +383,13 @@ impl Figures {
             self.rows_only,
             if self.ok { "yes" } else { "NO" }
         );
+        for p in &self.policies {
+            let _ = writeln!(
+                out,
+                "\nquotient (reuse on, {}): {} world-steps solved directly",
+                p.label, p.direct
+            );
+        }
         if let Some(m) = &self.mismatch {
             let _ = writeln!(out, "\nfirst mismatch: {m}");
         }
@@ -369,6 +476,13 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         None
     };
     let mut quotient_trees = Vec::new();
+    // The sequence's other policies, reuse on: (label, solver, device µs, walls, direct).
+    let mut policies = Vec::new();
+    for (label, policy) in seq.policies() {
+        let mut s = QuotientSolver::new(g, cap, &model, policy)?;
+        s.set_reuse(true)?;
+        policies.push((label, s, Vec::new(), Vec::new(), 0));
+    }
     let options = Options {
         mode: archipelago::Mode::Auto,
         ..Options::default()
@@ -433,6 +547,17 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         if k % 2 == 1 {
             trees(&mut out, &mut check)?;
         }
+        for (label, s, times, walls, direct) in &mut policies {
+            let t = Instant::now();
+            let us = replay_once(s, &input, &events, &mut out)?;
+            let wall = t.elapsed().as_secs_f64() * 1e6;
+            check(label, &out);
+            if k > 0 {
+                times.push(us);
+                walls.push(wall);
+                *direct += s.last_counts().direct;
+            }
+        }
         // The input is validated once above for every contender; the Engine takes it as is.
         let t = Instant::now();
         let got = auto.step_input(&input, &events)?;
@@ -463,6 +588,18 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         .map(|((m, _, _), w)| (m.name().to_string(), median(w)))
         .collect();
     wall.push(("quotient".into(), median(&walls[full.len()])));
+    let policies: Vec<PolicyFigures> = policies
+        .into_iter()
+        .map(|(label, _, times, walls, direct)| PolicyFigures {
+            label,
+            device: mean(&times),
+            wall: median(&walls),
+            direct,
+        })
+        .collect();
+    for p in &policies {
+        wall.push((format!("quotient ({})", p.label), p.wall));
+    }
     wall.push(("auto".into(), median(&auto_wall)));
     let auto_mean = mean(&auto_wall);
     Ok(Figures {
@@ -476,6 +613,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         rows_only,
         by_nodes,
         quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
+        policies,
         ok: mismatch.is_none(),
         mismatch,
         wall,
@@ -551,6 +689,76 @@ mod tests {
     }
 
     #[test]
+    fn a_toggling_sequence_switches_its_equality_in_a_share_of_the_worlds_and_reports_it() {
+        // Equality 0 binds trees 0-1 and equality 1 trees 2-3; one contact moves per version.
+        let version = |v: i32| {
+            let mut b = Batch::builder();
+            for _ in 0..20 {
+                b.row(RowType::Equality, 0, &[0, 1]);
+                b.row(RowType::Equality, 0, &[0, 1]);
+                b.row(RowType::Equality, 1, &[2, 3]);
+                b.row(RowType::ContactPyramidal, v, &[v % 5, (v + 1) % 5]);
+                b.end_world();
+            }
+            b.finish()
+        };
+        let model = Model::from_dofnum(&[1; 5]).unwrap();
+        let versions: Vec<Batch> = (0..4).map(version).collect();
+        let mut seq = Sequence::toggling(model.clone(), versions, 0.25);
+        assert_eq!(seq.policies().len(), 2);
+        assert!(
+            Sequence::synthetic(model.clone(), vec![version(0)], 0.0)
+                .policies()
+                .is_empty()
+        );
+        let mut quotients: Vec<archipelago::quotient::Quotient> = seq
+            .policies()
+            .into_iter()
+            .map(|(_, p)| p)
+            .chain([Policy::default()])
+            .map(|p| archipelago::quotient::Quotient::new(&seq.capacity, p))
+            .collect();
+        let (mut batch, mut events) = (Batch::default(), Events::new());
+        let (mut want, mut got) = (Islands::default(), Islands::default());
+        for k in 0..seq.len {
+            seq.step_into(k, &mut batch, &mut events);
+            let off = k % 2 == 1;
+            for w in 0..20 {
+                let eq0 = rows_of(&batch, w)
+                    .iter()
+                    .filter(|(t, id, _)| t.is_equality() && *id == TOGGLED_EQ)
+                    .count();
+                assert_eq!(eq0, if w < 5 && off { 0 } else { 2 }, "step {k} world {w}");
+            }
+            let reported: Vec<Event> = events.as_slice().to_vec();
+            let expected: Vec<Event> = (0..5)
+                .filter(|_| k > 0)
+                .map(|w| Event::EqActive {
+                    world: w,
+                    eq: TOGGLED_EQ,
+                    active: !off,
+                })
+                .collect();
+            assert_eq!(reported, expected, "step {k}");
+            // Every policy's quotient, told of the switches, equals a full rebuild.
+            let input = Input::new(&model, &batch).unwrap();
+            cpu::by_name("dsu")
+                .unwrap()
+                .solve(&input, &mut want)
+                .unwrap();
+            for q in &mut quotients {
+                q.step(&input, &events, &mut got).unwrap();
+                assert_eq!(got.first_mismatch(&want), None, "step {k}");
+            }
+        }
+        // Dynamic: nothing rebuilt; learned: equality 0 went dynamic after its second switch;
+        // static: every switch of a toggling world rebuilt it.
+        assert_eq!(quotients[0].counters().reported, 0);
+        assert_eq!(quotients[1].learned().collect::<Vec<_>>(), [TOGGLED_EQ]);
+        assert!(quotients[2].counters().reported >= 5 * (seq.len as u64 - 1));
+    }
+
+    #[test]
     fn auto_is_compared_with_the_luckiest_full_mode_and_with_its_own() {
         let model = Model::from_dofnum(&[1; 2]).unwrap();
         let seq = Sequence::synthetic(model, vec![Batch::default()], 0.0);
@@ -562,6 +770,7 @@ mod tests {
             rows_only: 0,
             by_nodes: 0,
             quotient_trees: None,
+            policies: Vec::new(),
             ok: true,
             mismatch: None,
             wall: vec![
