@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Registers and spills of each kernel, as ptxas reports them, without a GPU.
+
+Compiles the given CUDA sources (concatenated in order, as src/gpu/ does) with NVRTC for a real
+architecture, so that NVRTC also runs ptxas, and prints ptxas's verbose lines. Needs libnvrtc on
+the loader path (tools/setup_nvrtc.sh fetches it):
+
+    LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) python3 tools/kernel_regs.py kernels/common.cu kernels/quotient.cu
+
+Options: --arch sm_90 (default). Exits non-zero, with NVRTC's log, when the program does not
+compile.
+"""
+import ctypes
+import pathlib
+import sys
+
+
+def main(argv):
+    arch = "sm_90"
+    if "--arch" in argv:
+        i = argv.index("--arch")
+        arch = argv[i + 1]
+        del argv[i : i + 2]
+    if not argv:
+        sys.exit(__doc__)
+    src = "".join(
+        f'#line 1 "{pathlib.Path(p).name}"\n{pathlib.Path(p).read_text()}\n' for p in argv
+    )
+    lib = ctypes.CDLL("libnvrtc.so")
+    prog = ctypes.c_void_p()
+    check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"regs.cu", 0, None, None))
+    opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v"]
+    arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    status = lib.nvrtcCompileProgram(prog, len(opts), arr)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    text = log.value.decode(errors="replace")
+    if status != 0:
+        sys.exit(f"NVRTC failed ({status}):\n{text}")
+    # Per kernel: its registers and barriers, then its stack frame and spills.
+    keep = ("Function properties", "Used ", "bytes stack frame")
+    print("\n".join(l.strip() for l in text.splitlines() if any(k in l for k in keep)))
+
+
+def check(lib, status):
+    if status != 0:
+        lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+        sys.exit(f"NVRTC: {lib.nvrtcGetErrorString(status).decode()}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
