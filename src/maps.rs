@@ -36,15 +36,6 @@ impl MapScratch {
         }
     }
 
-    /// The cursors of islands starting at `adr`, then the rest's starting at `rest` (the last:
-    /// [`next_slots`]).
-    fn cursors(&mut self, adr: &[i32], rest: i32) -> &mut [i32] {
-        self.cursor.clear();
-        self.cursor.extend_from_slice(adr);
-        self.cursor.push(rest);
-        &mut self.cursor
-    }
-
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.cursor.capacity() * 4 + self.dof_runs.capacity() * size_of::<(i32, Range<usize>)>()
@@ -80,11 +71,7 @@ fn fill_world_by(
     let n = nisland as usize;
     out.nisland[w] = nisland;
     pad_islands(out, tree.start + n..tree.end);
-    if by_runs {
-        fill_trees_and_dofs(input, w, n, out, scratch);
-    } else {
-        place_trees_and_dofs(input, w, n, out, scratch);
-    }
+    fill_trees_and_dofs(input, w, n, out, scratch, by_runs);
     fill_rows(input, w, n, out, scratch, by_runs);
 }
 
@@ -108,79 +95,17 @@ fn pad_islands(out: &mut Islands, padding: Range<usize>) {
 }
 
 /// Tree and dof maps. A dof belongs to its tree's island and a tree's dofs are one contiguous
-/// range, so the dofs are handled in runs ([`dof_runs`]): whole ranges counted, filled and
-/// placed at once. Runs come in dof order (not tree order), which keeps dofs ascending inside an
-/// island for any tree numbering.
+/// range placed at consecutive idofs. By runs, the dofs of a run of trees are one range
+/// ([`dof_runs`]): counted, filled and placed at once; one member at a time, a tree's. Either
+/// way in dof order (not tree order), which keeps dofs ascending inside an island for any tree
+/// numbering.
 fn fill_trees_and_dofs(
     input: &Input<'_>,
     w: usize,
     n: usize,
     out: &mut Islands,
     scratch: &mut MapScratch,
-) {
-    let model = input.model();
-    let (ntree, nv) = (model.ntree(), model.nv());
-    let isl = w * ntree..w * ntree + n;
-    let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
-    let ntree_of = &mut out.island_ntree[isl.clone()];
-    ntree_of.fill(0);
-    for (i, trees) in runs(tree_island) {
-        if i >= 0 {
-            ntree_of[i as usize] += trees.len() as i32;
-        }
-    }
-    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
-    let nv_of = &mut out.island_nv[isl.clone()];
-    nv_of.fill(0);
-    dof_runs(model, tree_island, &mut scratch.dof_runs);
-    for (i, dofs) in scratch.dof_runs.iter().cloned() {
-        if i >= 0 {
-            nv_of[i as usize] += dofs.len() as i32;
-        }
-        dof_island[dofs].fill(i);
-    }
-
-    // Trees, in tree id order inside each island.
-    let itreeadr = &mut out.island_itreeadr[isl.clone()];
-    let constrained_trees = exclusive_scan(ntree_of, itreeadr);
-    let itree2tree = &mut out.map_itree2tree[w * ntree..(w + 1) * ntree];
-    place_runs(
-        runs(tree_island),
-        itreeadr,
-        constrained_trees,
-        &mut scratch.cursor,
-        |trees, itrees| count_from(&mut itree2tree[itrees], trees.start),
-    );
-
-    // Dofs, one run at a time.
-    let idofadr = &mut out.island_idofadr[isl.clone()];
-    let nidof = exclusive_scan(nv_of, idofadr);
-    out.nidof[w] = nidof;
-    let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
-    let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
-    place_runs(
-        scratch.dof_runs.iter().cloned(),
-        idofadr,
-        nidof,
-        &mut scratch.cursor,
-        |dofs, idofs| {
-            count_from(&mut dof2idof[dofs.clone()], idofs.start);
-            count_from(&mut idof2dof[idofs], dofs.start);
-        },
-    );
-    for (dofadr, &adr) in out.island_dofadr[isl].iter_mut().zip(idofadr.iter()) {
-        *dofadr = idof2dof[adr as usize];
-    }
-}
-
-/// [`fill_trees_and_dofs`] one member at a time: each tree counted and placed by itself, and
-/// its dofs (one contiguous range, placed at consecutive idofs), in dof order.
-fn place_trees_and_dofs(
-    input: &Input<'_>,
-    w: usize,
-    n: usize,
-    out: &mut Islands,
-    scratch: &mut MapScratch,
+    by_runs: bool,
 ) {
     let model = input.model();
     let (ntree, nv) = (model.ntree(), model.nv());
@@ -189,40 +114,67 @@ fn place_trees_and_dofs(
     let (dofadr, dofnum) = (model.tree_dofadr(), model.tree_dofnum());
     let ntree_of = &mut out.island_ntree[isl.clone()];
     let nv_of = &mut out.island_nv[isl.clone()];
+    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
     ntree_of.fill(0);
     nv_of.fill(0);
-    for (&i, &dn) in tree_island.iter().zip(dofnum) {
-        if i >= 0 {
+    if by_runs {
+        for (i, trees) in runs(tree_island).filter(|r| r.0 >= 0) {
+            ntree_of[i as usize] += trees.len() as i32;
+        }
+        dof_runs(model, tree_island, &mut scratch.dof_runs);
+        for (i, dofs) in scratch.dof_runs.iter().cloned() {
+            if i >= 0 {
+                nv_of[i as usize] += dofs.len() as i32;
+            }
+            dof_island[dofs].fill(i);
+        }
+    } else {
+        for (&i, &dn) in tree_island.iter().zip(dofnum).filter(|p| *p.0 >= 0) {
             ntree_of[i as usize] += 1;
             nv_of[i as usize] += dn;
         }
     }
+
+    // Trees, in tree id order inside each island.
     let itreeadr = &mut out.island_itreeadr[isl.clone()];
     let constrained_trees = exclusive_scan(ntree_of, itreeadr);
     let itree2tree = &mut out.map_itree2tree[w * ntree..(w + 1) * ntree];
-    let cursor = scratch.cursors(itreeadr, constrained_trees);
-    for (t, &i) in tree_island.iter().enumerate() {
-        itree2tree[next_slots(cursor, i, 1)] = t as i32;
+    let cursor = cursors(&mut scratch.cursor, itreeadr, constrained_trees);
+    if by_runs {
+        place_runs(runs(tree_island), cursor, |trees, itrees| {
+            count_from(&mut itree2tree[itrees], trees.start)
+        });
+    } else {
+        for (t, &i) in tree_island.iter().enumerate() {
+            itree2tree[next_slots(cursor, i, 1)] = t as i32;
+        }
     }
 
+    // Dofs.
     let idofadr = &mut out.island_idofadr[isl.clone()];
     let nidof = exclusive_scan(nv_of, idofadr);
     out.nidof[w] = nidof;
-    let dof_island = &mut out.dof_island[w * nv..(w + 1) * nv];
     let dof2idof = &mut out.map_dof2idof[w * nv..(w + 1) * nv];
     let idof2dof = &mut out.map_idof2dof[w * nv..(w + 1) * nv];
-    let cursor = scratch.cursors(idofadr, nidof);
-    let mut place = |t: usize| {
-        let (i, d0, dn) = (tree_island[t], dofadr[t] as usize, dofnum[t] as usize);
-        let first = next_slots(cursor, i, dn);
-        dof_island[d0..d0 + dn].fill(i);
-        count_from(&mut dof2idof[d0..d0 + dn], first);
-        count_from(&mut idof2dof[first..first + dn], d0);
+    let cursor = cursors(&mut scratch.cursor, idofadr, nidof);
+    let mut place = |dofs: Range<usize>, idofs: Range<usize>| {
+        count_from(&mut dof2idof[dofs.clone()], idofs.start);
+        count_from(&mut idof2dof[idofs], dofs.start);
     };
-    if model.trees_in_dof_order() {
-        (0..ntree).for_each(&mut place);
+    if by_runs {
+        place_runs(scratch.dof_runs.iter().cloned(), cursor, place);
     } else {
-        model.trees_by_dof().for_each(|(t, _)| place(t));
+        let mut tree = |t: usize| {
+            let (i, d0, dn) = (tree_island[t], dofadr[t] as usize, dofnum[t] as usize);
+            let first = next_slots(cursor, i, dn);
+            dof_island[d0..d0 + dn].fill(i);
+            place(d0..d0 + dn, first..first + dn);
+        };
+        if model.trees_in_dof_order() {
+            (0..ntree).for_each(&mut tree);
+        } else {
+            model.trees_by_dof().for_each(|(t, _)| tree(t));
+        }
     }
     for (dofadr, &adr) in out.island_dofadr[isl].iter_mut().zip(idofadr.iter()) {
         *dofadr = idof2dof[adr as usize];
@@ -292,25 +244,28 @@ fn fill_rows(
     let nrow = exclusive_scan(nefc, iefcadr);
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
     let efc2iefc = &mut out.map_efc2iefc[rows];
+    let cursor = cursors(&mut scratch.cursor, iefcadr, nrow);
     if by_runs {
-        place_runs(
-            runs(efc_island),
-            iefcadr,
-            nrow,
-            &mut scratch.cursor,
-            |efcs, iefcs| {
-                count_from(&mut efc2iefc[efcs.clone()], iefcs.start);
-                count_from(&mut iefc2efc[iefcs], efcs.start);
-            },
-        );
+        place_runs(runs(efc_island), cursor, |efcs, iefcs| {
+            count_from(&mut efc2iefc[efcs.clone()], iefcs.start);
+            count_from(&mut iefc2efc[iefcs], efcs.start);
+        });
     } else {
-        let cursor = scratch.cursors(iefcadr, nrow);
         for (k, (&i, to)) in efc_island.iter().zip(efc2iefc.iter_mut()).enumerate() {
             let at = next_slots(cursor, i, 1);
             *to = at as i32;
             iefc2efc[at] = k as i32;
         }
     }
+}
+
+/// `cursor` set to the cursors of islands starting at `adr`, then the rest's starting at `rest`
+/// (the last: [`next_slots`]).
+fn cursors<'a>(cursor: &'a mut Vec<i32>, adr: &[i32], rest: i32) -> &'a mut [i32] {
+    cursor.clear();
+    cursor.extend_from_slice(adr);
+    cursor.push(rest);
+    cursor
 }
 
 /// The first of the next `len` slots of key `i` (−1: the rest, the last cursor), which they
@@ -344,28 +299,17 @@ fn exclusive_scan(count: &[i32], adr: &mut [i32]) -> i32 {
     total
 }
 
-/// Stable counting-sort placement, a run at a time: each run of members with key `k` takes the
-/// next slots of island `k` (starting at `adr[k]`), or of the unconstrained rest (starting at
-/// `rest`) when `k` is −1, and `place(members, slots)` records it. Runs come in member order,
-/// so members stay ascending inside each island.
+/// Stable placement, a run at a time: each run of members with key `k` takes the next slots of
+/// its cursor ([`next_slots`]) and `place(members, slots)` records it. Runs come in member
+/// order, so members stay ascending inside each island.
 fn place_runs(
     runs: impl Iterator<Item = (i32, Range<usize>)>,
-    adr: &[i32],
-    rest: i32,
-    cursor: &mut Vec<i32>,
+    cursor: &mut [i32],
     mut place: impl FnMut(Range<usize>, Range<usize>),
 ) {
-    cursor.clear();
-    cursor.extend_from_slice(adr);
-    let mut next_rest = rest;
     for (k, members) in runs {
-        let next = if k >= 0 {
-            &mut cursor[k as usize]
-        } else {
-            &mut next_rest
-        };
-        let slots = *next as usize..*next as usize + members.len();
-        *next = slots.end as i32;
+        let first = next_slots(cursor, k, members.len());
+        let slots = first..first + members.len();
         place(members, slots);
     }
 }
