@@ -641,6 +641,7 @@ fn replay_once(
 mod tests {
     use super::*;
     use archipelago::RowType;
+    use archipelago::quotient::Quotient;
 
     fn rows_of(b: &Batch, w: usize) -> Vec<(RowType, i32, Vec<i32>)> {
         b.rows_of(w)
@@ -711,12 +712,12 @@ mod tests {
                 .policies()
                 .is_empty()
         );
-        let mut quotients: Vec<archipelago::quotient::Quotient> = seq
+        let mut quotients: Vec<Quotient> = seq
             .policies()
             .into_iter()
             .map(|(_, p)| p)
             .chain([Policy::default()])
-            .map(|p| archipelago::quotient::Quotient::new(&seq.capacity, p))
+            .map(|p| Quotient::new(&seq.capacity, p))
             .collect();
         let (mut batch, mut events) = (Batch::default(), Events::new());
         let (mut want, mut got) = (Islands::default(), Islands::default());
