@@ -8,6 +8,8 @@
     python3 tools/ab_table.py --sequences AB.md # `bench --quotient`: per shape and step
                                                 # sequence, every run's quotient device µs per
                                                 # step, reuse off / reuse on (its summary table)
+    python3 tools/ab_table.py --floor AB.md     # `bench --quotient`: per shape, every run's
+                                                # quotient step with every world unchanged (µs)
 """
 import collections
 import re
@@ -15,6 +17,7 @@ import sys
 
 steady = "--steady" in sys.argv[1:]
 sequences = "--sequences" in sys.argv[1:]
+floor = "--floor" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
 runs = collections.defaultdict(list)
@@ -37,9 +40,20 @@ for line in open(path, encoding="utf-8"):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if in_summary and len(cells) >= 6 and cells[0] not in ("shape", "") and cells[0][0] != "-":
             rest = re.search(r"(\d+)% of worlds at rest", cells[2])
-            seq = f"{rest.group(1)}% at rest" if rest else "recorded steps"
+            switch = re.search(r"(\d+)% of worlds switch equality (\d+)", cells[2])
+            if rest:
+                seq = f"{rest.group(1)}% at rest"
+            elif switch:
+                seq = f"{switch.group(1)}% switch eq {switch.group(2)}"
+            else:
+                seq = "recorded steps"
             key = (cells[0].split(" (")[0], seq)
             runs[key].append((name, order[-1][1], f"{cells[4]} / {cells[5]}"))
+        continue
+    if floor:
+        m = re.search(r"every world unchanged since its last step .*?: ([\d.]+) µs/step", line)
+        if m:
+            runs[(shape, "quotient, every world unchanged")].append((name, order[-1][1], m.group(1)))
         continue
     if steady:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
@@ -51,9 +65,9 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences or steady:
+if sequences or steady or floor:
     # One row per (shape, sequence) or (shape, mode), one column per run.
-    second = "sequence" if sequences else "mode"
+    second = "sequence" if sequences else "mode" if steady else "step"
     print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
     for (shape, what), cells in runs.items():
