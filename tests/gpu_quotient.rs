@@ -25,9 +25,13 @@ use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options,
 use archipelago::{oracle, synth};
 use invalidation::Events;
 
-fn policies() -> [Policy; 4] {
+fn policies() -> [Policy; 5] {
     [
         Policy::default(),
+        Policy {
+            eq: EqPolicy::Static,
+            ..Policy::default()
+        },
         Policy {
             eq: EqPolicy::Dynamic,
             ..Policy::default()

@@ -75,8 +75,13 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         eq: EqPolicy::Learn { after: 3 },
         ..Policy::default()
     };
+    let static_eq = Policy {
+        eq: EqPolicy::Static,
+        ..Policy::default()
+    };
+    // Every equality policy with reuse, and the default one (learned after two) without.
     let mut engines = [
-        quotient(Policy::default(), true),
+        quotient(static_eq, true),
         quotient(dynamic_eq, true),
         quotient(learn, true),
         quotient(Policy::default(), false),

@@ -6,10 +6,13 @@ The page comes from a report of kernels compiled with line tables (ARCHIPELAGO_L
         --print-source cuda,sass | gzip > page.csv.gz
     python3 tools/ncu_lines.py page.csv.gz [TOP]
 Prints the TOP lines (default 40) by samples in file and line order, then the total per file.
+Where the page has no source text (NVRTC compiles from memory, so the profiler finds no file),
+the line is read from kernels/ of this checkout: run it on the commit that was profiled.
 """
 import collections
 import csv
 import gzip
+import os
 import sys
 
 path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
@@ -33,12 +36,26 @@ with opener(path, "rt", encoding="utf-8") as f:
                 for i, h in enumerate(header):
                     if h.startswith("stall_") and "Not Issued" not in h and row[i].isdigit():
                         entry[3][h[6:]] += int(row[i])
+kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels")
+
+
+def source(fname, no, text):
+    """The page's text of the line, else the line of kernels/FNAME."""
+    if text and not text.startswith("<"):
+        return text
+    try:
+        with open(os.path.join(kernels, fname), encoding="utf-8") as f:
+            return f.read().splitlines()[no - 1].strip()[:80]
+    except (OSError, IndexError):
+        return text
+
+
 total = sum(v[0] for v in lines.values()) or 1
 print(f"total stall samples {total}")
 best = sorted(lines.items(), key=lambda kv: -kv[1][0])[:top]
 for (fname, no), (samples, inst, src, why) in sorted(best):
     reasons = ", ".join(f"{k} {v}" for k, v in why.most_common(2))
-    print(f"{fname:12s}{no:5d} {samples:6d} {100 * samples / total:5.1f}% {inst:9d}  {src}  [{reasons}]")
+    print(f"{fname:12s}{no:5d} {samples:6d} {100 * samples / total:5.1f}% {inst:9d}  {source(fname, no, src)}  [{reasons}]")
 per_file = collections.Counter()
 for (fname, _), v in lines.items():
     per_file[fname] += v[0]

@@ -4,6 +4,11 @@
 //! Contacts and joint/tendon limits are always dynamic. Equalities, friction-loss rows and
 //! rowless flex couplings are static by default; each class can be made dynamic, and so can
 //! chosen equalities — those whose `eq_active` toggles at run time, so a toggle costs no rebuild.
+//! By default an equality turns dynamic once it has been reported switched twice
+//! ([`EqPolicy::Learn`]): where nothing toggles that is the all-static quotient, and where worlds
+//! toggle it spares a host rebuild per switch (on the H200, about 2x less wall time per step
+//! with 10% of the worlds switching an equality every step, 9-11x with all of them:
+//! `benches/results/quotient-h200-session17-2026-11-30.md`).
 
 use invalidation::SourceId;
 
@@ -12,11 +17,11 @@ use crate::rows::{Input, RowType};
 /// The kind code hashed for a rowless hyperedge (MuJoCo's row codes are 0..=7).
 pub const ROWLESS_KIND: u8 = 8;
 
-/// How equality rows are classified.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// How equality rows are classified; the default is [`EqPolicy::Learn`] after
+/// [`LEARN_AFTER`] switches.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum EqPolicy {
     /// Every equality is static (a toggle of `eq_active` rebuilds that world).
-    #[default]
     Static,
     /// Every equality is dynamic (solved each step like a contact).
     Dynamic,
@@ -33,6 +38,16 @@ pub enum EqPolicy {
 
 /// Most equalities [`EqPolicy::Learn`] tracks and turns dynamic.
 pub const LEARN_MAX: usize = 256;
+
+/// Reported switches after which the default policy makes an equality dynamic: a switch off and
+/// back on, the pattern of a toggle-heavy world (a grasp's weld, a latch).
+pub const LEARN_AFTER: u32 = 2;
+
+impl Default for EqPolicy {
+    fn default() -> Self {
+        EqPolicy::Learn { after: LEARN_AFTER }
+    }
+}
 
 /// The classification policy.
 ///
@@ -56,7 +71,7 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            eq: EqPolicy::Static,
+            eq: EqPolicy::default(),
             friction_static: true,
             flex_static: true,
         }

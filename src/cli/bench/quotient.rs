@@ -590,15 +590,21 @@ pub(super) fn table(
             reused: reused as f64 / all as f64,
             toggles: (!f.policies.is_empty()).then(|| {
                 let quotient_wall = f.wall.iter().find(|(w, _)| w == "quotient");
+                let best_wall = f.best_full_wall();
                 let default = PolicyFigures {
-                    label: "equalities static",
+                    label: sequence::default_eq_label(),
                     device: f.quotient,
                     wall: quotient_wall.map_or(f64::NAN, |w| w.1),
                     direct: f.counts[3],
                 };
+                // In the table's order (static, dynamic, learned), whichever is the default.
+                let order = sequence::eq_policies().map(|(label, _)| label);
+                let mut policies: Vec<PolicyFigures> =
+                    std::iter::once(default).chain(f.policies).collect();
+                policies.sort_by_key(|p| order.iter().position(|&l| l == p.label));
                 Toggles {
-                    best_wall: f.best_full_wall(),
-                    policies: std::iter::once(default).chain(f.policies).collect(),
+                    best_wall,
+                    policies,
                 }
             }),
         });
@@ -705,7 +711,15 @@ fn toggle_summary(rows: &[Summary], out: &mut String) {
         return;
     }
     out.push_str(
-        "\n### Summary: toggle-heavy worlds, equalities static (a switch rebuilds the world's quotient on the host) against dynamic and learned (dynamic once switched twice), quotient with reuse on\n\n| shape | sequence | best full (device µs/step) | device µs/step: static / dynamic / learned | best full (median wall µs) | median wall µs: static / dynamic / learned | fastest wall |\n|---|---|---|---|---|---|---|\n",
+        "\n### Summary: toggle-heavy worlds, equalities static (a switch rebuilds the world's quotient on the host) against dynamic and learned (dynamic once switched twice), quotient with reuse on\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "The default policy: {}.\n",
+        sequence::default_eq_label()
+    );
+    out.push_str(
+        "| shape | sequence | best full (device µs/step) | device µs/step: static / dynamic / learned | best full (median wall µs) | median wall µs: static / dynamic / learned | fastest wall |\n|---|---|---|---|---|---|---|\n",
     );
     for (
         s,
@@ -834,11 +848,12 @@ mod tests {
             "{}",
             rows[1]
         );
-        let header = text
-            .lines()
-            .skip_while(|l| !l.contains("toggle-heavy"))
-            .nth(2)
-            .expect("a header");
+        let mut table = text.lines().skip_while(|l| !l.contains("toggle-heavy"));
+        assert!(
+            table.any(|l| l == "The default policy: equalities learned."),
+            "{text}"
+        );
+        let header = table.find(|l| l.starts_with("| shape")).expect("a header");
         assert_eq!(header.matches('|').count(), rows[0].matches('|').count());
     }
 }

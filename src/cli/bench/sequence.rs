@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
+use archipelago::quotient::classify::LEARN_AFTER;
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
@@ -41,8 +42,23 @@ const SHIFT: usize = 37;
 /// The equality a toggling sequence switches off and on.
 pub(super) const TOGGLED_EQ: i32 = 0;
 
-/// Reported switches before [`EqPolicy::Learn`] makes an equality dynamic, in the bench.
-const LEARN_AFTER: u32 = 2;
+/// The equality policies a toggling sequence compares, in the toggle table's order.
+pub(super) fn eq_policies() -> [(&'static str, EqPolicy); 3] {
+    [
+        ("equalities static", EqPolicy::Static),
+        ("equalities dynamic", EqPolicy::Dynamic),
+        ("equalities learned", EqPolicy::Learn { after: LEARN_AFTER }),
+    ]
+}
+
+/// The label of the default policy's equalities among [`eq_policies`].
+pub(super) fn default_eq_label() -> &'static str {
+    let default = Policy::default().eq;
+    eq_policies()
+        .into_iter()
+        .find(|(_, e)| *e == default)
+        .map_or("default policy", |(label, _)| label)
+}
 
 /// Where a sequence's steps come from.
 pub(super) enum Source {
@@ -123,26 +139,21 @@ impl Sequence {
         seq
     }
 
-    /// The quotient's contenders besides the default policy (equalities static): on a
-    /// toggling sequence, equalities dynamic and learned.
+    /// The quotient's contenders besides the default policy: on a toggling sequence, the
+    /// other equality policies of [`eq_policies`].
     pub fn policies(&self) -> Vec<(&'static str, Policy)> {
         match self.source {
-            Source::Synthetic { toggling, .. } if toggling > 0 => vec![
-                (
-                    "equalities dynamic",
-                    Policy {
-                        eq: EqPolicy::Dynamic,
+            Source::Synthetic { toggling, .. } if toggling > 0 => eq_policies()
+                .into_iter()
+                .filter(|(_, eq)| *eq != Policy::default().eq)
+                .map(|(label, eq)| {
+                    let policy = Policy {
+                        eq,
                         ..Policy::default()
-                    },
-                ),
-                (
-                    "equalities learned",
-                    Policy {
-                        eq: EqPolicy::Learn { after: LEARN_AFTER },
-                        ..Policy::default()
-                    },
-                ),
-            ],
+                    };
+                    (label, policy)
+                })
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -752,11 +763,20 @@ mod tests {
                 assert_eq!(got.first_mismatch(&want), None, "step {k}");
             }
         }
-        // Dynamic: nothing rebuilt; learned: equality 0 went dynamic after its second switch;
-        // static: every switch of a toggling world rebuilt it.
-        assert_eq!(quotients[0].counters().reported, 0);
-        assert_eq!(quotients[1].learned().collect::<Vec<_>>(), [TOGGLED_EQ]);
-        assert!(quotients[2].counters().reported >= 5 * (seq.len as u64 - 1));
+        // Static: every switch of a toggling world rebuilt it; dynamic: nothing rebuilt;
+        // learned (the default): equality 0 went dynamic after its second switch.
+        let by_eq = |eq: &EqPolicy| {
+            &quotients[seq
+                .policies()
+                .iter()
+                .position(|p| p.1.eq == *eq)
+                .unwrap_or(2)]
+        };
+        assert!(by_eq(&EqPolicy::Static).counters().reported >= 5 * (seq.len as u64 - 1));
+        assert_eq!(by_eq(&EqPolicy::Dynamic).counters().reported, 0);
+        let learned = EqPolicy::Learn { after: LEARN_AFTER };
+        assert_eq!(by_eq(&learned).learned().collect::<Vec<_>>(), [TOGGLED_EQ]);
+        assert_eq!(default_eq_label(), "equalities learned");
     }
 
     #[test]
