@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Registers and spills of each kernel, as ptxas reports them, without a GPU.
+"""Registers, spills and code size of each kernel, as ptxas reports them, without a GPU.
 
 Compiles the given CUDA sources (concatenated in order, as src/gpu/ does) with NVRTC for a real
 architecture, so that NVRTC also runs ptxas, and prints ptxas's verbose lines. Needs libnvrtc on
@@ -7,11 +7,13 @@ the loader path (tools/setup_nvrtc.sh fetches it):
 
     LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) python3 tools/kernel_regs.py kernels/common.cu kernels/quotient.cu
 
-Options: --arch sm_90 (default). Exits non-zero, with NVRTC's log, when the program does not
+Then each kernel's machine code size in bytes (its .text section in the cubin): what the
+multiprocessor's instruction caches must hold. Options: --arch sm_90 (default). Exits non-zero, with NVRTC's log, when the program does not
 compile.
 """
 import ctypes
 import pathlib
+import struct
 import sys
 
 
@@ -42,6 +44,27 @@ def main(argv):
     # Per kernel: its registers and barriers, then its stack frame and spills.
     keep = ("Function properties", "Used ", "bytes stack frame")
     print("\n".join(l.strip() for l in text.splitlines() if any(k in l for k in keep)))
+    lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+    cubin = ctypes.create_string_buffer(size.value)
+    check(lib, lib.nvrtcGetCUBIN(prog, cubin))
+    for name, nbytes in text_sections(cubin.raw):
+        print(f"code {name}: {nbytes} bytes")
+
+
+def text_sections(elf):
+    """(kernel, bytes) of every .text.<kernel> section of a 64-bit little-endian ELF."""
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+    def section(i):
+        name, _, _, _, off, size = struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize)
+        return name, off, size
+    _, stroff, _ = section(shstrndx)
+    for i in range(shnum):
+        name, _, size = section(i)
+        end = elf.index(b"\0", stroff + name)
+        full = elf[stroff + name : end].decode()
+        if full.startswith(".text."):
+            yield full[len(".text.") :], size
 
 
 def check(lib, status):
