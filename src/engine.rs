@@ -108,7 +108,8 @@ impl Mode {
 pub struct Options {
     /// The mode.
     pub mode: Mode,
-    /// Which rows the quotient treats as static.
+    /// Which rows the quotient treats as static (default: equalities, friction loss and flex
+    /// couplings, an equality turning dynamic once it has been reported switched twice).
     pub policy: Policy,
     /// Put each world's rows in canonical order before discovery (DESIGN.md §6), so that every
     /// output is bitwise identical across runs and input row orders. Steps then need the rows'
