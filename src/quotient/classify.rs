@@ -4,7 +4,7 @@
 //! Contacts and joint/tendon limits are always dynamic. Equalities, friction-loss rows and
 //! rowless flex couplings are static by default; each class can be made dynamic, and so can
 //! chosen equalities — those whose `eq_active` toggles at run time, so a toggle costs no rebuild.
-//! By default an equality turns dynamic once it has been reported switched twice
+//! By default an equality turns dynamic once it has been reported switched twice, in any worlds
 //! ([`EqPolicy::Learn`]): where nothing toggles that is the all-static quotient, and where worlds
 //! toggle it spares a host rebuild per switch (on the H200, about 2x less wall time per step
 //! with 10% of the worlds switching an equality every step, 9-11x with all of them:
@@ -27,9 +27,10 @@ pub enum EqPolicy {
     Dynamic,
     /// The listed equality ids are dynamic, the others static.
     DynamicIds(Vec<i32>),
-    /// Static until an equality's `eq_active` has been reported toggled `after` times; from then
-    /// on that equality is dynamic (one rebuild of all worlds when it switches). Up to
-    /// [`LEARN_MAX`] equalities are learned.
+    /// Static until an equality's `eq_active` has been reported toggled `after` times, counted
+    /// over all worlds (an equality that one world switches off and on, or two worlds switch,
+    /// is one that toggles at run time); from then on that equality is dynamic in every world
+    /// (one rebuild of all worlds when it switches). Up to [`LEARN_MAX`] equalities are learned.
     Learn {
         /// Reported toggles before an equality turns dynamic.
         after: u32,
