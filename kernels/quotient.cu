@@ -81,6 +81,7 @@ struct QArgs {
     // its tree- and dof-level outputs were last mapped over (0: none), then that step's
     // node -> island (Q_NODE_MAX bytes).
     unsigned long long* c_node;
+    long long* trace;                  // nworld * Q_TRACE_MARKS clock64 marks (Q_TRACE only)
     int ndynamic_eqs;
     int eq_static;
     int friction_static;
@@ -94,6 +95,31 @@ struct QArgs {
     int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
                                        // so worlds of few nodes take q_node_maps
 };
+
+// Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/
+// phase_trace.rs): compiled in only under Q_TRACE, where thread 0 stores clock64() at each
+// mark of its world. A mark after a barrier shows when the block left it; Q_END adds a barrier
+// of its own, so that the last mark waits for every warp.
+#define Q_TRACE_MARKS 10
+#ifdef Q_TRACE
+#define Q_MARK(i)                                                                                \
+    do {                                                                                         \
+        if (threadIdx.x == 0 && q.trace)                                                         \
+            q.trace[(size_t)blockIdx.x * Q_TRACE_MARKS + (i)] = clock64();                       \
+    } while (0)
+#define Q_END()                                                                                  \
+    do {                                                                                         \
+        __syncthreads();                                                                         \
+        Q_MARK(Q_TRACE_MARKS - 1);                                                               \
+    } while (0)
+#else
+#define Q_MARK(i) \
+    do {          \
+    } while (0)
+#define Q_END() \
+    do {        \
+    } while (0)
+#endif
 
 // Whether a row is static under the policy (src/quotient/classify.rs).
 __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
@@ -649,6 +675,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         }
     }
     __syncthreads();
+    Q_MARK(4);
     const int nisland = s.nisland;
     const bool same = s.same;
     for (int t = tid; t < ntree && !same; t += bd) {
@@ -683,6 +710,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         }
     }
     for (int i = nisland + tid; i < ntree && !same; i += bd) no_island(a, T + i);
+    Q_MARK(5);
     q_row_maps(a, w, nr, nisland, [&](int t) { return s.isl[tnode[t]]; }, cnt);
     return same;
 }
@@ -694,6 +722,11 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     __shared__ QNodes s_nodes;
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
+#ifdef Q_TRACE
+    if (threadIdx.x == 0 && q.trace)
+        for (int i = 1; i < Q_TRACE_MARKS; ++i) q.trace[(size_t)w * Q_TRACE_MARKS + i] = 0;
+#endif
+    Q_MARK(0);
     int *lab, *cnt;
     world_scratch(a, w, smem, &lab, &cnt);
     const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
@@ -706,6 +739,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         s_part[1] = 0;
     }
     __syncthreads();
+    Q_MARK(1);
     // The slot's counts, loaded now for the phases after the next barrier.
     const bool has_slot = slot != 0xffffffffu;
     const int nstatic_rows = has_slot ? (int)q.nstatic_rows[slot] : 0;
@@ -717,19 +751,24 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     const QSpans sp = q.reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
     if (!__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
+        Q_MARK(2);
         q_restore(a, w, nr);
         if (tid == 0) {
             q.stale[w] = 3;
             a.rounds[w] = 0;
         }
+        Q_END();
         return;
     }
+    Q_MARK(2);
     if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
     const int cached_rows = cached.x;
     int flag = 1;
     if (has_slot) {
         const int bad = q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab);
-        if (!__syncthreads_or(bad)) {
+        const int replay_bad = __syncthreads_or(bad);
+        Q_MARK(3);
+        if (!replay_bad) {
             flag = 0;
         } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
             flag = 2;
@@ -742,6 +781,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
             q.stale[w] = flag | 8 | (same ? 4 : 0);
             a.rounds[w] = 0;
         }
+        Q_END();
         return;
     }
     // The tree-level maps below leave no node-level key.
@@ -762,6 +802,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
             cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
         }
         __syncthreads();
+        Q_MARK(6);
         // The thread that copies tree t's label also checks it below: no barrier between.
         for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
     } else {
@@ -773,6 +814,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
         __syncthreads();
         jump_all(lab, ntree);
+        Q_MARK(6);
     }
     if (check) {
         for (int base = 0; base < ntree; base += bd) {
@@ -783,11 +825,14 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
     }
     __syncthreads();
+    Q_MARK(7);
     const bool same = check && q_partition_same(a, w, s_part);
     if (tid == 0) {
         q.stale[w] = flag | (same ? 4 : 0);
         a.rounds[w] = 0;
     }
+    Q_MARK(8);
     if (same) q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
     else world_maps_mirrored(a, w, lab, cnt);
+    Q_END();
 }

@@ -55,6 +55,14 @@ fn the_quotient_kernel_compiles_for_hopper() {
         Ok((ptx, _)) => assert!(ptx.contains("quotient_kernel"), "quotient_kernel missing"),
         Err(e) => panic!("{e}"),
     }
+    // With the phase marks compiled in (ARCHIPELAGO_Q_TRACE), and only then, it reads the clock.
+    let traced = format!("{}{src}", gpu::phase_trace::DEFINE);
+    let clock = |src: &str| match gpu::module::compile_cached(src, (9, 0)) {
+        Ok((ptx, _)) => ptx.contains("%clock64"),
+        Err(e) => panic!("{e}"),
+    };
+    assert!(clock(&traced));
+    assert_eq!(clock(&src), gpu::phase_trace::requested());
 }
 
 /// Eight one-dof trees; per world: equality 0 twice on {0,1}, equality 1 on {2,3}, dof friction

@@ -38,6 +38,7 @@ pub mod labelprop;
 pub mod maps;
 pub mod module;
 pub mod order;
+pub mod phase_trace;
 pub mod pinned;
 pub mod quotient;
 pub mod solver;

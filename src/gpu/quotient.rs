@@ -27,6 +27,7 @@ use cudarc::nvrtc::Ptx;
 use super::graph::StepGraph;
 use super::maps::BlockShape;
 use super::module::compile_cached;
+use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
 use super::{Gpu, cuda};
@@ -39,10 +40,16 @@ use crate::quotient::{Events, Policy, Quotient};
 use crate::rows::{Capacity, Input};
 use invalidation::GuardFinding;
 
-/// The kernel source: the shared definitions, then the quotient kernel.
+/// The kernel source: the shared definitions, then the quotient kernel (with its phase marks
+/// compiled in when [`phase_trace::requested`]).
 pub fn program_source() -> String {
+    let define = if phase_trace::requested() {
+        phase_trace::DEFINE
+    } else {
+        ""
+    };
     format!(
-        "#line 1 \"common.cu\"\n{}\n#line 1 \"quotient.cu\"\n{}\n",
+        "{define}#line 1 \"common.cu\"\n{}\n#line 1 \"quotient.cu\"\n{}\n",
         include_str!("../../kernels/common.cu"),
         include_str!("../../kernels/quotient.cu")
     )
@@ -79,6 +86,7 @@ struct QArgs {
     c_adr: u64,
     c_support: u64,
     c_node: u64,
+    trace: u64,
     ndynamic_eqs: i32,
     eq_static: i32,
     friction_static: i32,
@@ -229,6 +237,8 @@ pub struct QuotientSolver {
     cap: Capacity,
     last: StepCounts,
     node_tables: Option<NodeTables>,
+    /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
+    trace: Option<(DevBuf, PhaseTrace)>,
 }
 
 /// How the worlds of the last device step were solved.
@@ -338,6 +348,13 @@ impl QuotientSolver {
             cap,
             last: StepCounts::default(),
             node_tables: (nodes == 1).then(|| NodeTables::new(model, w)),
+            trace: match phase_trace::requested() {
+                true => Some((
+                    buf("q_trace", w * phase_trace::MARKS * 8)?,
+                    PhaseTrace::new(w),
+                )),
+                false => None,
+            },
         })
     }
 
@@ -517,9 +534,15 @@ impl QuotientSolver {
         self.bufs
             .stale
             .download(&mut self.stale[..nworld], &self.stream)?;
+        if let Some((buf, t)) = &mut self.trace {
+            buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
+        }
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
+        if let Some((_, t)) = &mut self.trace {
+            t.record(&self.stale[..nworld]);
+        }
         let mut counts = StepCounts::default();
         for w in 0..nworld {
             let flag = self.stale[w];
@@ -700,6 +723,7 @@ impl QuotientSolver {
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
             c_node: b.c_node.ptr(),
+            trace: self.trace.as_ref().map_or(0, |(buf, _)| buf.ptr()),
             ndynamic_eqs: self.eqs_on_device.len() as i32,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
@@ -722,6 +746,15 @@ impl QuotientSolver {
         unsafe {
             let block = (s.threads, s.smem);
             super::maps::launch_with(&self.kernel, grid, block, stream, &mut params, false)
+        }
+    }
+}
+
+/// Prints the phase marks' summary (`ARCHIPELAGO_Q_TRACE`) to standard error.
+impl Drop for QuotientSolver {
+    fn drop(&mut self) {
+        if let Some((_, t)) = &self.trace {
+            eprint!("{}", t.report(self.reuse, self.node_maps));
         }
     }
 }

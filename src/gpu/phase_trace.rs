@@ -1,0 +1,218 @@
+//! Where a world's time goes inside the quotient kernel: phase marks, for the people tuning it.
+//!
+//! With `ARCHIPELAGO_Q_TRACE` set when a [`QuotientSolver`](super::quotient::QuotientSolver) is
+//! built, its kernel is compiled with `Q_TRACE` (`kernels/quotient.cu`): thread 0 of each world
+//! stores `clock64()` at [`MARKS`] points of the kernel (0 the start, then after each phase's
+//! barrier, the last after a barrier of its own at the end). Each download reads the marks back
+//! and this module sums them per path the world took (its step flag: reused, replayed, masked,
+//! solved directly; rows only; node-level maps), and per step the slowest world, whose time is
+//! the kernel's. The solver prints the summary when dropped, one `QTRACE` line per path:
+//!
+//! ```text
+//! QTRACE nworld W reuse R node-maps N steps S slowest world C cycles (mean), its path: PATH K, ...
+//! QTRACE   PATH                   worlds N mean total C | 1:C 2:C 3:C ... 9:C
+//! ```
+//!
+//! A segment `k:c` is the mean cycles from the previous mark present to mark `k`; marks a path
+//! does not pass are absent. Marks: 1 the first barrier; 2 the reuse verdict; 3 the replay
+//! check and node solve; 4 the node-level head (warp 0) and its barrier; 5 the pass over trees;
+//! 6 the pull-back (or the direct solve); 7 the partition check; 8 before the tree- or
+//! row-level maps; 9 the end (every warp done). The marks are one multiprocessor's clock and
+//! add one barrier, so totals run a little above an untraced kernel's.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Marks per world (`Q_TRACE_MARKS` in `kernels/quotient.cu`).
+pub const MARKS: usize = 10;
+
+/// Whether `ARCHIPELAGO_Q_TRACE` asks for phase marks.
+pub fn requested() -> bool {
+    std::env::var_os("ARCHIPELAGO_Q_TRACE").is_some()
+}
+
+/// The define that compiles the marks in, to put before the kernel source.
+pub const DEFINE: &str = "#define Q_TRACE 1\n";
+
+/// Sums of one path's worlds.
+#[derive(Debug, Clone, Default)]
+struct PathSums {
+    worlds: u64,
+    total: u64,
+    /// Per mark: cycles from the previous mark present, and how many worlds passed it.
+    segment: [u64; MARKS],
+    passed: [u64; MARKS],
+}
+
+/// Phase marks summed over the steps of one solver.
+#[derive(Debug, Clone)]
+pub struct PhaseTrace {
+    /// The marks of the last step, `MARKS` per world, as the device wrote them.
+    pub marks: Vec<i64>,
+    paths: BTreeMap<String, PathSums>,
+    slowest: BTreeMap<String, u64>,
+    slowest_total: u64,
+    steps: u64,
+    nworld: usize,
+}
+
+impl PhaseTrace {
+    /// Room for the marks of `nworld` worlds.
+    pub fn new(nworld: usize) -> PhaseTrace {
+        PhaseTrace {
+            marks: vec![0; nworld * MARKS],
+            paths: BTreeMap::new(),
+            slowest: BTreeMap::new(),
+            slowest_total: 0,
+            steps: 0,
+            nworld,
+        }
+    }
+
+    /// Adds a step: `marks` of its first `flags.len()` worlds (in [`PhaseTrace::marks`]) and
+    /// each world's step flag (`QArgs::stale`).
+    pub fn record(&mut self, flags: &[i32]) {
+        let mut slowest: Option<(u64, String)> = None;
+        for (w, &flag) in flags.iter().enumerate() {
+            let m = &self.marks[w * MARKS..(w + 1) * MARKS];
+            let (start, end) = (m[0], m[MARKS - 1]);
+            if end <= start {
+                continue; // not reached (a world past the launch) or no clock
+            }
+            let path = path_name(flag);
+            let sums = self.paths.entry(path.clone()).or_default();
+            sums.worlds += 1;
+            let total = (end - start) as u64;
+            sums.total += total;
+            let mut prev = start;
+            for (k, &t) in m.iter().enumerate().skip(1) {
+                if t > 0 && t >= prev {
+                    sums.segment[k] += (t - prev) as u64;
+                    sums.passed[k] += 1;
+                    prev = t;
+                }
+            }
+            if slowest.as_ref().is_none_or(|(c, _)| total > *c) {
+                slowest = Some((total, path));
+            }
+        }
+        if let Some((cycles, path)) = slowest {
+            self.steps += 1;
+            self.slowest_total += cycles;
+            *self.slowest.entry(path).or_default() += 1;
+        }
+    }
+
+    /// The summary: one line for the solver, then one per path (see the module's docs).
+    pub fn report(&self, reuse: bool, node_maps: bool) -> String {
+        let mut s = String::new();
+        let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
+        let paths: Vec<String> = self
+            .slowest
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "QTRACE nworld {} reuse {reuse} node-maps {node_maps} steps {} slowest world {} cycles (mean), its path: {}",
+            self.nworld,
+            self.steps,
+            mean(self.slowest_total, self.steps),
+            paths.join(", ")
+        );
+        for (path, p) in &self.paths {
+            let segments: Vec<String> = (1..MARKS)
+                .filter(|&k| p.passed[k] > 0)
+                .map(|k| format!("{k}:{}", mean(p.segment[k], p.passed[k])))
+                .collect();
+            let _ = writeln!(
+                s,
+                "QTRACE   {path:22} worlds {} mean total {} | {}",
+                p.worlds,
+                mean(p.total, p.worlds),
+                segments.join(" ")
+            );
+        }
+        s
+    }
+}
+
+/// A world's path from its step flag: 0 replayed, 1 solved directly, 2 masked, 3 reused; | 4
+/// only the row-level outputs; | 8 the node-level maps.
+fn path_name(flag: i32) -> String {
+    let kind = ["replayed", "direct", "masked", "reused"][(flag & 3) as usize];
+    let mut name = kind.to_string();
+    if flag & 4 != 0 {
+        name.push_str(" rows-only");
+    }
+    if flag & 8 != 0 {
+        name.push_str(" node-maps");
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(marks: &[(usize, i64)]) -> [i64; MARKS] {
+        let mut m = [0; MARKS];
+        for &(k, t) in marks {
+            m[k] = t;
+        }
+        m
+    }
+
+    #[test]
+    fn segments_run_from_the_previous_mark_present_and_the_slowest_world_is_the_step() {
+        let mut trace = PhaseTrace::new(3);
+        // A reused world (marks 0, 1, 2, 9), a node-level one (0..5, 9) and an unreached one.
+        let worlds = [
+            world(&[(0, 1000), (1, 1100), (2, 1500), (9, 2000)]),
+            world(&[
+                (0, 1000),
+                (1, 1200),
+                (2, 1700),
+                (3, 3000),
+                (4, 3500),
+                (5, 4000),
+                (9, 6000),
+            ]),
+            world(&[]),
+        ];
+        for (w, m) in worlds.iter().enumerate() {
+            trace.marks[w * MARKS..(w + 1) * MARKS].copy_from_slice(m);
+        }
+        trace.record(&[3, 8 | 4, 0]);
+        trace.record(&[3, 8 | 4, 0]);
+        let report = trace.report(true, true);
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines.len(), 3, "{report}");
+        assert!(
+            lines[0].ends_with(
+                "steps 2 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].ends_with("worlds 2 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].ends_with("worlds 2 mean total 1000 | 1:100 2:400 9:500"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines[2].contains("reused "), "{}", lines[2]);
+    }
+
+    #[test]
+    fn flags_name_the_paths() {
+        assert_eq!(path_name(0), "replayed");
+        assert_eq!(path_name(3), "reused");
+        assert_eq!(path_name(2 | 8), "masked node-maps");
+        assert_eq!(path_name(1 | 4), "direct rows-only");
+    }
+}
