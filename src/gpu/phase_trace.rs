@@ -186,26 +186,12 @@ mod tests {
         trace.record(&[3, 8 | 4, 0]);
         trace.record(&[3, 8 | 4, 0]);
         let report = trace.report(true, true);
-        let lines: Vec<&str> = report.lines().collect();
-        assert_eq!(lines.len(), 3, "{report}");
-        assert!(
-            lines[0].ends_with(
-                "steps 2 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2"
-            ),
-            "{}",
-            lines[0]
-        );
-        assert!(
-            lines[1].ends_with("worlds 2 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000"),
-            "{}",
-            lines[1]
-        );
-        assert!(
-            lines[2].ends_with("worlds 2 mean total 1000 | 1:100 2:400 9:500"),
-            "{}",
-            lines[2]
-        );
-        assert!(lines[2].contains("reused "), "{}", lines[2]);
+        let want = [
+            "QTRACE nworld 3 reuse true node-maps true steps 2 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2",
+            "QTRACE   replayed rows-only node-maps worlds 2 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
+            "QTRACE   reused                 worlds 2 mean total 1000 | 1:100 2:400 9:500",
+        ];
+        assert_eq!(report.lines().collect::<Vec<_>>(), want, "{report}");
     }
 
     #[test]
