@@ -12,8 +12,8 @@
 //     couplings are static, exactly the contracted rowless hyperedges. Every thread compares
 //     its share; one __syncthreads_or decides. Replayed: parent[] over the slot's nodes in
 //     shared memory, every node with contracted rows active; the dynamic hyperedges' trees are
-//     mapped to nodes (tree_node) and min-root united; pointer jumping; each tree's label = the
-//     smallest tree of its root node. The union runs in the same phase as the comparison,
+//     mapped to nodes (tree_node) and min-root united (over at most 32 nodes, as bit sets:
+//     QBits); pointer jumping; each tree's label = the smallest tree of its root node. The union runs in the same phase as the comparison,
 //     before its verdict (a mismatch discards the labels: steps 2 and 3 start afresh), so
 //     its loads overlap the comparison's and the two share one barrier.
 //  2. Otherwise the guard with the per-node awake mask (src/quotient/guard.rs): each static
@@ -165,12 +165,52 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
     }
 }
 
+// ---- the node solve over bits, for a quotient of at most Q_NODE_MAX nodes -------------------
+//
+// A small quotient's nodes fit in a word, so the replay unites them as bit sets: each dynamic
+// hyperedge ORs the set of its nodes into each of its nodes' neighbour sets, reductions that
+// nothing waits on. Union-find would take a chain of loads and compare-and-swaps per entry,
+// contended for the few roots that every contact shares (flex_trampoline: 49 contacts, all
+// between the same two nodes). After the replay's barrier warp 0 closes the sets (Warshall's
+// algorithm, one shuffle per node) and writes the labels union-find would have left.
+#define Q_NODE_MAX 32
+
+struct QBits {
+    unsigned adj[Q_NODE_MAX]; // per node: the nodes sharing a dynamic hyperedge with it
+    unsigned touched;         // nodes in some dynamic hyperedge
+};
+
+// Hyperedge support[s0, s1) into b, over the slot's tree -> node map tn.
+__device__ __forceinline__ void q_bits_union(const Args& a, const int* tn, unsigned s0,
+                                             unsigned s1, QBits& b) {
+    unsigned m = 0;
+    for (unsigned j = s0; j < s1; ++j) m |= 1u << tn[LDG(a.support + j)];
+    if (!m) return;
+    atomicOr(&b.touched, m);
+    for (unsigned r = m; r; r &= r - 1) atomicOr(&b.adj[__ffs(r) - 1], m);
+}
+
+// Warp 0, once b is complete: lab[0, nnode) as the union-find would leave it, from the nodes
+// active before (lab >= 0, q_span): -1 for a node neither active nor touched, else the smallest
+// node of its component.
+__device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* lab) {
+    const int n = threadIdx.x;
+    const bool in = n < nnode;
+    unsigned reach = in ? b.adj[n] | 1u << n : 0u;
+    for (int k = 0; k < nnode; ++k) {
+        const unsigned rk = __shfl_sync(FULL_MASK, reach, k);
+        if (reach >> k & 1u) reach |= rk;
+    }
+    if (in) lab[n] = lab[n] >= 0 || (b.touched >> n & 1u) ? __ffs(reach) - 1 : -1;
+    __syncwarp();
+}
+
 // Step 1, after q_span and a barrier: this thread's share of "world w's static hyperedges are
 // not exactly the slot's stream" (the caller's barrier reduces it), given the slot's static
 // rows `k` and static hyperedges `nstatic` (loaded before the barrier); meanwhile `lab` receives
-// the node solve (not yet jumped).
+// the node solve (not yet jumped), or with `bits` (at most Q_NODE_MAX nodes) b receives it.
 __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                        int k, int nstatic, const int* s_span, int* lab) {
+                        int k, int nstatic, const int* s_span, int* lab, bool bits, QBits& b) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
     const size_t sn = (size_t)slot * a.ntree;
@@ -223,6 +263,10 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
         if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
         const unsigned x = hyper_index(a, w, h, nr);
         const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
+        if (bits) {
+            q_bits_union(a, tn, s0, s1, b);
+            continue;
+        }
         if (s0 >= s1) continue;
         const int f = tn[a.support[s0]];
         activate(lab, f);
@@ -541,7 +585,6 @@ __device__ void q_row_maps(const Args& a, int w, int nr, int nisland, IslandOf i
 // only the rows are mapped. Any other way of solving the world resets that key.
 // Needs every tree to own a dof block in tree order (each tree has at least one dof: Model),
 // so that a tree's idofs follow its place and an island's first dof is its smallest tree's.
-#define Q_NODE_MAX 32
 #define Q_HEAD (Q_NODE_MAX + 2)
 #define Q_CACHE_NODE (1 + Q_NODE_MAX / 8)
 
@@ -573,7 +616,8 @@ __device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
 }
 
 // Every output of world w (nr > 0 rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
-// node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier.
+// node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier, or
+// written by warp 0 itself (q_bits_labels), the one warp that reads it here.
 // Returns whether the partition was the cached step's (only the rows were mapped).
 __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot, int nr,
                             int nnode, const int* lab, int* cnt, QNodes& s) {
@@ -720,6 +764,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     __shared__ int s_span[2];
     __shared__ int s_part[2];
     __shared__ QNodes s_nodes;
+    __shared__ QBits s_bits;
     const int w = blockIdx.x;
     if (w >= a.nworld) return;
 #ifdef Q_TRACE
@@ -738,6 +783,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         s_part[0] = 0;
         s_part[1] = 0;
     }
+    if (tid <= Q_NODE_MAX) reinterpret_cast<unsigned*>(&s_bits)[tid] = 0;
     __syncthreads();
     Q_MARK(1);
     // The slot's counts, loaded now for the phases after the next barrier.
@@ -764,12 +810,16 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
     const int cached_rows = cached.x;
     int flag = 1;
+    // The replay's node solve over bits (then labelled by warp 0, below).
+    const bool bits = nnode <= Q_NODE_MAX;
     if (has_slot) {
-        const int bad = q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab);
+        const int bad =
+            q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab, bits, s_bits);
         const int replay_bad = __syncthreads_or(bad);
         Q_MARK(3);
         if (!replay_bad) {
             flag = 0;
+            if (bits && tid < 32) q_bits_labels(s_bits, nnode, lab);
         } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
             flag = 2;
         }
@@ -794,6 +844,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (flag != 1) {
         const size_t sn = (size_t)slot * ntree;
         const int* tn = q.tree_node + sn;
+        if (flag == 0 && bits) __syncthreads();  // warp 0's labels
         jump_all(lab, nnode);
         // Pull back through the map scratch, then into lab (the maps clear cnt themselves);
         // the partition check below compares the labels with the cached step's.
