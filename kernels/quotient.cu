@@ -13,9 +13,10 @@
 //     its share; one __syncthreads_or decides. Replayed: parent[] over the slot's nodes in
 //     shared memory, every node with contracted rows active; the dynamic hyperedges' trees are
 //     mapped to nodes (tree_node) and min-root united (over at most 32 nodes, as bit sets:
-//     QBits); pointer jumping; each tree's label = the smallest tree of its root node. The union runs in the same phase as the comparison,
-//     before its verdict (a mismatch discards the labels: steps 2 and 3 start afresh), so
-//     its loads overlap the comparison's and the two share one barrier.
+//     QBits); pointer jumping; each tree's label = the smallest tree of its root node. The
+//     union runs in the same phase as the comparison, before its verdict (a mismatch discards
+//     the labels: steps 2 and 3 start afresh), so its loads overlap the comparison's and the
+//     two share one barrier.
 //  2. Otherwise the guard with the per-node awake mask (src/quotient/guard.rs): each static
 //     hyperedge must lie inside one node; per node, the count and wrapping hash sum of the
 //     static hyperedges present are compared with the contracted ones: all present = active,
@@ -305,7 +306,8 @@ __device__ unsigned long long q_row_hash(int kind, int id, const int* support, u
 }
 
 // Whether hyperedge h (of nr rows) of world w is static.
-__device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, int w, int h, int nr) {
+__device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, int w, int h,
+                                               int nr) {
     if (h >= nr) return q.flex_static != 0;
     const unsigned r = a.world_rowadr[w] + (unsigned)h;
     return q_row_static(q, a.row_type[r], q.row_id[r]);
@@ -615,7 +617,7 @@ __device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
     return lo - from;
 }
 
-// Every output of world w (nr > 0 rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
+// Every output of world w (nr rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
 // node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier, or
 // written by warp 0 itself (q_bits_labels), the one warp that reads it here.
 // Returns whether the partition was the cached step's (only the rows were mapped).
@@ -644,7 +646,8 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         const unsigned long long key = cached[0];
         const int old = reinterpret_cast<const signed char*>(cached + 1)[n];
         // The node's root (lab[x] <= x along a chain: min-root unions), its island by rank.
-        int root = in ? lab[n] : -1;
+        // MuJoCo makes no islands without rows: then every node is untouched.
+        int root = in && nr > 0 ? lab[n] : -1;
         if (root >= 0)
             while (lab[root] != root) root = lab[root];
         const unsigned roots = __ballot_sync(FULL_MASK, in && root == n);
@@ -825,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         }
     }
     // A world of few nodes: every output from the nodes (no tree labels, no partition check).
-    if (flag != 1 && q.node_maps && nnode <= Q_NODE_MAX && nr > 0) {
+    if (flag != 1 && q.node_maps && nnode <= Q_NODE_MAX) {
         const bool same = q_node_maps(a, q, w, slot, nr, nnode, lab, cnt, s_nodes);
         if (tid == 0) {
             q.stale[w] = flag | 8 | (same ? 4 : 0);

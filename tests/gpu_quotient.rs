@@ -3,9 +3,9 @@
 //! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
 //! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
 //! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
-//! trees, the partition check over nodes), long random invalidation sequences of every source
-//! with and without reuse and with either maps, the generated corpus in and out of order, every
-//! committed trace with its events, and the GPU engine in every mode.
+//! trees, the partition check over nodes, worlds without rows), long random invalidation
+//! sequences of every source with and without reuse and with either maps, the generated corpus
+//! in and out of order, every committed trace with its events, and the GPU engine in every mode.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -354,8 +354,8 @@ fn nodes_world(b: &mut archipelago::BatchBuilder, x_awake: bool, split: bool, co
 #[test]
 fn node_level_maps_match_the_oracle_at_their_edges() {
     let Some(gpu) = open() else { return };
-    // 32 nodes exactly (4 of several trees, 28 of one); one world of 33 (X split) and one
-    // without rows take the tree-level maps. Dofs per tree vary, so places and idofs differ.
+    // 32 nodes exactly (4 of several trees, 28 of one); one world of 33 (X split) and an empty
+    // one (39 one-tree nodes) take the tree-level maps. Dofs per tree vary, so places and idofs differ.
     let dofnum: Vec<i32> = (0..39).map(|t| t % 3 + 1).collect();
     let model = Model::from_dofnum(&dofnum).unwrap();
     let cap = Capacity {
@@ -411,6 +411,37 @@ fn node_level_maps_match_the_oracle_at_their_edges() {
         step(&mut s, &model, &b, &events);
         let c = s.last_counts();
         assert_eq!((c.reused, c.by_nodes, c.rows_only), (0, 3, 0), "{c:?}");
+    }
+}
+
+#[test]
+fn worlds_without_rows_take_the_node_level_maps() {
+    let Some(gpu) = open() else { return };
+    // A rowless coupling joins trees 1..=6 of eight: three nodes. Without rows MuJoCo makes no
+    // islands, whatever couples the trees; with a contact the coupling's trees are one island.
+    let model = eight();
+    let batch = |rows: [bool; 4]| {
+        let mut b = Batch::builder();
+        for with in rows {
+            if with {
+                b.row(RowType::ContactPyramidal, 0, &[0, 3]);
+            }
+            b.rowless(0, &[1, 2, 3, 4, 5, 6]);
+            b.end_world();
+        }
+        b.finish()
+    };
+    let mut s = QuotientSolver::new(&gpu, four_of_eight(16, 1), &model, Policy::default()).unwrap();
+    assert!(s.node_maps());
+    let events = Events::new();
+    for rows in [
+        [false, true, false, true],
+        [true, false, true, false],
+        [false; 4],
+    ] {
+        step(&mut s, &model, &batch(rows), &events);
+        let c = s.last_counts();
+        assert_eq!((c.by_nodes + c.reused, c.direct), (4, 0), "{c:?}");
     }
 }
 
