@@ -258,9 +258,11 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
                 if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
         }
     }
-    // The dynamic hyperedges over nodes, as if the comparison will pass.
+    // The dynamic hyperedges over nodes, as if the comparison will pass: by threads counted
+    // from the block's end, so that in a large block they are not the ones whose comparison
+    // above waits on loaded loop bounds (a thread's loads wait in program order).
     const int* tn = q.tree_node + sn;
-    for (int h = tid; h < nh; h += bd) {
+    for (int h = bd - 1 - tid; h < nh; h += bd) {
         if (h < nr ? (h >= start && h < start + k) : q.flex_static) continue;
         const unsigned x = hyper_index(a, w, h, nr);
         const unsigned s0 = a.supadr[x], s1 = a.supadr[x + 1];
