@@ -494,6 +494,10 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         let mut section = format!("### {}\n{}\n\n", shape.name, describe(&shape));
         let ok = match &gpu {
             Ok(g) if args.quotient => {
+                // Each quotient solver prints its phase marks when dropped: name their shape.
+                if archipelago::gpu::phase_trace::requested() {
+                    eprintln!("QTRACE shape {name}");
+                }
                 let (ok, line) =
                     quotient::table(g, &name, &shape, &input, &reference, args, &mut section)?;
                 summaries.push(line);
