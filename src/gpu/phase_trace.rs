@@ -18,9 +18,8 @@
 //! A segment `k:c` is the mean cycles from the previous mark present to mark `k`; marks a path
 //! does not pass are absent. Marks: 1 the first barrier; 2 the reuse verdict; 3 the replay
 //! check and node solve; 4 the node-level head (warp 0) and its barrier; 5 thread 0's pass over
-//! trees (no barrier: the row maps follow at once);
-//! 6 the pull-back (or the direct solve); 7 the partition check; 8 before the tree- or
-//! row-level maps; 9 the end (every warp done). The marks are one multiprocessor's clock and
+//! trees (no barrier: the row maps follow at once); 6 the pull-back (or the direct solve); 7 the
+//! partition check; 8 before the tree- or row-level maps; 9 the end (every warp done). The marks are one multiprocessor's clock and
 //! add one barrier, so totals run a little above an untraced kernel's.
 
 use std::collections::BTreeMap;
