@@ -170,10 +170,11 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
 //
 // A small quotient's nodes fit in a word, so the replay unites them as bit sets: each dynamic
 // hyperedge ORs the set of its nodes into each of its nodes' neighbour sets, reductions that
-// nothing waits on. Union-find would take a chain of loads and compare-and-swaps per entry,
-// contended for the few roots that every contact shares (flex_trampoline: 49 contacts, all
-// between the same two nodes). After the replay's barrier warp 0 closes the sets (Warshall's
-// algorithm, one shuffle per node) and writes the labels union-find would have left.
+// nothing waits on. Union-find takes, per entry, loads and compare-and-swaps that each wait on
+// the one before: on flex_trampoline (49 contacts a world) a third of its replay phase, and
+// neither fewer operations nor shared-space ones helped (benches/results/gpu-h200-notes.md,
+// session 18). After the replay's barrier warp 0 closes the sets (Warshall's algorithm, one
+// shuffle per node) and writes the labels union-find would have left.
 #define Q_NODE_MAX 32
 
 struct QBits {
