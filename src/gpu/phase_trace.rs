@@ -22,7 +22,6 @@
 //! partition check; 8 before the tree- or row-level maps; 9 the end (every warp done). The marks are one multiprocessor's clock and
 //! add one barrier, so totals run a little above an untraced kernel's.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Marks per world (`Q_TRACE_MARKS` in `kernels/quotient.cu`).
@@ -46,13 +45,17 @@ struct PathSums {
     passed: [u64; MARKS],
 }
 
+/// Step flags a world can carry (`QArgs::stale`: two bits of kind, rows-only, node-level maps).
+const PATHS: usize = 16;
+
 /// Phase marks summed over the steps of one solver.
 #[derive(Debug, Clone)]
 pub struct PhaseTrace {
     /// The marks of the last step, `MARKS` per world, as the device wrote them.
     pub marks: Vec<i64>,
-    paths: BTreeMap<String, PathSums>,
-    slowest: BTreeMap<String, u64>,
+    /// Per step flag: its worlds' sums, and the steps whose slowest world took that path.
+    paths: [PathSums; PATHS],
+    slowest: [u64; PATHS],
     slowest_total: u64,
     steps: u64,
     nworld: usize,
@@ -63,8 +66,8 @@ impl PhaseTrace {
     pub fn new(nworld: usize) -> PhaseTrace {
         PhaseTrace {
             marks: vec![0; nworld * MARKS],
-            paths: BTreeMap::new(),
-            slowest: BTreeMap::new(),
+            paths: Default::default(),
+            slowest: [0; PATHS],
             slowest_total: 0,
             steps: 0,
             nworld,
@@ -72,17 +75,17 @@ impl PhaseTrace {
     }
 
     /// Adds a step: `marks` of its first `flags.len()` worlds (in [`PhaseTrace::marks`]) and
-    /// each world's step flag (`QArgs::stale`).
+    /// each world's step flag (`QArgs::stale`). Allocates nothing.
     pub fn record(&mut self, flags: &[i32]) {
-        let mut slowest: Option<(u64, String)> = None;
+        let mut slowest: Option<(u64, usize)> = None;
         for (w, &flag) in flags.iter().enumerate() {
             let m = &self.marks[w * MARKS..(w + 1) * MARKS];
             let (start, end) = (m[0], m[MARKS - 1]);
             if end <= start {
                 continue; // not reached (a world past the launch) or no clock
             }
-            let path = path_name(flag);
-            let sums = self.paths.entry(path.clone()).or_default();
+            let path = flag as usize % PATHS;
+            let sums = &mut self.paths[path];
             sums.worlds += 1;
             let total = (end - start) as u64;
             sums.total += total;
@@ -94,25 +97,33 @@ impl PhaseTrace {
                     prev = t;
                 }
             }
-            if slowest.as_ref().is_none_or(|(c, _)| total > *c) {
+            if slowest.is_none_or(|(c, _)| total > c) {
                 slowest = Some((total, path));
             }
         }
         if let Some((cycles, path)) = slowest {
             self.steps += 1;
             self.slowest_total += cycles;
-            *self.slowest.entry(path).or_default() += 1;
+            self.slowest[path] += 1;
         }
     }
 
-    /// The summary: one line for the solver, then one per path (see the module's docs).
+    /// The summary: one line for the solver, then one per path (see the module's docs), paths
+    /// by name.
     pub fn report(&self, reuse: bool, node_maps: bool) -> String {
         let mut s = String::new();
         let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
-        let paths: Vec<String> = self
-            .slowest
-            .iter()
-            .map(|(p, n)| format!("{p} {n}"))
+        let by_name = |taken: &dyn Fn(usize) -> bool| {
+            let mut v: Vec<(String, usize)> = (0..PATHS)
+                .filter(|&f| taken(f))
+                .map(|f| (path_name(f as i32), f))
+                .collect();
+            v.sort();
+            v
+        };
+        let paths: Vec<String> = by_name(&|f| self.slowest[f] > 0)
+            .into_iter()
+            .map(|(p, f)| format!("{p} {}", self.slowest[f]))
             .collect();
         let _ = writeln!(
             s,
@@ -122,7 +133,8 @@ impl PhaseTrace {
             mean(self.slowest_total, self.steps),
             paths.join(", ")
         );
-        for (path, p) in &self.paths {
+        for (path, f) in by_name(&|f| self.paths[f].worlds > 0) {
+            let p = &self.paths[f];
             let segments: Vec<String> = (1..MARKS)
                 .filter(|&k| p.passed[k] > 0)
                 .map(|k| format!("{k}:{}", mean(p.segment[k], p.passed[k])))
