@@ -48,13 +48,29 @@ impl BlockShape {
     /// be resident at 128 threads (from the occupancy the driver reports for `f`'s registers
     /// and shared memory) drop to 64, so that twice as many worlds are in flight.
     pub fn choose(f: &CudaFunction, cap: &Capacity, info: &DeviceInfo) -> Result<BlockShape> {
+        Self::choose_for(
+            f,
+            cap,
+            info,
+            cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge),
+        )
+    }
+
+    /// [`choose`](Self::choose) for a kernel whose widest loop over a world has `work`
+    /// iterations (the quotient's node-level maps write a tree's dofs in the tree's thread, so
+    /// their dofs do not widen it).
+    pub fn choose_for(
+        f: &CudaFunction,
+        cap: &Capacity,
+        info: &DeviceInfo,
+        work: usize,
+    ) -> Result<BlockShape> {
         let smem = if fits_smem(cap.ntree, info.smem_optin) {
             scratch_bytes(cap.ntree) as u32
         } else {
             0
         };
         Kernels::allow_smem(f, smem.max(1) as usize)?;
-        let work = cap.ntree.max(cap.nv).max(cap.njmax + cap.nedge);
         let sms = info.sm_count.max(1) as usize;
         let mut threads = match work {
             0..=256 => 128,

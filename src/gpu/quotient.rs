@@ -219,6 +219,11 @@ pub struct QuotientSolver {
     _module: Arc<CudaModule>,
     kernel: CudaFunction,
     shape: BlockShape,
+    /// The shape when every world takes the node-level maps (see `launch_shape`).
+    node_shape: BlockShape,
+    /// For the first `.0` worlds, whether every one has a slot of at most [`NODE_MAPS_MAX`]
+    /// nodes (None: the slots changed since).
+    few_nodes: Option<(usize, bool)>,
     stream: Arc<CudaStream>,
     edge_ids: Vec<i32>,
     stale: PinnedVec<i32>,
@@ -229,9 +234,9 @@ pub struct QuotientSolver {
     slots_on_device: Vec<u32>,
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
-    /// classifier's, whether unchanged worlds reuse their outputs and whether worlds of few
-    /// nodes take the node-level maps.
-    graph_key: Option<[i32; 6]>,
+    /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
+    /// nodes take the node-level maps, and the threads per block.
+    graph_key: Option<[i32; 7]>,
     reuse: bool,
     node_maps: bool,
     cap: Capacity,
@@ -278,6 +283,17 @@ impl QuotientSolver {
             .map_err(cuda("cuModuleGetFunction"))?;
         let shape = BlockShape::choose(&kernel, &cap, info)?;
         shape.prepare(&kernel)?;
+        // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
+        // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
+        // trees, 460 entries, 762 dofs). Only where each world has a multiprocessor to itself,
+        // where the block's width is only its latency; more worlds keep the rule's occupancy
+        // adjustments as measured.
+        let node_work = cap.ntree.max(cap.njmax + cap.nedge).max(cap.nsupport);
+        let node_shape = if cap.nworld <= info.sm_count as usize {
+            BlockShape::choose_for(&kernel, &cap, info, node_work)?
+        } else {
+            shape
+        };
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -335,6 +351,8 @@ impl QuotientSolver {
             _module: module,
             kernel,
             shape,
+            node_shape,
+            few_nodes: None,
             stream: gpu.stream().clone(),
             edge_ids: Vec::with_capacity(w * cap.nedge),
             stale: PinnedVec::new(ctx, w),
@@ -477,7 +495,16 @@ impl QuotientSolver {
         let input = &input.fitted(self.quotient.capacity())?;
         self.quotient.prepare(input, events)?;
         self.upload_tables()?;
-        self.upload_batch(input)
+        self.upload_batch(input)?;
+        let nworld = self.ws.nworld();
+        if self.few_nodes.is_none_or(|(n, _)| n != nworld) {
+            let t = self.quotient.cache().tables();
+            let few = t.world_slot[..nworld]
+                .iter()
+                .all(|&s| t.nnode.get(s as usize).is_some_and(|&n| n <= NODE_MAPS_MAX));
+            self.few_nodes = Some((nworld, few));
+        }
+        Ok(())
     }
 
     /// Runs the kernel on the uploaded batch by replaying its graph (captured on first use, and
@@ -491,6 +518,7 @@ impl QuotientSolver {
             c.rowless_is_static() as i32,
             self.reuse as i32,
             self.node_maps as i32,
+            self.launch_shape().threads as i32,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -639,10 +667,14 @@ impl QuotientSolver {
             let support = &t.stream_support[s * me..s * me + entries];
             b.stream_support.upload_at(s * me, support, stream)?;
         }
-        if self.slots_on_device != t.world_slot {
+        let slots_changed = self.slots_on_device != t.world_slot;
+        if slots_changed {
             b.world_slot.upload_at(0, t.world_slot, stream)?;
             self.slots_on_device.clear();
             self.slots_on_device.extend_from_slice(t.world_slot);
+        }
+        if slots_changed || !contracted.is_empty() {
+            self.few_nodes = None;
         }
         self.contracted = contracted;
         let c = self.quotient.classifier();
@@ -678,6 +710,17 @@ impl QuotientSolver {
             .edge_id
             .upload_at(0, &self.edge_ids, &self.stream)?;
         self.ws.upload(input, &self.stream)
+    }
+
+    /// The launch shape: the node-level one when every world takes the node-level maps (a
+    /// world of more nodes, or one without a slot, takes the tree-level maps, which spread
+    /// dofs over threads).
+    fn launch_shape(&self) -> BlockShape {
+        if self.node_maps() && self.few_nodes.is_some_and(|(_, few)| few) {
+            self.node_shape
+        } else {
+            self.shape
+        }
     }
 
     /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
@@ -740,7 +783,7 @@ impl QuotientSolver {
             &args as *const Args as *mut std::ffi::c_void,
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
-        let (grid, s) = ((nworld, 1, 1), self.shape);
+        let (grid, s) = ((nworld, 1, 1), self.launch_shape());
         // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
         // this solver, which outlives the launch and every graph captured from it.
         unsafe {
