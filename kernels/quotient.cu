@@ -141,9 +141,10 @@ __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
 
 // The first and last static rows of world w: per thread, per warp (shuffles), then one shared
 // atomic per warp (s_span = {first, last}, set to {nr, -1} by the caller, read after its next
-// barrier); and every node with contracted rows active in `lab`.
-__device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int* s_span,
-                       int* lab) {
+// barrier); and every node with contracted rows active in `lab`. Returns whether this thread
+// saw a static row; without `reduce` (the caller needs only that) s_span is left as it is.
+__device__ bool q_span(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int* s_span,
+                       int* lab, bool reduce) {
     const int tid = threadIdx.x, bd = blockDim.x;
     const unsigned row0 = a.world_rowadr[w];
     const size_t sn = (size_t)slot * a.ntree;
@@ -156,6 +157,7 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
             lo = min(lo, r);
             hi = max(hi, r);
         }
+    if (!reduce) return hi >= 0;
     for (int o = 16; o > 0; o >>= 1) {
         lo = min(lo, __shfl_xor_sync(FULL_MASK, lo, o));
         hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
@@ -164,6 +166,7 @@ __device__ void q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
         atomicMin(&s_span[0], lo);
         atomicMax(&s_span[1], hi);
     }
+    return hi >= 0;
 }
 
 // ---- the node solve over bits, for a quotient of at most Q_NODE_MAX nodes -------------------
@@ -797,12 +800,21 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     const int nstatic_rows = has_slot ? (int)q.nstatic_rows[slot] : 0;
     const int nstatic = has_slot ? (int)q.nstatic[slot] : 0;
     const int nnode = has_slot ? (int)q.nnode[slot] : 0;
-    if (has_slot) q_span(a, q, w, slot, nr, s_span, lab);
+    // The replay's node solve over bits (then labelled by warp 0, below).
+    const bool bits = nnode <= Q_NODE_MAX;
+    // Without reuse, a slot with no static rows and a union over bits needs no barrier before
+    // the replay: any static row is then a mismatch (no span to reduce), and the bit-set union
+    // does not read lab (warp 0 does, after the replay's barrier). The span's loads still go
+    // first: only its reduction waits for the slot's counts.
+    const bool span_in_replay = !q.reuse && has_slot && nstatic_rows == 0 && bits;
+    const bool saw_static =
+        has_slot && q_span(a, q, w, slot, nr, s_span, lab, !span_in_replay);
     // The cached step's counts (rows -1: nothing cached), read before this step replaces them.
     const int4 cached = q.reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
     const QSpans sp = q.reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
-    if (!__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
+    if (!span_in_replay &&
+        !__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
         Q_MARK(2);
         q_restore(a, w, nr);
         if (tid == 0) {
@@ -816,11 +828,10 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
     const int cached_rows = cached.x;
     int flag = 1;
-    // The replay's node solve over bits (then labelled by warp 0, below).
-    const bool bits = nnode <= Q_NODE_MAX;
     if (has_slot) {
         const int bad =
-            q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab, bits, s_bits);
+            q_replay(a, q, w, slot, nr, nh, nstatic_rows, nstatic, s_span, lab, bits, s_bits) |
+            (span_in_replay && saw_static);
         const int replay_bad = __syncthreads_or(bad);
         Q_MARK(3);
         if (!replay_bad) {
