@@ -3,9 +3,10 @@
 //! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
 //! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
 //! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
-//! trees, the partition check over nodes, worlds without rows), long random invalidation
-//! sequences of every source with and without reuse and with either maps, the generated corpus
-//! in and out of order, every committed trace with its events, and the GPU engine in every mode.
+//! trees, the partition check over nodes, worlds without rows, the scratch in global memory),
+//! long random invalidation sequences of every source with and without reuse and with either
+//! maps, the generated corpus in and out of order, every committed trace with its events, and
+//! the GPU engine in every mode.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -442,6 +443,54 @@ fn worlds_without_rows_take_the_node_level_maps() {
         step(&mut s, &model, &batch(rows), &events);
         let c = s.last_counts();
         assert_eq!((c.by_nodes + c.reused, c.direct), (4, 0), "{c:?}");
+    }
+}
+
+#[test]
+fn node_level_maps_with_the_scratch_in_global_memory() {
+    let Some(gpu) = open() else { return };
+    // 9,000 trees: 28 bytes of scratch each is more than a block's shared memory (227 KiB on
+    // the H200), so the per-world scratch is in global memory. Two rowless couplings make two
+    // interleaved nodes of many trees (the even trees below 8,000; the odd ones and 8,000 to
+    // 8,989), ten trees stay alone: 12 nodes. Contacts join them or not.
+    let ntree = 9000;
+    let model = Model::from_dofnum(&vec![1; ntree]).unwrap();
+    let cap = Capacity {
+        nworld: 3,
+        ntree,
+        nv: ntree,
+        njmax: 8,
+        nsupport: 2 * ntree,
+        nedge: 2,
+    };
+    let first: Vec<i32> = (0..8000).step_by(2).collect();
+    let second: Vec<i32> = (1..8000).step_by(2).chain(8000..8990).collect();
+    let batch = |contacts: [&[&[i32]]; 3]| {
+        let mut b = Batch::builder();
+        for c in contacts {
+            for (k, &s) in c.iter().enumerate() {
+                b.row(RowType::ContactPyramidal, k as i32, s);
+            }
+            b.rowless(0, &first);
+            b.rowless(1, &second);
+            b.end_world();
+        }
+        b.finish()
+    };
+    for reuse in [false, true] {
+        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        s.set_reuse(reuse).unwrap();
+        assert!(s.node_maps());
+        let events = Events::new();
+        for contacts in [
+            [&[&[3999, 4000][..], &[8999]][..], &[&[1, 8998]], &[]],
+            [&[&[8999]], &[&[1, 8998], &[4002, 8999]], &[&[7, 4001]]],
+            [&[&[3999, 4000], &[8999]], &[&[1, 8998]], &[]],
+        ] {
+            step(&mut s, &model, &batch(contacts), &events);
+            let c = s.last_counts();
+            assert_eq!((c.by_nodes + c.reused, c.direct), (3, 0), "{c:?}");
+        }
     }
 }
 
