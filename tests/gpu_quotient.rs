@@ -115,6 +115,20 @@ fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
     assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
 }
 
+/// [`step`], then: each of the `nworld` worlds took the node-level maps or kept its outputs,
+/// none was solved directly.
+fn step_by_nodes(
+    s: &mut QuotientSolver,
+    model: &Model,
+    batch: &Batch,
+    events: &Events,
+    nworld: usize,
+) {
+    step(s, model, batch, events);
+    let c = s.last_counts();
+    assert_eq!((c.by_nodes + c.reused, c.direct), (nworld, 0), "{c:?}");
+}
+
 #[test]
 fn sleeping_components_are_masked_on_the_device() {
     let Some(gpu) = open() else { return };
@@ -440,9 +454,7 @@ fn worlds_without_rows_take_the_node_level_maps() {
         [true, false, true, false],
         [false; 4],
     ] {
-        step(&mut s, &model, &batch(rows), &events);
-        let c = s.last_counts();
-        assert_eq!((c.by_nodes + c.reused, c.direct), (4, 0), "{c:?}");
+        step_by_nodes(&mut s, &model, &batch(rows), &events, 4);
     }
 }
 
@@ -487,9 +499,7 @@ fn node_level_maps_with_the_scratch_in_global_memory() {
             [&[&[8999]], &[&[1, 8998], &[4002, 8999]], &[&[7, 4001]]],
             [&[&[3999, 4000], &[8999]], &[&[1, 8998]], &[]],
         ] {
-            step(&mut s, &model, &batch(contacts), &events);
-            let c = s.last_counts();
-            assert_eq!((c.by_nodes + c.reused, c.direct), (3, 0), "{c:?}");
+            step_by_nodes(&mut s, &model, &batch(contacts), &events, 3);
         }
     }
 }
