@@ -1,5 +1,6 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
-// the same launch. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
+// the same launch: quotient_kernel, or quotient_few_kernel (the same, with the rare paths out
+// of line) for a batch whose every world has a slot of few nodes. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
 // uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
 // world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
 // partial reuse and the node-level maps row_mirror_of, row_islands, row_scatter,
@@ -321,8 +322,8 @@ __device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, in
 
 // Step 2: the guard with the awake mask, then the node solve. Returns 1 (block-uniform) when
 // the quotient does not fit this step's static hyperedges; then `lab` holds garbage.
-__device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                              int* lab, int* cnt) {
+__device__ __forceinline__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slot,
+                                              int nr, int nh, int* lab, int* cnt) {
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
     const size_t sn = (size_t)slot * ntree;
     const int nnode = (int)q.nnode[slot];
@@ -390,6 +391,13 @@ __device__ int q_solve_masked(const Args& a, const QArgs& q, int w, unsigned slo
         }
     }
     return __syncthreads_or(bad);
+}
+
+// q_solve_masked out of line, for quotient_few_kernel (see there).
+__device__ __noinline__ int q_solve_masked_cold(const Args& a, const QArgs& q, int w,
+                                                unsigned slot, int nr, int nh, int* lab,
+                                                int* cnt) {
+    return q_solve_masked(a, q, w, slot, nr, nh, lab, cnt);
 }
 
 // Where world w's hyperedges lie: its first row r0, the support entries of its rows (from
@@ -768,7 +776,76 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     return same;
 }
 
-extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs q) {
+// The tree-level path of world w (flag: 0 replayed, 1 solved directly, 2 masked): a slot of
+// more than Q_NODE_MAX nodes, a world without a slot, or a stale one.
+__device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int w, unsigned slot,
+                                             int nr, int nh, int nnode, int flag, bool bits,
+                                             int cached_rows, int* lab, int* cnt, int* s_part) {
+    const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
+    // The tree-level maps below leave no node-level key.
+    if (tid == 0) q.c_node[(size_t)w * Q_CACHE_NODE] = 0;
+    // Partial reuse is tried when the cached step had rows and so has this one.
+    const bool check = nr > 0 && cached_rows > 0;
+    const size_t T = (size_t)w * ntree;
+    int* isl = cnt;
+    int diff = 0, roots = 0;
+    if (flag != 1) {
+        const size_t sn = (size_t)slot * ntree;
+        const int* tn = q.tree_node + sn;
+        if (flag == 0 && bits) __syncthreads();  // warp 0's labels
+        jump_all(lab, nnode);
+        // Pull back through the map scratch, then into lab (the maps clear cnt themselves);
+        // the partition check below compares the labels with the cached step's.
+        for (int t = tid; t < ntree; t += bd) {
+            const int r = lab[tn[t]];
+            cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
+        }
+        __syncthreads();
+        Q_MARK(6);
+        // The thread that copies tree t's label also checks it below: no barrier between.
+        for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
+    } else {
+        for (int t = tid; t < ntree; t += bd) lab[t] = -1;
+        __syncthreads();
+        for (int h = tid; h < nh; h += bd) {
+            const unsigned x = hyper_index(a, w, h, nr);
+            union_support(lab, a.support, a.supadr[x], a.supadr[x + 1]);
+        }
+        __syncthreads();
+        jump_all(lab, ntree);
+        Q_MARK(6);
+    }
+    if (check) {
+        for (int base = 0; base < ntree; base += bd) {
+            const int t = base + tid;
+            if (t < ntree) q_partition_tree(a, T, t, lab[t], isl, cnt, &diff, &roots);
+            q_partition_note(diff, roots, s_part);
+            diff = roots = 0;
+        }
+    }
+    __syncthreads();
+    Q_MARK(7);
+    const bool same = check && q_partition_same(a, w, s_part);
+    if (tid == 0) {
+        q.stale[w] = flag | (same ? 4 : 0);
+        a.rounds[w] = 0;
+    }
+    Q_MARK(8);
+    if (same) q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
+    else world_maps_mirrored(a, w, lab, cnt);
+}
+
+// q_tree_level out of line, for quotient_few_kernel (see there).
+__device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, int w,
+                                               unsigned slot, int nr, int nh, int nnode, int flag,
+                                               bool bits, int cached_rows, int* lab, int* cnt,
+                                               int* s_part) {
+    q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
+}
+
+// One world per block (blockIdx.x). FEW: quotient_few_kernel's body, below.
+template <bool FEW>
+__device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
     __shared__ int s_part[2];
@@ -783,7 +860,7 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
     Q_MARK(0);
     int *lab, *cnt;
     world_scratch(a, w, smem, &lab, &cnt);
-    const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
+    const int tid = threadIdx.x;
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     const unsigned slot = q.world_slot[w];
     if (tid == 0) {
@@ -837,7 +914,8 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         if (!replay_bad) {
             flag = 0;
             if (bits && tid < 32) q_bits_labels(s_bits, nnode, lab);
-        } else if (!q_solve_masked(a, q, w, slot, nr, nh, lab, cnt)) {
+        } else if (!(FEW ? q_solve_masked_cold(a, q, w, slot, nr, nh, lab, cnt)
+                         : q_solve_masked(a, q, w, slot, nr, nh, lab, cnt))) {
             flag = 2;
         }
     }
@@ -851,56 +929,27 @@ extern "C" __global__ void __launch_bounds__(1024) quotient_kernel(Args a, QArgs
         Q_END();
         return;
     }
-    // The tree-level maps below leave no node-level key.
-    if (tid == 0) q.c_node[(size_t)w * Q_CACHE_NODE] = 0;
-    // Partial reuse is tried when the cached step had rows and so has this one.
-    const bool check = nr > 0 && cached_rows > 0;
-    const size_t T = (size_t)w * ntree;
-    int* isl = cnt;
-    int diff = 0, roots = 0;
-    if (flag != 1) {
-        const size_t sn = (size_t)slot * ntree;
-        const int* tn = q.tree_node + sn;
-        if (flag == 0 && bits) __syncthreads();  // warp 0's labels
-        jump_all(lab, nnode);
-        // Pull back through the map scratch, then into lab (the maps clear cnt themselves);
-        // the partition check below compares the labels with the cached step's.
-        for (int t = tid; t < ntree; t += bd) {
-            const int r = lab[tn[t]];
-            cnt[t] = r < 0 ? -1 : q.node_mintree[sn + r];
-        }
-        __syncthreads();
-        Q_MARK(6);
-        // The thread that copies tree t's label also checks it below: no barrier between.
-        for (int t = tid; t < ntree; t += bd) lab[t] = cnt[t];
-    } else {
-        for (int t = tid; t < ntree; t += bd) lab[t] = -1;
-        __syncthreads();
-        for (int h = tid; h < nh; h += bd) {
-            const unsigned x = hyper_index(a, w, h, nr);
-            union_support(lab, a.support, a.supadr[x], a.supadr[x + 1]);
-        }
-        __syncthreads();
-        jump_all(lab, ntree);
-        Q_MARK(6);
-    }
-    if (check) {
-        for (int base = 0; base < ntree; base += bd) {
-            const int t = base + tid;
-            if (t < ntree) q_partition_tree(a, T, t, lab[t], isl, cnt, &diff, &roots);
-            q_partition_note(diff, roots, s_part);
-            diff = roots = 0;
-        }
-    }
-    __syncthreads();
-    Q_MARK(7);
-    const bool same = check && q_partition_same(a, w, s_part);
-    if (tid == 0) {
-        q.stale[w] = flag | (same ? 4 : 0);
-        a.rounds[w] = 0;
-    }
-    Q_MARK(8);
-    if (same) q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
-    else world_maps_mirrored(a, w, lab, cnt);
+    if constexpr (FEW)
+        q_tree_level_cold(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
+    else
+        q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
     Q_END();
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+    quotient_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    q_world<false>(a, q);
+}
+
+// The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
+// knows: src/gpu/quotient.rs), where the masked solve and the tree-level path run only for a
+// world whose quotient went stale or partly asleep. Those two are then called out of line, so
+// that the path such worlds take is one compact stretch of code: with them inline it was
+// spread over 200 KB of machine code, and on steps with new rows (a world's path changes from
+// step to step) the instruction fetches cost 1,024-world shapes about a tenth of their time
+// (benches/results/gpu-h200-notes.md, session 20). Out of line they read the arguments through
+// generic pointers: the tree-level path so called is 15-20% slower, hence the two kernels.
+extern "C" __global__ void __launch_bounds__(1024)
+    quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    q_world<true>(a, q);
 }

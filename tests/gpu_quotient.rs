@@ -46,14 +46,18 @@ fn policies() -> [Policy; 5] {
 }
 
 #[test]
-fn the_quotient_kernel_compiles_for_hopper() {
+fn the_quotient_kernels_compile_for_hopper() {
     if !gpu::nvrtc_present() {
         println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
     let src = gpu::quotient::program_source();
     match gpu::module::compile_cached(&src, (9, 0)) {
-        Ok((ptx, _)) => assert!(ptx.contains("quotient_kernel"), "quotient_kernel missing"),
+        Ok((ptx, _)) => {
+            for k in ["quotient_kernel", "quotient_few_kernel"] {
+                assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
+            }
+        }
         Err(e) => panic!("{e}"),
     }
     // With the phase marks compiled in (ARCHIPELAGO_Q_TRACE), and only then, it reads the clock.

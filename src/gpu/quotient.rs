@@ -218,6 +218,9 @@ pub struct QuotientSolver {
     bufs: QBufs,
     _module: Arc<CudaModule>,
     kernel: CudaFunction,
+    /// The same kernel with its rare paths out of line, for a batch whose every world takes
+    /// the node-level maps (see `few_launch`).
+    few_kernel: CudaFunction,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -235,8 +238,8 @@ pub struct QuotientSolver {
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
-    /// nodes take the node-level maps, and the threads per block.
-    graph_key: Option<[i32; 7]>,
+    /// nodes take the node-level maps, the threads per block and which kernel.
+    graph_key: Option<[i32; 8]>,
     reuse: bool,
     node_maps: bool,
     cap: Capacity,
@@ -281,6 +284,9 @@ impl QuotientSolver {
         let kernel = module
             .load_function("quotient_kernel")
             .map_err(cuda("cuModuleGetFunction"))?;
+        let few_kernel = module
+            .load_function("quotient_few_kernel")
+            .map_err(cuda("cuModuleGetFunction"))?;
         let shape = BlockShape::choose(&kernel, &cap, info)?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
@@ -294,6 +300,7 @@ impl QuotientSolver {
         } else {
             shape
         };
+        node_shape.prepare(&few_kernel)?;
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -350,6 +357,7 @@ impl QuotientSolver {
             bufs,
             _module: module,
             kernel,
+            few_kernel,
             shape,
             node_shape,
             few_nodes: None,
@@ -519,6 +527,7 @@ impl QuotientSolver {
             self.reuse as i32,
             self.node_maps as i32,
             self.launch_shape().threads as i32,
+            self.few_launch() as i32,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -712,11 +721,16 @@ impl QuotientSolver {
         self.ws.upload(input, &self.stream)
     }
 
-    /// The launch shape: the node-level one when every world takes the node-level maps (a
-    /// world of more nodes, or one without a slot, takes the tree-level maps, which spread
-    /// dofs over threads).
+    /// Whether every world takes the node-level maps (a world of more nodes, or one without
+    /// a slot, takes the tree-level maps, which spread dofs over threads): then the launch
+    /// takes the node-level shape and `quotient_few_kernel`.
+    fn few_launch(&self) -> bool {
+        self.node_maps() && self.few_nodes.is_some_and(|(_, few)| few)
+    }
+
+    /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch).
     fn launch_shape(&self) -> BlockShape {
-        if self.node_maps() && self.few_nodes.is_some_and(|(_, few)| few) {
+        if self.few_launch() {
             self.node_shape
         } else {
             self.shape
@@ -784,11 +798,16 @@ impl QuotientSolver {
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
         let (grid, s) = ((nworld, 1, 1), self.launch_shape());
-        // SAFETY: the kernel takes exactly (Args, QArgs) by value; every pointer is a buffer of
-        // this solver, which outlives the launch and every graph captured from it.
+        let kernel = if self.few_launch() {
+            &self.few_kernel
+        } else {
+            &self.kernel
+        };
+        // SAFETY: either kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
+        // of this solver, which outlives the launch and every graph captured from it.
         unsafe {
             let block = (s.threads, s.smem);
-            super::maps::launch_with(&self.kernel, grid, block, stream, &mut params, false)
+            super::maps::launch_with(kernel, grid, block, stream, &mut params, false)
         }
     }
 }
