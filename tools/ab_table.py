@@ -10,6 +10,8 @@
                                                 # step, reuse off / reuse on (its summary table)
     python3 tools/ab_table.py --floor AB.md     # `bench --quotient`: per shape, every run's
                                                 # quotient step with every world unchanged (µs)
+    python3 tools/ab_table.py --back AB.md      # `bench --quotient`: per shape and mode, every
+                                                # run's device µs per step back to back
 """
 import collections
 import re
@@ -18,6 +20,7 @@ import sys
 steady = "--steady" in sys.argv[1:]
 sequences = "--sequences" in sys.argv[1:]
 floor = "--floor" in sys.argv[1:]
+back = "--back" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
 runs = collections.defaultdict(list)
@@ -55,6 +58,12 @@ for line in open(path, encoding="utf-8"):
         if m:
             runs[(shape, "quotient, every world unchanged")].append((name, order[-1][1], m.group(1)))
         continue
+    if back:
+        # | mode | construct ms | device µs/step | wall µs/step | equals CPU | back to back |
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| ([\d.]+) \|", line)
+        if m:
+            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
+        continue
     if steady:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
         m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| ([\d.]+) \| [\d.]+ \| \w+ \|", line)
@@ -65,9 +74,9 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences or steady or floor:
+if sequences or steady or floor or back:
     # One row per (shape, sequence) or (shape, mode), one column per run.
-    second = "sequence" if sequences else "mode" if steady else "step"
+    second = "sequence" if sequences else "mode" if steady or back else "step"
     print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
     for (shape, what), cells in runs.items():

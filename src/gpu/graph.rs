@@ -115,3 +115,30 @@ pub fn time_replays_us(
     }
     Ok(times)
 }
+
+/// Device time per call of `n` calls of `replay` enqueued back to back between one pair of CUDA
+/// events, in microseconds, after `warmup` untimed calls: a step's cost in a loop that does
+/// not wait for each step, where each launch's overhead overlaps the step before it (a
+/// [`time_replays_us`] figure also holds the launch and the events around it).
+pub fn time_back_to_back_us(
+    ctx: &Arc<cudarc::driver::CudaContext>,
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    n: usize,
+    mut replay: impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    for _ in 0..warmup {
+        replay()?;
+    }
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
+    let n = n.max(1);
+    start.record(stream).map_err(cuda("cuEventRecord"))?;
+    for _ in 0..n {
+        replay()?;
+    }
+    end.record(stream).map_err(cuda("cuEventRecord"))?;
+    let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
+    Ok(ms as f64 * 1000.0 / n as f64)
+}

@@ -619,6 +619,13 @@ impl QuotientSolver {
         super::graph::time_replays_us(&ctx, &stream, warmup, n, || self.replay())
     }
 
+    /// Device time per replay of `n` graph replays of the uploaded batch enqueued back to back
+    /// between one pair of CUDA events, in microseconds (after `warmup` untimed replays).
+    pub fn time_back_to_back(&mut self, warmup: usize, n: usize) -> Result<f64> {
+        let (ctx, stream) = (self.ws.ctx().clone(), self.stream.clone());
+        super::graph::time_back_to_back_us(&ctx, &stream, warmup, n, || self.replay())
+    }
+
     /// Mirrors the slots contracted since the last step, the world → slot map and the policy.
     fn upload_tables(&mut self) -> Result<()> {
         let stream = &self.stream;
