@@ -617,6 +617,7 @@ struct QNodes {
     int dof0[Q_NODE_MAX + 1];        // per group: its first place in map_idof2dof
     int nisland;
     int same;                        // the partition is the cached step's
+    int pad_to;                      // island places to fill with -1: [nisland, pad_to)
 };
 
 // Elements of the ascending v[lo, hi) below x.
@@ -659,6 +660,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             (unsigned long long)(unsigned)hg.x | ((unsigned long long)(unsigned)hg.y << 32);
         const unsigned long long key = cached[0];
         const int old = reinterpret_cast<const signed char*>(cached + 1)[n];
+        const int old_nisland = a.nisland[w];
         // The node's root (lab[x] <= x along a chain: min-root unions), its island by rank.
         // MuJoCo makes no islands without rows: then every node is untouched.
         int root = in && nr > 0 ? lab[n] : -1;
@@ -731,6 +733,10 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
                 a.nisland[w] = nisland;
                 a.nidof[w] = tot.y;
                 cached[0] = gen;
+                // Places past the islands hold -1 after every mapping of this kernel, so
+                // after a node-level one (a key) only those of its islands that are gone need
+                // it; without a key (none yet, or tree-level maps, which fill every place) all.
+                s.pad_to = key != 0 ? max(old_nisland, nisland) : ntree;
             }
             reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
         }
@@ -770,7 +776,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             a.map_idof2dof[D + first + j] = d0 + j;
         }
     }
-    for (int i = nisland + tid; i < ntree && !same; i += bd) no_island(a, T + i);
+    for (int i = nisland + tid; i < s.pad_to && !same; i += bd) no_island(a, T + i);
     Q_MARK(5);
     q_row_maps(a, w, nr, nisland, [&](int t) { return s.isl[tnode[t]]; }, cnt);
     return same;
