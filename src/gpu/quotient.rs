@@ -17,7 +17,10 @@
 //! allocated per step.
 //!
 //! The kernel is compiled as its own NVRTC program (common.cu + quotient.cu), so a problem in it
-//! never affects the other GPU modes.
+//! never affects the other GPU modes. It has two entry points of one body: `quotient_kernel`,
+//! and `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
+//! the masked solve and the tree-level path (there only for stale or partly asleep worlds)
+//! called out of line, so that the common path is compact machine code.
 
 use std::sync::Arc;
 
