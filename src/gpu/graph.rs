@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaGraph, CudaStream, sys};
+use cudarc::driver::{CudaContext, CudaEvent, CudaGraph, CudaStream, sys};
 
 use super::cuda;
 use crate::error::Result;
@@ -63,6 +63,34 @@ pub fn capture(
     Ok(graph)
 }
 
+/// Two CUDA events that time what is enqueued between them.
+struct EventPair {
+    start: CudaEvent,
+    end: CudaEvent,
+}
+
+impl EventPair {
+    fn new(ctx: &Arc<CudaContext>) -> Result<EventPair> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        Ok(EventPair {
+            start: ctx.new_event(flags).map_err(cuda("cuEventCreate"))?,
+            end: ctx.new_event(flags).map_err(cuda("cuEventCreate"))?,
+        })
+    }
+
+    /// Device time of what `enqueue` puts on `stream`, in microseconds (waits for it).
+    fn time_us(&self, stream: &CudaStream, enqueue: impl FnOnce() -> Result<()>) -> Result<f64> {
+        self.start.record(stream).map_err(cuda("cuEventRecord"))?;
+        enqueue()?;
+        self.end.record(stream).map_err(cuda("cuEventRecord"))?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(cuda("cuEventElapsedTime"))?;
+        Ok(ms as f64 * 1000.0)
+    }
+}
+
 /// Median device time (µs, CUDA events) of replaying a graph of one empty kernel: the launch
 /// floor under every mode's figure.
 pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
@@ -72,20 +100,9 @@ pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
     let graph = capture(&stream, |s| {
         super::maps::launch(&k.noop, (1, 1, 1), 32, 0, &args, s)
     })?;
-    let ctx = gpu.ctx();
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-    let mut times = Vec::with_capacity(reps);
-    for i in 0..reps + 3 {
-        start.record(&stream).map_err(cuda("cuEventRecord"))?;
-        graph.launch().map_err(cuda("cuGraphLaunch"))?;
-        end.record(&stream).map_err(cuda("cuEventRecord"))?;
-        let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-        if i >= 3 {
-            times.push(ms as f64 * 1000.0);
-        }
-    }
+    let mut times = time_replays_us(gpu.ctx(), &stream, 3, reps, || {
+        graph.launch().map_err(cuda("cuGraphLaunch"))
+    })?;
     times.sort_by(f64::total_cmp);
     Ok(times.get(times.len() / 2).copied().unwrap_or(f64::NAN))
 }
@@ -93,7 +110,7 @@ pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
 /// Device time of `n` calls of `replay` on `stream`, each between two CUDA events, in
 /// microseconds, after `warmup` untimed calls.
 pub fn time_replays_us(
-    ctx: &Arc<cudarc::driver::CudaContext>,
+    ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     warmup: usize,
     n: usize,
@@ -102,18 +119,10 @@ pub fn time_replays_us(
     for _ in 0..warmup {
         replay()?;
     }
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        start.record(stream).map_err(cuda("cuEventRecord"))?;
-        replay()?;
-        end.record(stream).map_err(cuda("cuEventRecord"))?;
-        let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-        times.push(ms as f64 * 1000.0);
-    }
-    Ok(times)
+    let events = EventPair::new(ctx)?;
+    (0..n)
+        .map(|_| events.time_us(stream, &mut replay))
+        .collect()
 }
 
 /// Device time per call of `n` calls of `replay` enqueued back to back between one pair of CUDA
@@ -121,7 +130,7 @@ pub fn time_replays_us(
 /// not wait for each step, where each launch's overhead overlaps the step before it (a
 /// [`time_replays_us`] figure also holds the launch and the events around it).
 pub fn time_back_to_back_us(
-    ctx: &Arc<cudarc::driver::CudaContext>,
+    ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     warmup: usize,
     n: usize,
@@ -130,15 +139,7 @@ pub fn time_back_to_back_us(
     for _ in 0..warmup {
         replay()?;
     }
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
-    let end = ctx.new_event(flags).map_err(cuda("cuEventCreate"))?;
     let n = n.max(1);
-    start.record(stream).map_err(cuda("cuEventRecord"))?;
-    for _ in 0..n {
-        replay()?;
-    }
-    end.record(stream).map_err(cuda("cuEventRecord"))?;
-    let ms = start.elapsed_ms(&end).map_err(cuda("cuEventElapsedTime"))?;
-    Ok(ms as f64 * 1000.0 / n as f64)
+    let us = EventPair::new(ctx)?.time_us(stream, || (0..n).try_for_each(|_| replay()))?;
+    Ok(us / n as f64)
 }
