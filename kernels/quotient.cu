@@ -1,10 +1,11 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
 // the same launch: quotient_kernel, or quotient_few_kernel (the same, with the rare paths out
-// of line) for a batch whose every world has a slot of few nodes. Compiled as its own NVRTC program after common.cu (src/gpu/quotient.rs); it
-// uses only these of common.cu: FULL_MASK, Args, world_nrow, world_nhyper, hyper_index,
-// world_scratch, activate, unite, union_support, jump_all, world_maps_mirrored, and for
-// partial reuse and the node-level maps row_mirror_of, row_islands, row_scatter,
-// block_scatter_pays, block_exscan3, warp_exscan3, I3, BlockGroup, no_island.
+// of line) for a batch whose every world has a slot of few nodes. Compiled as its own NVRTC
+// program after common.cu (src/gpu/quotient.rs); it uses only these of common.cu: FULL_MASK,
+// Args, world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
+// jump_all, world_maps_mirrored, and for partial reuse and the node-level maps row_mirror_of,
+// row_islands, row_scatter, block_scatter_pays, block_exscan3, warp_exscan3, I3, BlockGroup,
+// no_island.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
@@ -950,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(1024)
 // The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
 // knows: src/gpu/quotient.rs), where the masked solve and the tree-level path run only for a
 // world whose quotient went stale or partly asleep. Those two are then called out of line, so
-// that the path such worlds take is one compact stretch of code: with them inline it was
-// spread over 200 KB of machine code, and on steps with new rows (a world's path changes from
-// step to step) the instruction fetches cost 1,024-world shapes about a tenth of their time
-// (benches/results/gpu-h200-notes.md, session 20). Out of line they read the arguments through
-// generic pointers: the tree-level path so called is 15-20% slower, hence the two kernels.
+// that the path such worlds take is one compact stretch of code instead of lying within 200 KB
+// of machine code: on sequences with new rows every step mechanism-90% and cloth-99% ran 1-5
+// µs (of 21-28) faster, steady steps even (benches/results/gpu-h200-notes.md, session 20).
+// Out of line they read the arguments through generic pointers: the tree-level path so called
+// is 15-20% slower, hence the two kernels.
 extern "C" __global__ void __launch_bounds__(1024)
     quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<true>(a, q);
