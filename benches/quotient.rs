@@ -299,7 +299,8 @@ fn gpu(c: &mut Criterion) {
 
 /// Reuse of unchanged worlds: steps in which `rest` of the worlds emit the rows of their last
 /// step again and the others get new contacts (two batches that differ in their contacts,
-/// alternated per moving world), the quotient with and without reuse against `dsu`.
+/// alternated per moving world), the quotient with and without reuse (and with reuse but
+/// without its same-partition path) against `dsu`.
 fn reuse(c: &mut Criterion) {
     let mut g = group(c);
     for shape in &SHAPES {
@@ -326,11 +327,18 @@ fn reuse(c: &mut Criterion) {
                 .collect();
             let none = Events::new();
             let mut out = Islands::default();
-            for on in [false, true] {
+            // Reuse off, on, and on without the same-partition path (every changed world mapped
+            // in full).
+            for (on, partition) in [(false, true), (true, true), (true, false)] {
                 let mut q = Quotient::new(&cap, Policy::default());
                 q.set_reuse(on);
+                q.set_partition_reuse(partition);
                 let mut k = 0;
-                let label = if on { "reuse-on" } else { "reuse-off" };
+                let label = match (on, partition) {
+                    (false, _) => "reuse-off",
+                    (true, true) => "reuse-on",
+                    (true, false) => "reuse-on-full-maps",
+                };
                 g.bench_function(format!("{}/rest{rest}%/{label}", shape.name), |b| {
                     b.iter(|| {
                         k = (k + 1) % inputs.len();

@@ -82,6 +82,10 @@ pub const FIELDS: [&str; 19] = [
     "map_iefc2efc",
 ];
 
+/// Fields `[0, PARTITION_FIELDS)` of [`FIELDS`] are a function of the partition of trees alone
+/// (`tree_island`, with the model); the rest, from `efc_island` on, also of the rows.
+pub const PARTITION_FIELDS: usize = 12;
+
 /// The extent of each field of [`FIELDS`], in the same order.
 pub const EXTENTS: [Extent; 19] = {
     use Extent::{Dof, Island, Row, Tree, World};
@@ -435,5 +439,19 @@ mod tests {
             .filter(|(_, e)| *e == Extent::Island)
             .count();
         assert_eq!(island, out.island_fields_mut().len());
+    }
+
+    #[test]
+    fn partition_fields_come_before_every_row_level_field() {
+        assert_eq!(FIELDS[PARTITION_FIELDS], "efc_island");
+        assert!(
+            EXTENTS[..PARTITION_FIELDS]
+                .iter()
+                .all(|&e| e != Extent::Row)
+        );
+        // The per-island row counts and addresses follow efc_island.
+        for name in ["island_ne", "island_nf", "island_nefc", "island_iefcadr"] {
+            assert!(FIELDS[PARTITION_FIELDS..].contains(&name), "{name}");
+        }
     }
 }

@@ -57,6 +57,31 @@ pub fn fill_world(
     fill_world_by(input, w, nisland, out, scratch, by_runs);
 }
 
+/// The row-level outputs of world `w` alone (fields from `efc_island` on: see
+/// [`PARTITION_FIELDS`](crate::islands::PARTITION_FIELDS)), its partition-level ones already in
+/// `out`: for a world whose partition of trees is that of an earlier step.
+pub fn fill_world_rows(
+    input: &Input<'_>,
+    w: usize,
+    nisland: i32,
+    out: &mut Islands,
+    scratch: &mut MapScratch,
+) {
+    let ntree = input.model().ntree();
+    let tree = w * ntree..(w + 1) * ntree;
+    let n = nisland as usize;
+    let by_runs = long_runs(&out.tree_island[tree.clone()]);
+    for field in [
+        &mut out.island_ne,
+        &mut out.island_nf,
+        &mut out.island_nefc,
+        &mut out.island_iefcadr,
+    ] {
+        field[tree.start + n..tree.end].fill(-1);
+    }
+    fill_rows(input, w, n, out, scratch, by_runs);
+}
+
 /// [`fill_world`], placing by runs or one member at a time.
 fn fill_world_by(
     input: &Input<'_>,

@@ -171,8 +171,15 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         prev = batch;
     }
     for (k, e) in engines.iter().enumerate() {
-        let reused = e.quotient().counters().reused;
-        assert_eq!(reused > 0, k < 3, "engine {k}: {reused} world-steps reused");
+        let c = e.quotient().counters();
+        assert_eq!(
+            c.reused > 0,
+            k < 3,
+            "engine {k}: {} world-steps reused",
+            c.reused
+        );
+        // Changed worlds that kept their partition mapped only their rows, with reuse only.
+        assert_eq!(c.kept_partition > 0, k < 3, "engine {k}: {c:?}");
     }
     Run {
         world_steps,

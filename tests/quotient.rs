@@ -246,6 +246,43 @@ fn worlds_that_keep_changing_pause_reuse_and_resume_at_rest() {
 }
 
 #[test]
+fn worlds_that_keep_their_partition_map_only_their_rows() {
+    let mut e = engine(3, Policy::default());
+    let kept = |e: &Engine| e.quotient().counters().kept_partition;
+    // The default world's islands: {0, 1, 2, 3} (equalities 0 and 1, contact {2, 3}), {4}
+    // (friction and limit), {5, 6, 7} (tendon friction, flex).
+    let base = Spec::default();
+    // One more contact inside {0, 1, 2, 3}: more rows, the same partition.
+    let inside = Spec {
+        contacts: vec![vec![2, 3], vec![0, 3]],
+        ..Spec::default()
+    };
+    // A contact joining {0, 1, 2, 3} and {4}: another partition.
+    let joined = Spec {
+        contacts: vec![vec![2, 3], vec![3, 4]],
+        ..Spec::default()
+    };
+    step(
+        &mut e,
+        &[base.clone(), base.clone(), base.clone()],
+        &Events::new(),
+    );
+    assert_eq!(kept(&e), 0, "nothing cached yet");
+    // World 0 keeps its partition (its rows, and so world 1's, move), world 1 is reused whole,
+    // world 2 changes its partition.
+    step(
+        &mut e,
+        &[inside.clone(), base.clone(), joined],
+        &Events::new(),
+    );
+    assert_eq!(kept(&e), 1);
+    // Worlds 0 and 1 keep their cached partitions; world 2's cached step is the joined one.
+    step(&mut e, &[base.clone(), inside, base], &Events::new());
+    assert_eq!(kept(&e), 3);
+    assert_eq!(e.quotient().counters().reused, 1);
+}
+
+#[test]
 fn device_mirror_sees_each_contracted_slot_once() {
     use archipelago::quotient::Quotient;
     let model = model();

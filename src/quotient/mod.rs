@@ -75,6 +75,10 @@ pub struct Counters {
     /// World-steps that skipped the reuse check because the world kept changing (a pause: see
     /// [`reuse`]; CPU only).
     pub paused: u64,
+    /// World-steps that changed but kept the partition of trees of their last solved step, so
+    /// only their row-level outputs were mapped (CPU only; the device counts its own in
+    /// `gpu::quotient::StepCounts`).
+    pub kept_partition: u64,
 }
 
 /// The quotient engine for one model and capacity: the cache, the tracker, the scratch.
@@ -93,6 +97,9 @@ pub struct Quotient {
     toggles: Vec<(i32, u32)>,
     /// Unchanged worlds' outputs, when on ([`Quotient::set_reuse`]).
     reuse: Option<Box<reuse::Reuse>>,
+    /// Whether reuse also serves changed worlds that kept their partition
+    /// ([`Quotient::set_partition_reuse`]).
+    partition_reuse: bool,
 }
 
 impl Quotient {
@@ -113,6 +120,7 @@ impl Quotient {
             counters: Counters::default(),
             toggles: Vec::with_capacity(classify::LEARN_MAX),
             reuse: None,
+            partition_reuse: true,
         }
     }
 
@@ -122,7 +130,9 @@ impl Quotient {
     /// output is a function of those hyperedges alone, so reuse is exact; on, it holds a copy of
     /// every world's hyperedges and outputs (allocated here) and costs a comparison per world
     /// and a copy per world solved, except for worlds that keep changing, which pause it
-    /// (see [`reuse`]). Turning it on again forgets every world. The device
+    /// (see [`reuse`]). A world that changed but kept the partition of trees of its cached
+    /// step takes that step's tree- and dof-level outputs and maps only its rows
+    /// ([`Quotient::set_partition_reuse`]). Turning it on again forgets every world. The device
     /// quotient has its own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves
     /// [`Quotient::step`].
     pub fn set_reuse(&mut self, on: bool) {
@@ -136,6 +146,14 @@ impl Quotient {
     /// Whether unchanged worlds reuse their outputs ([`Quotient::set_reuse`]).
     pub fn reuse(&self) -> bool {
         self.reuse.is_some()
+    }
+
+    /// With reuse on, whether a world that changed but kept the partition of trees of its
+    /// cached step takes that step's tree- and dof-level outputs, which are a function of the
+    /// partition alone, and maps only its rows (on for a new `Quotient`; counted in
+    /// [`Counters::kept_partition`]). Off, such a world is mapped in full: for measuring.
+    pub fn set_partition_reuse(&mut self, on: bool) {
+        self.partition_reuse = on;
     }
 
     /// The classification policy.
@@ -280,9 +298,22 @@ impl Quotient {
                 }
             }
             let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
-            maps::fill_world(input, w, nisland, out, &mut self.maps);
-            if let Some(r) = self.reuse.as_deref_mut() {
-                r.store(batch, w, out);
+            // The tree- and dof-level outputs follow from the partition alone: a world that
+            // kept its cached step's takes them from the cache and maps only its rows.
+            let tree = w * ntree..(w + 1) * ntree;
+            let partition = self.partition_reuse;
+            match self.reuse.as_deref_mut() {
+                Some(r) if partition && r.same_partition(w, &out.tree_island[tree]) => {
+                    r.restore_partition(w, out);
+                    maps::fill_world_rows(input, w, nisland, out, &mut self.maps);
+                    r.store_rows(batch, w, out);
+                    self.counters.kept_partition += 1;
+                }
+                Some(r) => {
+                    maps::fill_world(input, w, nisland, out, &mut self.maps);
+                    r.store(batch, w, out);
+                }
+                None => maps::fill_world(input, w, nisland, out, &mut self.maps),
             }
         }
     }

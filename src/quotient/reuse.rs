@@ -16,10 +16,16 @@
 //! The step a pause ends probes: it compares against the old entry (a match is reused, but
 //! neither it nor a mismatch changes the backoff) and stores afresh, so the next step tells
 //! whether the world now repeats; a match there ends the backoff.
+//!
+//! A world that did change may still have the partition of trees of its cached step (new
+//! contacts inside existing islands, say). Its tree- and dof-level outputs are a function of
+//! that partition alone, so [`Reuse::same_partition`] and [`Reuse::restore_partition`] give
+//! them back and only the row-level ones are mapped; [`Reuse::store_rows`] then records the
+//! step without copying what the cache already holds.
 
 use std::ops::Range;
 
-use crate::islands::{EXTENTS, Extent, Islands};
+use crate::islands::{EXTENTS, Extent, Islands, PARTITION_FIELDS};
 use crate::rows::{Batch, Capacity, RowType};
 
 /// What world `w` held at its last solved step.
@@ -41,6 +47,9 @@ pub enum Check {
     /// It kept changing and pauses reuse: solve it; the store leaves the cache alone.
     Paused,
 }
+
+/// `tree_island`'s place in [`FIELDS`](crate::islands::FIELDS).
+const TREE_ISLAND: usize = 2;
 
 /// Misses in a row before a world pauses reuse.
 pub const BACKOFF_AFTER: u8 = 4;
@@ -190,9 +199,46 @@ impl Reuse {
         }
     }
 
+    /// Whether world `w`'s cached step has the canonical partition `tree_island` (this step's,
+    /// world-local): then that step's tree- and dof-level outputs are this step's too.
+    pub fn same_partition(&self, w: usize, tree_island: &[i32]) -> bool {
+        let Some(Some(_)) = self.cached.get(w) else {
+            return false;
+        };
+        let from = w * per_world(&self.cap, Extent::Tree);
+        self.outputs[TREE_ISLAND][from..from + tree_island.len()] == *tree_island
+    }
+
+    /// World `w`'s tree- and dof-level outputs (fields before [`PARTITION_FIELDS`]) of its
+    /// cached step into `out`, after [`same_partition`](Reuse::same_partition).
+    pub fn restore_partition(&self, w: usize, out: &mut Islands) {
+        let (ntree, nv) = (out.ntree, out.nv);
+        let nisland = self.outputs[0][w].max(0) as usize;
+        let fields = out.fields_mut().into_iter().zip(&self.outputs);
+        for ((field, extent), cached) in fields.take(PARTITION_FIELDS) {
+            let dst = slice_of(extent, w, ntree, nv, &(0..0));
+            let n = kept(extent, dst.len(), nisland);
+            let from = w * per_world(&self.cap, extent);
+            field[dst.start..dst.start + n].copy_from_slice(&cached[from..from + n]);
+            field[dst.start + n..dst.end].fill(-1);
+        }
+    }
+
     /// Records world `w` of `batch`, solved into `out`, unless it is pausing (then its cached
     /// step stays). A world past the capacity is left uncached.
     pub fn store(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
+        self.store_from(batch, w, out, 0);
+    }
+
+    /// [`store`](Reuse::store) for a world whose partition-level outputs came from its cached
+    /// step ([`restore_partition`](Reuse::restore_partition)): only the row-level ones are
+    /// copied.
+    pub fn store_rows(&mut self, batch: &Batch, w: usize, out: &mut Islands) {
+        self.store_from(batch, w, out, PARTITION_FIELDS);
+    }
+
+    /// [`store`](Reuse::store), copying the output fields from `first` on.
+    fn store_from(&mut self, batch: &Batch, w: usize, out: &mut Islands, first: usize) {
         if w < self.resume.len() && self.step < self.resume[w] {
             return;
         }
@@ -228,7 +274,8 @@ impl Reuse {
         let out_rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
         let (ntree, nv) = (out.ntree, out.nv);
         let nisland = out.nisland[w].max(0) as usize;
-        for ((field, extent), cached) in out.fields_mut().into_iter().zip(&mut self.outputs) {
+        let fields = out.fields_mut().into_iter().zip(&mut self.outputs);
+        for ((field, extent), cached) in fields.skip(first) {
             let src = slice_of(extent, w, ntree, nv, &out_rows);
             let n = kept(extent, src.len(), nisland);
             let to = w * per_world(&self.cap, extent);
@@ -296,5 +343,17 @@ fn slice_of(
         Extent::Tree | Extent::Island => w * ntree..(w + 1) * ntree,
         Extent::Dof => w * nv..(w + 1) * nv,
         Extent::Row => rows.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::islands::FIELDS;
+
+    #[test]
+    fn tree_island_is_where_the_cache_looks_for_it() {
+        assert_eq!(FIELDS[TREE_ISLAND], "tree_island");
+        assert_eq!(EXTENTS[TREE_ISLAND], Extent::Tree);
     }
 }
