@@ -188,15 +188,7 @@ impl Reuse {
     /// row-level ones at this step's rows of the world.
     pub fn restore(&self, w: usize, out: &mut Islands) {
         let rows = out.world_rowadr[w] as usize..out.world_rowadr[w + 1] as usize;
-        let (ntree, nv) = (out.ntree, out.nv);
-        let nisland = self.outputs[0][w].max(0) as usize;
-        for ((field, extent), cached) in out.fields_mut().into_iter().zip(&self.outputs) {
-            let dst = slice_of(extent, w, ntree, nv, &rows);
-            let n = kept(extent, dst.len(), nisland);
-            let from = w * per_world(&self.cap, extent);
-            field[dst.start..dst.start + n].copy_from_slice(&cached[from..from + n]);
-            field[dst.start + n..dst.end].fill(-1);
-        }
+        self.restore_fields(w, out, &rows, EXTENTS.len());
     }
 
     /// Whether world `w`'s cached step has the canonical partition `tree_island` (this step's,
@@ -210,13 +202,20 @@ impl Reuse {
     }
 
     /// World `w`'s tree- and dof-level outputs (fields before [`PARTITION_FIELDS`]) of its
-    /// cached step into `out`, after [`same_partition`](Reuse::same_partition).
+    /// cached step into `out`, after [`same_partition`](Reuse::same_partition). No row-level
+    /// field is among them, so no rows are needed.
     pub fn restore_partition(&self, w: usize, out: &mut Islands) {
+        self.restore_fields(w, out, &(0..0), PARTITION_FIELDS);
+    }
+
+    /// The first `count` output fields of world `w`'s cached step into `out`, row-level ones
+    /// at `rows`; per-island fields hold its `nisland` values and -1 past them.
+    fn restore_fields(&self, w: usize, out: &mut Islands, rows: &Range<usize>, count: usize) {
         let (ntree, nv) = (out.ntree, out.nv);
         let nisland = self.outputs[0][w].max(0) as usize;
         let fields = out.fields_mut().into_iter().zip(&self.outputs);
-        for ((field, extent), cached) in fields.take(PARTITION_FIELDS) {
-            let dst = slice_of(extent, w, ntree, nv, &(0..0));
+        for ((field, extent), cached) in fields.take(count) {
+            let dst = slice_of(extent, w, ntree, nv, rows);
             let n = kept(extent, dst.len(), nisland);
             let from = w * per_world(&self.cap, extent);
             field[dst.start..dst.start + n].copy_from_slice(&cached[from..from + n]);
