@@ -522,10 +522,26 @@ __device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int
     return !s_part[0] && s_part[1] == a.nisland[w];
 }
 
+// The threads that map a world's rows after its trees' islands are known: the whole block, or
+// only its last warp (`block` false), which does so while the rest of the block writes the
+// tree- and dof-level outputs (q_node_maps). One type with the choice at run time, so that the
+// row maps are compiled once.
+struct RowThreads {
+    bool block;
+    __device__ int rank() const { return block ? threadIdx.x : threadIdx.x & 31; }
+    __device__ int size() const { return block ? blockDim.x : 32; }
+    __device__ void sync() const {
+        if (block) __syncthreads();
+        else __syncwarp();
+    }
+};
+
 // World w's per-island row outputs and row maps (nisland islands), from the row counts that
-// row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), behind a barrier.
-// Up to 32 islands one warp scans them (no barrier inside the scan).
-__device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cnt, int* mirror) {
+// row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), computed by g behind
+// its barrier; one warp only where nisland <= 32 and nr <= BLOCK_SCATTER_MIN. Up to 32 islands
+// one warp scans them (no barrier inside the scan).
+__device__ void q_row_outputs(RowThreads g, const Args& a, int w, int nr, int nisland, int* cnt,
+                              int* mirror) {
     __shared__ int s_rest;
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
@@ -537,17 +553,21 @@ __device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cn
         a.island_iefcadr[T + i] = adr;
         cnt_e[i] = adr;
     };
+    // The warp that scans (and scatters, unless the block does).
+    const bool lead = !g.block || tid < 32;
     int rest = 0;
     if (nisland <= 32) {
-        if (tid < 32) {
-            const int e = tid < nisland ? cnt_e[tid] : 0;
+        if (lead) {
+            const int lane = tid & 31;
+            const int e = lane < nisland ? cnt_e[lane] : 0;
             I3 tot;
             const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
-            if (tid < nisland) put(tid, e, adr);
+            if (lane < nisland) put(lane, e, adr);
             if (tid == 0) s_rest = tot.x;
+            rest = tot.x;
         }
-        __syncthreads();
-        rest = s_rest;
+        g.sync();
+        if (g.block) rest = s_rest;
     } else {
         int ph = 0;
         for (int base = 0; base < nisland; base += bd) {
@@ -563,23 +583,25 @@ __device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cn
     // The block scatter's table where cnt_nf and the maps' dofadr were (free after the scan).
     int* tab = cnt + 4 * ntree;
     const unsigned r0 = a.world_rowadr[w];
-    if (block_scatter_pays(nisland, nr, 2 * ntree))
+    if (g.block && block_scatter_pays(nisland, nr, 2 * ntree))
         row_scatter<true>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
-    else if (tid < 32)
+    else if (lead)
         row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
 }
 
 // World w's row-level outputs when its trees' islands are known (`isl_of(tree)`; nisland of
-// them) and its row counters cleared: the rows' islands and counts, then q_row_outputs. For
-// partial reuse (the cached step's islands, q_partition_tree) and the node-level maps.
+// them) and its row counters cleared, computed by g: the rows' islands and counts, then
+// q_row_outputs. For partial reuse (the cached step's islands, q_partition_tree) and the
+// node-level maps.
 template <class IslandOf>
-__device__ void q_row_maps(const Args& a, int w, int nr, int nisland, IslandOf isl_of, int* cnt) {
+__device__ void q_row_maps(RowThreads g, const Args& a, int w, int nr, int nisland,
+                           IslandOf isl_of, int* cnt) {
     const int ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
-    __syncthreads();
-    q_row_outputs(a, w, nr, nisland, cnt, mirror);
+    row_islands(g, a, a.world_rowadr[w], nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
+    g.sync();
+    q_row_outputs(g, a, w, nr, nisland, cnt, mirror);
 }
 
 // ---- node-level maps: every output of a world of few nodes -----------------------------------
@@ -746,7 +768,12 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     Q_MARK(4);
     const int nisland = s.nisland;
     const bool same = s.same;
-    for (int t = tid; t < ntree && !same; t += bd) {
+    // The row maps need the nodes' islands, not the pass over trees: where the pass leaves the
+    // block's last warp idle and the rows are few (one warp scatters them anyway), that warp
+    // maps the rows meanwhile, behind its own barriers, instead of the block after the pass.
+    const bool rows_aside = nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
+    const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
+    for (int t = tid; t < ntree && tid < tb && !same; t += tb) {
         const int n = tnode[t];
         const int isl = s.isl[n];
         const int g = isl < 0 ? nisland : isl;
@@ -779,9 +806,11 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             a.map_idof2dof[D + first + j] = d0 + j;
         }
     }
-    for (int i = nisland + tid; i < s.pad_to && !same; i += bd) no_island(a, T + i);
+    for (int i = nisland + tid; i < s.pad_to && tid < tb && !same; i += tb) no_island(a, T + i);
     Q_MARK(5);
-    q_row_maps(a, w, nr, nisland, [&](int t) { return s.isl[tnode[t]]; }, cnt);
+    if (!rows_aside || tid >= tb)
+        q_row_maps(RowThreads{!rows_aside}, a, w, nr, nisland,
+                   [&](int t) { return s.isl[tnode[t]]; }, cnt);
     return same;
 }
 
@@ -840,7 +869,8 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
         a.rounds[w] = 0;
     }
     Q_MARK(8);
-    if (same) q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
+    if (same)
+        q_row_maps(RowThreads{true}, a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
     else world_maps_mirrored(a, w, lab, cnt);
 }
 
