@@ -97,6 +97,8 @@ struct QArgs {
     int cap_entries;
     int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
                                        // so worlds of few nodes take q_node_maps
+    int rows_aside;                    // 1: each world has a multiprocessor to itself, so
+                                       // q_node_maps may give its rows to an idle warp
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/
@@ -769,9 +771,11 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     const int nisland = s.nisland;
     const bool same = s.same;
     // The row maps need the nodes' islands, not the pass over trees: where the pass leaves the
-    // block's last warp idle and the rows are few (one warp scatters them anyway), that warp
-    // maps the rows meanwhile, behind its own barriers, instead of the block after the pass.
-    const bool rows_aside = nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
+    // block's last warp idle, the rows are few (one warp scatters them anyway) and the world
+    // has its multiprocessor to itself, that warp maps the rows meanwhile, behind its own
+    // barriers, instead of the block after the pass. (Where worlds share multiprocessors, one
+    // warp's rows cost the 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
+    const bool rows_aside = q.rows_aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
     const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
     for (int t = tid; t < ntree && tid < tb && !same; t += tb) {
         const int n = tnode[t];

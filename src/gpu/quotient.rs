@@ -101,6 +101,7 @@ struct QArgs {
     cap_hyper: i32,
     cap_entries: i32,
     node_maps: i32,
+    rows_aside: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -230,6 +231,8 @@ pub struct QuotientSolver {
     /// For the first `.0` worlds, whether every one has a slot of at most [`NODE_MAPS_MAX`]
     /// nodes (None: the slots changed since).
     few_nodes: Option<(usize, bool)>,
+    /// The device's multiprocessors: a batch of no more worlds has one to each world.
+    sm_count: usize,
     stream: Arc<CudaStream>,
     edge_ids: Vec<i32>,
     stale: PinnedVec<i32>,
@@ -364,6 +367,7 @@ impl QuotientSolver {
             shape,
             node_shape,
             few_nodes: None,
+            sm_count: info.sm_count.max(1) as usize,
             stream: gpu.stream().clone(),
             edge_ids: Vec::with_capacity(w * cap.nedge),
             stale: PinnedVec::new(ctx, w),
@@ -802,6 +806,9 @@ impl QuotientSolver {
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
+            // Idle warps cost a world nothing where it has its multiprocessor to itself;
+            // elsewhere they would leave the rows to one warp of a world competing with others.
+            rows_aside: (nworld as usize <= self.sm_count) as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
