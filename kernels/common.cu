@@ -397,53 +397,79 @@ struct WarpGroup {
     __device__ I3 exscan3(I3 v, I3* total, int&) const { return warp_exscan3(v, total); }
 };
 
-// The islands of a world's rows (rows r0 .. r0 + nrow), computed by the group g: each row's
-// island is `isl_of` of its first tree, written to efc_island (and its mirror, when not null),
-// and counted per island in cnt_e (rows), cnt_ne (equality rows) and cnt_nf (friction rows).
-// A row's island is two dependent loads away (its support offset, its first tree), so each
-// thread loads ROW_BATCH rows level by level: one latency per level and batch instead of per
-// row. Rows are read in input order (the counts do not depend on order); in deterministic mode
-// each island goes to the row's canonical place, whose index (`rank`) loads alongside the
-// first level instead of adding a third.
+// One batch of a world's rows as row_islands loads them: ROW_BATCH rows per thread of the
+// group, each with its first tree, its type and its output index.
+struct RowBatch {
+    unsigned at[ROW_BATCH];
+    int first[ROW_BATCH], type[ROW_BATCH];
+};
+
+// Loads the batch of rows from `base` on (of rows r0 .. r0 + nrow) for the group g: two
+// dependent levels (a row's support offset, then its first tree), each issued for every row
+// of the batch before it is waited on.
+template <class G>
+__device__ __forceinline__ RowBatch row_batch(const G& g, const Args& a, unsigned r0, int nrow,
+                                              int base) {
+    const int tid = g.rank(), bd = g.size();
+    RowBatch b;
+#pragma unroll
+    for (int u = 0; u < ROW_BATCH; ++u) {
+        const int k = base + u * bd + tid;
+        const bool in = k < nrow;
+        const unsigned r = r0 + k;
+        b.first[u] = in ? (int)LDG(a.supadr + r) : 0;
+        b.type[u] = in ? LDG(a.row_type + r) : -1;
+        b.at[u] = in && a.rank ? LDG(a.rank + r) : r;
+    }
+#pragma unroll
+    for (int u = 0; u < ROW_BATCH; ++u)
+        if (base + u * bd + tid < nrow) b.first[u] = LDG(a.support + b.first[u]);
+    return b;
+}
+
+// The islands of a loaded batch of rows (row_batch): each row's island is `isl_of` of its
+// first tree, written to efc_island (and its mirror, when not null), and counted per island in
+// cnt_e (rows), cnt_ne (equality rows) and cnt_nf (friction rows).
+template <class G, class IslandOf>
+__device__ __forceinline__ void row_batch_islands(const G& g, const Args& a, int nrow, int base,
+                                                  const RowBatch& b, IslandOf isl_of,
+                                                  int* cnt_e, int* cnt_ne, int* cnt_nf,
+                                                  int* mirror, unsigned r0) {
+    const int tid = g.rank(), bd = g.size();
+#pragma unroll
+    for (int u = 0; u < ROW_BATCH; ++u) {
+        if (base + u * bd >= nrow) break; // group-uniform
+        const int k = base + u * bd + tid;
+        int isl = -2;
+        if (k < nrow) {
+            isl = isl_of(b.first[u]);
+            a.efc_island[b.at[u]] = isl;
+            if (mirror) mirror[b.at[u] - r0] = isl;
+        }
+        const unsigned eq = __ballot_sync(FULL_MASK, b.type[u] == 0);
+        const unsigned fr = __ballot_sync(FULL_MASK, b.type[u] == 1 || b.type[u] == 2);
+        bool lead;
+        const unsigned grp = key_group(isl, &lead);
+        if (isl >= 0 && lead) {
+            atomicAdd(&cnt_e[isl], __popc(grp));
+            if (grp & eq) atomicAdd(&cnt_ne[isl], __popc(grp & eq));
+            if (grp & fr) atomicAdd(&cnt_nf[isl], __popc(grp & fr));
+        }
+    }
+}
+
+// The islands of a world's rows (rows r0 .. r0 + nrow), computed by the group g, batch by
+// batch (row_batch, row_batch_islands). A row's island is two dependent loads away (its
+// support offset, its first tree), so each thread loads ROW_BATCH rows level by level: one
+// latency per level and batch instead of per row. Rows are read in input order (the counts do
+// not depend on order); in deterministic mode each island goes to the row's canonical place,
+// whose index (`rank`) loads alongside the first level instead of adding a third.
 template <class G, class IslandOf>
 __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, IslandOf isl_of,
                             int* cnt_e, int* cnt_ne, int* cnt_nf, int* mirror) {
-    const int tid = g.rank(), bd = g.size();
-    for (int base = 0; base < nrow; base += bd * ROW_BATCH) {
-        unsigned at[ROW_BATCH];
-        int first[ROW_BATCH], type[ROW_BATCH];
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u) {
-            const int k = base + u * bd + tid;
-            const bool in = k < nrow;
-            const unsigned r = r0 + k;
-            first[u] = in ? (int)LDG(a.supadr + r) : 0;
-            type[u] = in ? LDG(a.row_type + r) : -1;
-            at[u] = in && a.rank ? LDG(a.rank + r) : r;
-        }
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u)
-            if (base + u * bd + tid < nrow) first[u] = LDG(a.support + first[u]);
-#pragma unroll
-        for (int u = 0; u < ROW_BATCH; ++u) {
-            if (base + u * bd >= nrow) break; // group-uniform
-            const int k = base + u * bd + tid;
-            int isl = -2;
-            if (k < nrow) {
-                isl = isl_of(first[u]);
-                a.efc_island[at[u]] = isl;
-                if (mirror) mirror[at[u] - r0] = isl;
-            }
-            const unsigned eq = __ballot_sync(FULL_MASK, type[u] == 0);
-            const unsigned fr = __ballot_sync(FULL_MASK, type[u] == 1 || type[u] == 2);
-            bool lead;
-            const unsigned grp = key_group(isl, &lead);
-            if (isl >= 0 && lead) {
-                atomicAdd(&cnt_e[isl], __popc(grp));
-                if (grp & eq) atomicAdd(&cnt_ne[isl], __popc(grp & eq));
-                if (grp & fr) atomicAdd(&cnt_nf[isl], __popc(grp & fr));
-            }
-        }
+    for (int base = 0; base < nrow; base += g.size() * ROW_BATCH) {
+        const RowBatch b = row_batch(g, a, r0, nrow, base);
+        row_batch_islands(g, a, nrow, base, b, isl_of, cnt_e, cnt_ne, cnt_nf, mirror, r0);
     }
 }
 

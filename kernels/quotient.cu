@@ -595,13 +595,17 @@ __device__ void q_row_outputs(RowThreads g, const Args& a, int w, int nr, int ni
 // them) and its row counters cleared, computed by g: the rows' islands and counts, then
 // q_row_outputs. For partial reuse (the cached step's islands, q_partition_tree) and the
 // node-level maps.
+// With `loaded` the rows are one batch, `pre` (row_batch).
 template <class IslandOf>
-__device__ void q_row_maps(RowThreads g, const Args& a, int w, int nr, int nisland,
-                           IslandOf isl_of, int* cnt) {
+__device__ __forceinline__ void q_row_maps(RowThreads g, const Args& a, int w, int nr,
+                                           int nisland, IslandOf isl_of, int* cnt,
+                                           bool loaded = false, const RowBatch& pre = {}) {
     const int ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(g, a, a.world_rowadr[w], nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
+    const unsigned r0 = a.world_rowadr[w];
+    if (loaded) row_batch_islands(g, a, nr, 0, pre, isl_of, cnt_e, cnt_ne, cnt_nf, mirror, r0);
+    else row_islands(g, a, r0, nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
     g.sync();
     q_row_outputs(g, a, w, nr, nisland, cnt, mirror);
 }
@@ -766,17 +770,21 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
         }
     }
+    // The row maps need the nodes' islands, not the pass over trees: where the pass leaves the
+    // block's last warp idle, the rows are few (one warp scatters them anyway) and the world
+    // has its multiprocessor to itself, that warp maps the rows meanwhile, behind its own
+    // barriers, instead of the block after the pass; it loads them (one batch) while warp 0
+    // works out the nodes. (Where worlds share multiprocessors, one warp's rows cost the
+    // 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
+    static_assert(BLOCK_SCATTER_MIN <= 32 * ROW_BATCH, "the aside warp's rows are one batch");
+    const bool rows_aside = q.rows_aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
+    const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
+    RowBatch rows;
+    if (rows_aside && tid >= tb) rows = row_batch(RowThreads{false}, a, a.world_rowadr[w], nr, 0);
     __syncthreads();
     Q_MARK(4);
     const int nisland = s.nisland;
     const bool same = s.same;
-    // The row maps need the nodes' islands, not the pass over trees: where the pass leaves the
-    // block's last warp idle, the rows are few (one warp scatters them anyway) and the world
-    // has its multiprocessor to itself, that warp maps the rows meanwhile, behind its own
-    // barriers, instead of the block after the pass. (Where worlds share multiprocessors, one
-    // warp's rows cost the 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
-    const bool rows_aside = q.rows_aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
-    const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
     for (int t = tid; t < ntree && tid < tb && !same; t += tb) {
         const int n = tnode[t];
         const int isl = s.isl[n];
@@ -814,7 +822,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     Q_MARK(5);
     if (!rows_aside || tid >= tb)
         q_row_maps(RowThreads{!rows_aside}, a, w, nr, nisland,
-                   [&](int t) { return s.isl[tnode[t]]; }, cnt);
+                   [&](int t) { return s.isl[tnode[t]]; }, cnt, rows_aside, rows);
     return same;
 }
 
