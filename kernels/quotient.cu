@@ -524,52 +524,38 @@ __device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int
     return !s_part[0] && s_part[1] == a.nisland[w];
 }
 
-// The threads that map a world's rows after its trees' islands are known: the whole block, or
-// only its last warp (`block` false), which does so while the rest of the block writes the
-// tree- and dof-level outputs (q_node_maps). One type with the choice at run time, so that the
-// row maps are compiled once.
-struct RowThreads {
-    bool block;
-    __device__ int rank() const { return block ? threadIdx.x : threadIdx.x & 31; }
-    __device__ int size() const { return block ? blockDim.x : 32; }
-    __device__ void sync() const {
-        if (block) __syncthreads();
-        else __syncwarp();
-    }
-};
+// Island o's row counts (e rows, ne equality and nf friction rows) and first row.
+__device__ __forceinline__ void q_island_rows(const Args& a, size_t o, int e, int adr, int ne,
+                                              int nf) {
+    a.island_nefc[o] = e;
+    a.island_ne[o] = ne;
+    a.island_nf[o] = nf;
+    a.island_iefcadr[o] = adr;
+}
 
 // World w's per-island row outputs and row maps (nisland islands), from the row counts that
-// row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), computed by g behind
-// its barrier; one warp only where nisland <= 32 and nr <= BLOCK_SCATTER_MIN. Up to 32 islands
-// one warp scans them (no barrier inside the scan).
-__device__ void q_row_outputs(RowThreads g, const Args& a, int w, int nr, int nisland, int* cnt,
-                              int* mirror) {
+// row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), behind a barrier.
+// Up to 32 islands one warp scans them (no barrier inside the scan).
+__device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cnt, int* mirror) {
     __shared__ int s_rest;
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     const size_t T = (size_t)w * ntree;
     auto put = [&](int i, int e, int adr) {
-        a.island_nefc[T + i] = e;
-        a.island_ne[T + i] = cnt_ne[i];
-        a.island_nf[T + i] = cnt_nf[i];
-        a.island_iefcadr[T + i] = adr;
+        q_island_rows(a, T + i, e, adr, cnt_ne[i], cnt_nf[i]);
         cnt_e[i] = adr;
     };
-    // The warp that scans (and scatters, unless the block does).
-    const bool lead = !g.block || tid < 32;
     int rest = 0;
     if (nisland <= 32) {
-        if (lead) {
-            const int lane = tid & 31;
-            const int e = lane < nisland ? cnt_e[lane] : 0;
+        if (tid < 32) {
+            const int e = tid < nisland ? cnt_e[tid] : 0;
             I3 tot;
             const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
-            if (lane < nisland) put(lane, e, adr);
+            if (tid < nisland) put(tid, e, adr);
             if (tid == 0) s_rest = tot.x;
-            rest = tot.x;
         }
-        g.sync();
-        if (g.block) rest = s_rest;
+        __syncthreads();
+        rest = s_rest;
     } else {
         int ph = 0;
         for (int base = 0; base < nisland; base += bd) {
@@ -585,29 +571,47 @@ __device__ void q_row_outputs(RowThreads g, const Args& a, int w, int nr, int ni
     // The block scatter's table where cnt_nf and the maps' dofadr were (free after the scan).
     int* tab = cnt + 4 * ntree;
     const unsigned r0 = a.world_rowadr[w];
-    if (g.block && block_scatter_pays(nisland, nr, 2 * ntree))
+    if (block_scatter_pays(nisland, nr, 2 * ntree))
         row_scatter<true>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
-    else if (lead)
+    else if (tid < 32)
         row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, tab);
 }
 
 // World w's row-level outputs when its trees' islands are known (`isl_of(tree)`; nisland of
-// them) and its row counters cleared, computed by g: the rows' islands and counts, then
-// q_row_outputs. For partial reuse (the cached step's islands, q_partition_tree) and the
-// node-level maps.
-// With `loaded` the rows are one batch, `pre` (row_batch).
+// them) and its row counters cleared: the rows' islands and counts, then q_row_outputs. For
+// partial reuse (the cached step's islands, q_partition_tree) and the node-level maps.
 template <class IslandOf>
-__device__ __forceinline__ void q_row_maps(RowThreads g, const Args& a, int w, int nr,
-                                           int nisland, IslandOf isl_of, int* cnt,
-                                           bool loaded = false, const RowBatch& pre = {}) {
+__device__ void q_row_maps(const Args& a, int w, int nr, int nisland, IslandOf isl_of, int* cnt) {
     const int ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
+    row_islands(BlockGroup{}, a, a.world_rowadr[w], nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
+    __syncthreads();
+    q_row_outputs(a, w, nr, nisland, cnt, mirror);
+}
+
+// q_row_maps by the block's last warp alone, from its rows loaded before (one batch:
+// row_batch), while the rest of the block writes the tree- and dof-level outputs
+// (q_node_maps): for at most 32 islands and BLOCK_SCATTER_MIN rows, which one warp scans and
+// scatters in the block's version too.
+template <class IslandOf>
+__device__ void q_row_maps_aside(const Args& a, int w, int nr, int nisland, IslandOf isl_of,
+                                 int* cnt, const RowBatch& rows) {
+    const int ntree = a.ntree, lane = threadIdx.x & 31;
+    int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
+    int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     const unsigned r0 = a.world_rowadr[w];
-    if (loaded) row_batch_islands(g, a, nr, 0, pre, isl_of, cnt_e, cnt_ne, cnt_nf, mirror, r0);
-    else row_islands(g, a, r0, nr, isl_of, cnt_e, cnt_ne, cnt_nf, mirror);
-    g.sync();
-    q_row_outputs(g, a, w, nr, nisland, cnt, mirror);
+    row_batch_islands(WarpGroup{}, a, nr, 0, rows, isl_of, cnt_e, cnt_ne, cnt_nf, mirror, r0);
+    __syncwarp();
+    const int e = lane < nisland ? cnt_e[lane] : 0;
+    I3 tot;
+    const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
+    if (lane < nisland) {
+        q_island_rows(a, (size_t)w * ntree + lane, e, adr, cnt_ne[lane], cnt_nf[lane]);
+        cnt_e[lane] = adr;
+    }
+    __syncwarp();
+    row_scatter<false>(a, r0, nr, nisland, cnt_e, tot.x, mirror, nullptr);
 }
 
 // ---- node-level maps: every output of a world of few nodes -----------------------------------
@@ -780,12 +784,17 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     const bool rows_aside = q.rows_aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
     const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
     RowBatch rows;
-    if (rows_aside && tid >= tb) rows = row_batch(RowThreads{false}, a, a.world_rowadr[w], nr, 0);
+    if (rows_aside && tid >= tb) rows = row_batch(WarpGroup{}, a, a.world_rowadr[w], nr, 0);
     __syncthreads();
     Q_MARK(4);
     const int nisland = s.nisland;
     const bool same = s.same;
-    for (int t = tid; t < ntree && tid < tb && !same; t += tb) {
+    auto isl_of = [&](int t) { return s.isl[tnode[t]]; };
+    if (rows_aside && tid >= tb) {
+        q_row_maps_aside(a, w, nr, nisland, isl_of, cnt, rows);
+        return same;
+    }
+    for (int t = tid; t < ntree && !same; t += tb) {
         const int n = tnode[t];
         const int isl = s.isl[n];
         const int g = isl < 0 ? nisland : isl;
@@ -818,11 +827,9 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             a.map_idof2dof[D + first + j] = d0 + j;
         }
     }
-    for (int i = nisland + tid; i < s.pad_to && tid < tb && !same; i += tb) no_island(a, T + i);
+    for (int i = nisland + tid; i < s.pad_to && !same; i += tb) no_island(a, T + i);
     Q_MARK(5);
-    if (!rows_aside || tid >= tb)
-        q_row_maps(RowThreads{!rows_aside}, a, w, nr, nisland,
-                   [&](int t) { return s.isl[tnode[t]]; }, cnt, rows_aside, rows);
+    if (!rows_aside) q_row_maps(a, w, nr, nisland, isl_of, cnt);
     return same;
 }
 
@@ -882,7 +889,7 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
     }
     Q_MARK(8);
     if (same)
-        q_row_maps(RowThreads{true}, a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
+        q_row_maps(a, w, nr, a.nisland[w], [&](int t) { return isl[t]; }, cnt);
     else world_maps_mirrored(a, w, lab, cnt);
 }
 
