@@ -668,9 +668,10 @@ __device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
 // Every output of world w (nr rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
 // node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier, or
 // written by warp 0 itself (q_bits_labels), the one warp that reads it here.
-// Returns whether the partition was the cached step's (only the rows were mapped).
+// `aside`: the rows may go to an idle warp (below). Returns whether the partition was the
+// cached step's (only the rows were mapped).
 __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot, int nr,
-                            int nnode, const int* lab, int* cnt, QNodes& s) {
+                            int nnode, const int* lab, int* cnt, QNodes& s, bool aside) {
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree, nv = a.nv;
     const size_t sn = (size_t)slot * ntree, sa = (size_t)slot * (ntree + 1);
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
@@ -781,7 +782,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     // works out the nodes. (Where worlds share multiprocessors, one warp's rows cost the
     // 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
     static_assert(BLOCK_SCATTER_MIN <= 32 * ROW_BATCH, "the aside warp's rows are one batch");
-    const bool rows_aside = q.rows_aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
+    const bool rows_aside = aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
     const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
     RowBatch rows;
     if (rows_aside && tid >= tb) rows = row_batch(WarpGroup{}, a, a.world_rowadr[w], nr, 0);
@@ -979,7 +980,10 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
     }
     // A world of few nodes: every output from the nodes (no tree labels, no partition check).
     if (flag != 1 && q.node_maps && nnode <= Q_NODE_MAX) {
-        const bool same = q_node_maps(a, q, w, slot, nr, nnode, lab, cnt, s_nodes);
+        // Rows aside (see q_node_maps) only in quotient_few_kernel, whose batches are all
+        // node-level: the other kernel is compiled without that path.
+        const bool same = q_node_maps(a, q, w, slot, nr, nnode, lab, cnt, s_nodes,
+                                      FEW && q.rows_aside);
         if (tid == 0) {
             q.stale[w] = flag | 8 | (same ? 4 : 0);
             a.rounds[w] = 0;
