@@ -97,8 +97,6 @@ struct QArgs {
     int cap_entries;
     int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
                                        // so worlds of few nodes take q_node_maps
-    int rows_aside;                    // 1: each world has a multiprocessor to itself, so
-                                       // q_node_maps may give its rows to an idle warp
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/
@@ -668,10 +666,11 @@ __device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
 // Every output of world w (nr rows) over its slot's nnode <= Q_NODE_MAX nodes, given the
 // node solve in lab[0, nnode) (min-root, not jumped; -1 = inactive) behind a barrier, or
 // written by warp 0 itself (q_bits_labels), the one warp that reads it here.
-// `aside`: the rows may go to an idle warp (below). Returns whether the partition was the
+// ASIDE: the rows may go to an idle warp (below). Returns whether the partition was the
 // cached step's (only the rows were mapped).
+template <bool ASIDE>
 __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot, int nr,
-                            int nnode, const int* lab, int* cnt, QNodes& s, bool aside) {
+                            int nnode, const int* lab, int* cnt, QNodes& s) {
     const int tid = threadIdx.x, bd = blockDim.x, ntree = a.ntree, nv = a.nv;
     const size_t sn = (size_t)slot * ntree, sa = (size_t)slot * (ntree + 1);
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
@@ -782,7 +781,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     // works out the nodes. (Where worlds share multiprocessors, one warp's rows cost the
     // 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
     static_assert(BLOCK_SCATTER_MIN <= 32 * ROW_BATCH, "the aside warp's rows are one batch");
-    const bool rows_aside = aside && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
+    const bool rows_aside = ASIDE && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
     const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
     RowBatch rows;
     if (rows_aside && tid >= tb) rows = row_batch(WarpGroup{}, a, a.world_rowadr[w], nr, 0);
@@ -902,8 +901,9 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
     q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
 }
 
-// One world per block (blockIdx.x). FEW: quotient_few_kernel's body, below.
-template <bool FEW>
+// One world per block (blockIdx.x). FEW: quotient_few_kernel's body, below; ASIDE (with FEW):
+// quotient_aside_kernel's.
+template <bool FEW, bool ASIDE = false>
 __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
@@ -980,10 +980,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
     }
     // A world of few nodes: every output from the nodes (no tree labels, no partition check).
     if (flag != 1 && q.node_maps && nnode <= Q_NODE_MAX) {
-        // Rows aside (see q_node_maps) only in quotient_few_kernel, whose batches are all
-        // node-level: the other kernel is compiled without that path.
-        const bool same = q_node_maps(a, q, w, slot, nr, nnode, lab, cnt, s_nodes,
-                                      FEW && q.rows_aside);
+        const bool same = q_node_maps<ASIDE>(a, q, w, slot, nr, nnode, lab, cnt, s_nodes);
         if (tid == 0) {
             q.stale[w] = flag | 8 | (same ? 4 : 0);
             a.rounds[w] = 0;
@@ -1014,4 +1011,14 @@ extern "C" __global__ void __launch_bounds__(1024)
 extern "C" __global__ void __launch_bounds__(1024)
     quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<true>(a, q);
+}
+
+// quotient_few_kernel's for a batch of no more worlds than multiprocessors, where a world has
+// its multiprocessor to itself: the node-level maps may then give the rows to a warp that the
+// pass over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches'
+// code stays as it was: inline in quotient_few_kernel that path cost them 0.1-0.4 µs even
+// where it never ran (benches/results/gpu-h200-notes.md, session 21).
+extern "C" __global__ void __launch_bounds__(1024)
+    quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    q_world<true, true>(a, q);
 }

@@ -101,7 +101,6 @@ struct QArgs {
     cap_hyper: i32,
     cap_entries: i32,
     node_maps: i32,
-    rows_aside: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -225,6 +224,8 @@ pub struct QuotientSolver {
     /// The same kernel with its rare paths out of line, for a batch whose every world takes
     /// the node-level maps (see `few_launch`).
     few_kernel: CudaFunction,
+    /// `few_kernel` for a batch of no more worlds than multiprocessors.
+    aside_kernel: CudaFunction,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -293,6 +294,9 @@ impl QuotientSolver {
         let few_kernel = module
             .load_function("quotient_few_kernel")
             .map_err(cuda("cuModuleGetFunction"))?;
+        let aside_kernel = module
+            .load_function("quotient_aside_kernel")
+            .map_err(cuda("cuModuleGetFunction"))?;
         let shape = BlockShape::choose(&kernel, &cap, info)?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
@@ -307,6 +311,7 @@ impl QuotientSolver {
             shape
         };
         node_shape.prepare(&few_kernel)?;
+        node_shape.prepare(&aside_kernel)?;
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -364,6 +369,7 @@ impl QuotientSolver {
             _module: module,
             kernel,
             few_kernel,
+            aside_kernel,
             shape,
             node_shape,
             few_nodes: None,
@@ -806,19 +812,19 @@ impl QuotientSolver {
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
-            // Idle warps cost a world nothing where it has its multiprocessor to itself;
-            // elsewhere they would leave the rows to one warp of a world competing with others.
-            rows_aside: (nworld as usize <= self.sm_count) as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
         let (grid, s) = ((nworld, 1, 1), self.launch_shape());
-        let kernel = if self.few_launch() {
-            &self.few_kernel
-        } else {
-            &self.kernel
+        // Idle warps cost a world nothing where it has its multiprocessor to itself (the
+        // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
+        // a world competing with others.
+        let kernel = match (self.few_launch(), nworld as usize <= self.sm_count) {
+            (true, true) => &self.aside_kernel,
+            (true, false) => &self.few_kernel,
+            _ => &self.kernel,
         };
         // SAFETY: either kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
         // of this solver, which outlives the launch and every graph captured from it.
