@@ -3,7 +3,8 @@
 //! partial sleep and stale quotients fall back to a direct solve, graph replays equal direct
 //! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
 //! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
-//! trees, the partition check over nodes, worlds without rows, the scratch in global memory),
+//! trees, the partition check over nodes, worlds without rows, the scratch in global memory,
+//! the rows by an idle warp at their edges, on batches of either kernel),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps, the generated corpus in and out of order, every committed trace with its events, and
 //! the GPU engine in every mode.
@@ -54,7 +55,11 @@ fn the_quotient_kernels_compile_for_hopper() {
     let src = gpu::quotient::program_source();
     match gpu::module::compile_cached(&src, (9, 0)) {
         Ok((ptx, _)) => {
-            for k in ["quotient_kernel", "quotient_few_kernel"] {
+            for k in [
+                "quotient_kernel",
+                "quotient_few_kernel",
+                "quotient_aside_kernel",
+            ] {
                 assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
             }
         }
@@ -368,6 +373,59 @@ fn nodes_world(b: &mut archipelago::BatchBuilder, x_awake: bool, split: bool, co
     }
     b.rowless(0, &[33, 35, 36]);
     b.end_world();
+}
+
+#[test]
+fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
+    let Some(gpu) = open() else { return };
+    // 40 trees in 30 nodes (a rowless coupling of trees 2k, 2k + 1 for k < 10), so every world
+    // takes the node-level maps; rows per world around the most one warp maps on its own
+    // (BLOCK_SCATTER_MIN = 128: kernels/common.cu), none and a few. A batch of no more worlds
+    // than multiprocessors launches quotient_aside_kernel, one of more quotient_few_kernel.
+    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let rows = [0, 1, 17, 127, 128, 129, 130];
+    let sms = gpu.info().sm_count.max(1) as usize;
+    for nworld in [rows.len(), sms + 3] {
+        let cap = Capacity {
+            nworld,
+            ntree: 40,
+            nv: model.nv(),
+            njmax: 130,
+            nsupport: 300,
+            nedge: 10,
+        };
+        let batch = |seed: u64| {
+            let mut b = Batch::builder();
+            for w in 0..nworld {
+                let mut x = (w as u64 + 1) * 0x9e37_79b9 + seed * 0x85eb_ca6b;
+                let mut next = |n: u64| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % n) as i32
+                };
+                for k in 0..rows[w % rows.len()] {
+                    let (t0, t1) = (next(40), next(40));
+                    b.row(RowType::ContactPyramidal, k, &[t0, t1]);
+                }
+                for k in 0..10 {
+                    b.rowless(k, &[2 * k, 2 * k + 1]);
+                }
+                b.end_world();
+            }
+            b.finish()
+        };
+        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        let events = Events::new();
+        for reuse in [true, false] {
+            s.set_reuse(reuse).unwrap();
+            // The third step repeats the second: with reuse, worlds keep their outputs.
+            for seed in [0, 1, 1, 2] {
+                step_by_nodes(&mut s, &model, &batch(seed), &events, nworld);
+            }
+        }
+    }
 }
 
 #[test]
