@@ -17,10 +17,13 @@
 //! allocated per step.
 //!
 //! The kernel is compiled as its own NVRTC program (common.cu + quotient.cu), so a problem in it
-//! never affects the other GPU modes. It has two entry points of one body: `quotient_kernel`,
-//! and `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
+//! never affects the other GPU modes. It has three entry points of one body: `quotient_kernel`;
+//! `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
 //! the masked solve and the tree-level path (there only for stale or partly asleep worlds)
-//! called out of line, so that the common path is compact machine code.
+//! called out of line, so that the common path is compact machine code; and
+//! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
+//! where a world with few rows has them mapped by the warp that the pass over its trees leaves
+//! idle, during that pass.
 
 use std::sync::Arc;
 
