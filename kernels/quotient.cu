@@ -776,10 +776,10 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
     }
     // The row maps need the nodes' islands, not the pass over trees: where the pass leaves the
     // block's last warp idle, the rows are few (one warp scatters them anyway) and the world
-    // has its multiprocessor to itself, that warp maps the rows meanwhile, behind its own
+    // has its multiprocessor to itself (ASIDE), that warp maps the rows meanwhile, behind its own
     // barriers, instead of the block after the pass; it loads them (one batch) while warp 0
     // works out the nodes. (Where worlds share multiprocessors, one warp's rows cost the
-    // 1,024-world shapes 0.2-0.8 µs: benches/results/gpu-h200-notes.md.)
+    // 1,024-world shapes 0.1-0.8 µs: benches/results/gpu-h200-notes.md.)
     static_assert(BLOCK_SCATTER_MIN <= 32 * ROW_BATCH, "the aside warp's rows are one batch");
     const bool rows_aside = ASIDE && nr <= BLOCK_SCATTER_MIN && ntree + 32 <= bd;
     const int tb = rows_aside ? bd - 32 : bd; // the pass's threads
