@@ -829,7 +829,7 @@ impl QuotientSolver {
             (true, false) => &self.few_kernel,
             _ => &self.kernel,
         };
-        // SAFETY: either kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
+        // SAFETY: each kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
         // of this solver, which outlives the launch and every graph captured from it.
         unsafe {
             let block = (s.threads, s.smem);
