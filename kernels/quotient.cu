@@ -531,6 +531,23 @@ __device__ __forceinline__ void q_island_rows(const Args& a, size_t o, int e, in
     a.island_iefcadr[o] = adr;
 }
 
+// The same for up to 32 islands (of world offset T), by one warp: each island's first row
+// (an exclusive scan of cnt_e, which then holds it as the scatter's cursor). Returns the
+// world's rows in islands.
+__device__ __forceinline__ int q_island_rows_warp(const Args& a, size_t T, int nisland,
+                                                  int* cnt_e, const int* cnt_ne,
+                                                  const int* cnt_nf) {
+    const int lane = threadIdx.x & 31;
+    const int e = lane < nisland ? cnt_e[lane] : 0;
+    I3 tot;
+    const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
+    if (lane < nisland) {
+        q_island_rows(a, T + lane, e, adr, cnt_ne[lane], cnt_nf[lane]);
+        cnt_e[lane] = adr;
+    }
+    return tot.x;
+}
+
 // World w's per-island row outputs and row maps (nisland islands), from the row counts that
 // row_islands left in cnt (cnt_e, cnt_ne, cnt_nf at 2, 3 and 4 * ntree), behind a barrier.
 // Up to 32 islands one warp scans them (no barrier inside the scan).
@@ -546,11 +563,8 @@ __device__ void q_row_outputs(const Args& a, int w, int nr, int nisland, int* cn
     int rest = 0;
     if (nisland <= 32) {
         if (tid < 32) {
-            const int e = tid < nisland ? cnt_e[tid] : 0;
-            I3 tot;
-            const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
-            if (tid < nisland) put(tid, e, adr);
-            if (tid == 0) s_rest = tot.x;
+            const int tot = q_island_rows_warp(a, T, nisland, cnt_e, cnt_ne, cnt_nf);
+            if (tid == 0) s_rest = tot;
         }
         __syncthreads();
         rest = s_rest;
@@ -595,21 +609,15 @@ __device__ void q_row_maps(const Args& a, int w, int nr, int nisland, IslandOf i
 template <class IslandOf>
 __device__ void q_row_maps_aside(const Args& a, int w, int nr, int nisland, IslandOf isl_of,
                                  int* cnt, const RowBatch& rows) {
-    const int ntree = a.ntree, lane = threadIdx.x & 31;
+    const int ntree = a.ntree;
     int *cnt_e = cnt + 2 * ntree, *cnt_ne = cnt + 3 * ntree, *cnt_nf = cnt + 4 * ntree;
     int* mirror = nr <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
     const unsigned r0 = a.world_rowadr[w];
     row_batch_islands(WarpGroup{}, a, nr, 0, rows, isl_of, cnt_e, cnt_ne, cnt_nf, mirror, r0);
     __syncwarp();
-    const int e = lane < nisland ? cnt_e[lane] : 0;
-    I3 tot;
-    const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
-    if (lane < nisland) {
-        q_island_rows(a, (size_t)w * ntree + lane, e, adr, cnt_ne[lane], cnt_nf[lane]);
-        cnt_e[lane] = adr;
-    }
+    const int rest = q_island_rows_warp(a, (size_t)w * ntree, nisland, cnt_e, cnt_ne, cnt_nf);
     __syncwarp();
-    row_scatter<false>(a, r0, nr, nisland, cnt_e, tot.x, mirror, nullptr);
+    row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, nullptr);
 }
 
 // ---- node-level maps: every output of a world of few nodes -----------------------------------
