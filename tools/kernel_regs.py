@@ -8,8 +8,9 @@ the loader path (tools/setup_nvrtc.sh fetches it):
     LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) python3 tools/kernel_regs.py kernels/common.cu kernels/quotient.cu
 
 Then each kernel's machine code size in bytes (its .text section in the cubin): what the
-multiprocessor's instruction caches must hold. Options: --arch sm_90 (default). Exits non-zero, with NVRTC's log, when the program does not
-compile.
+multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); --cubin FILE
+also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
+the device). Exits non-zero, with NVRTC's log, when the program does not compile.
 """
 import ctypes
 import pathlib
@@ -22,6 +23,11 @@ def main(argv):
     if "--arch" in argv:
         i = argv.index("--arch")
         arch = argv[i + 1]
+        del argv[i : i + 2]
+    out = None
+    if "--cubin" in argv:
+        i = argv.index("--cubin")
+        out = pathlib.Path(argv[i + 1])
         del argv[i : i + 2]
     if not argv:
         sys.exit(__doc__)
@@ -47,6 +53,8 @@ def main(argv):
     lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
     cubin = ctypes.create_string_buffer(size.value)
     check(lib, lib.nvrtcGetCUBIN(prog, cubin))
+    if out:
+        out.write_bytes(cubin.raw)
     for name, nbytes in text_sections(cubin.raw):
         print(f"code {name}: {nbytes} bytes")
 
