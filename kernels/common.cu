@@ -99,7 +99,8 @@ __device__ __forceinline__ unsigned hyper_index(const Args& a, int w, int k, int
 
 // Per-world scratch: labels (ntree) and six per-island arrays (6 * ntree), in dynamic shared
 // memory when it fits, otherwise in the global fallback buffer.
-__device__ __forceinline__ void world_scratch(const Args& a, int w, int* smem, int** lab, int** cnt) {
+__device__ __forceinline__ void world_scratch(const Args& a, int w, int* smem, int** lab,
+                                              int** cnt) {
     int* base = a.use_smem ? smem : a.fallback + (size_t)w * 7 * (size_t)a.ntree;
     *lab = base;
     *cnt = base + a.ntree;
@@ -215,7 +216,8 @@ __device__ __forceinline__ int find_ro(const int* p, int x) {
 }
 
 // Unions the support of hyperedge range [s0, s1) into p (tree ids are world-local).
-__device__ __forceinline__ void union_support(int* p, const int* support, unsigned s0, unsigned s1) {
+__device__ __forceinline__ void union_support(int* p, const int* support, unsigned s0,
+                                              unsigned s1) {
     if (s0 >= s1) return;
     const int f = LDG(support + s0);
     activate(p, f);

@@ -8,7 +8,8 @@ extern "C" __global__ void dsu_union_kernel(Args a) {
     const int nr = world_nrow(a, w);
     if (k >= world_nhyper(a, w)) return;
     const unsigned h = hyper_index(a, w, k, nr);
-    union_support(a.labels + (size_t)w * a.ntree, a.support, LDG(a.supadr + h), LDG(a.supadr + h + 1));
+    union_support(a.labels + (size_t)w * a.ntree, a.support, LDG(a.supadr + h),
+                  LDG(a.supadr + h + 1));
 }
 
 // Every touched tree points straight at its root. Each thread writes only its own entry, and

@@ -1,8 +1,9 @@
 // `labelprop`: min-label propagation with pointer jumping, one thread block per world, labels
 // in shared memory. Each round every hyperedge reduces the min label of its trees and scatters
-// it with atomicMin to each tree and to each tree's label; then labels jump to their label's label until nothing moves. Convergence is
-// decided inside the kernel with __syncthreads_or: a world is one block, so the vote is a
-// barrier, with no host round trip and no grid-wide synchronisation.
+// it with atomicMin to each tree and to each tree's label; then labels jump to their label's
+// label until nothing moves. Convergence is decided inside the kernel with __syncthreads_or: a
+// world is one block, so the vote is a barrier, with no host round trip and no grid-wide
+// synchronisation.
 
 // Touched trees start as their own label (plain stores of the same value).
 __device__ void touch_all(const Args& a, int w, int* lab) {

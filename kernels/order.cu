@@ -82,7 +82,8 @@ __device__ __forceinline__ unsigned long long order_key(const OrderArgs& a, cons
             return 0;
         }
         K packed = ((K)(unsigned)(g.x - L.geom_min) << (L.geom_bits + L.colid_bits)) |
-                   ((K)(unsigned)(g.y - L.geom_min) << L.colid_bits) | (K)(unsigned)(c - L.colid_min);
+                   ((K)(unsigned)(g.y - L.geom_min) << L.colid_bits) |
+                   (K)(unsigned)(c - L.colid_min);
         unsigned shift = L.payload_bits - (2 * L.geom_bits + L.colid_bits);
         return ((K)ORDER_CONTACT_CLASS << L.payload_bits) | (packed << shift);
     }

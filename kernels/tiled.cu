@@ -5,7 +5,8 @@
 // piece reads and writes. Convergence: the same in-kernel block vote as labelprop.
 
 // The hyperedge (unified index) holding support entry g, among hyperedges [lo, hi).
-__device__ __forceinline__ unsigned hyper_of_entry(const unsigned* supadr, unsigned lo, unsigned hi, unsigned g) {
+__device__ __forceinline__ unsigned hyper_of_entry(const unsigned* supadr, unsigned lo, unsigned hi,
+                                                   unsigned g) {
     // Largest h in [lo, hi) with supadr[h] <= g.
     while (hi - lo > 1) {
         const unsigned mid = lo + (hi - lo) / 2;
@@ -56,7 +57,8 @@ extern "C" __global__ void __launch_bounds__(1024) block_tiled_kernel(Args a) {
                 const int l = v[t];
                 if (atomicMin(&lab[t], m) > m) changed = 1;
                 if (atomicMin(&lab[l], m) > m) changed = 1; // hook the representative too
-                if ((group & ((1u << lane) - 1u)) == 0u && atomicMin(&lab[anchor], m) > m) changed = 1;
+                if ((group & ((1u << lane) - 1u)) == 0u && atomicMin(&lab[anchor], m) > m)
+                    changed = 1;
             }
         }
         __syncthreads();
