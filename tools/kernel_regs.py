@@ -12,6 +12,7 @@ multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); 
 also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
 the device). Exits non-zero, with NVRTC's log, when the program does not compile.
 """
+import argparse
 import ctypes
 import pathlib
 import struct
@@ -19,20 +20,16 @@ import sys
 
 
 def main(argv):
-    arch = "sm_90"
-    if "--arch" in argv:
-        i = argv.index("--arch")
-        arch = argv[i + 1]
-        del argv[i : i + 2]
-    out = None
-    if "--cubin" in argv:
-        i = argv.index("--cubin")
-        out = pathlib.Path(argv[i + 1])
-        del argv[i : i + 2]
-    if not argv:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("sources", nargs="+", type=pathlib.Path)
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--cubin", type=pathlib.Path, help="also write the cubin here")
+    args = parser.parse_args(argv)
+    arch, out = args.arch, args.cubin
     src = "".join(
-        f'#line 1 "{pathlib.Path(p).name}"\n{pathlib.Path(p).read_text()}\n' for p in argv
+        f'#line 1 "{p.name}"\n{p.read_text()}\n' for p in args.sources
     )
     lib = ctypes.CDLL("libnvrtc.so")
     prog = ctypes.c_void_p()
