@@ -447,6 +447,37 @@ fn a_compile_failure_carries_the_nvrtc_log() {
     }
 }
 
+/// A kernel the front end accepts and the assembler rejects: more static shared memory than a
+/// block may have.
+const TOO_MUCH_SHARED: &str = "extern \"C\" __global__ void k(int* o) {
+    __shared__ int s[1 << 20];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    o[threadIdx.x] = s[threadIdx.x ^ 1];
+}";
+
+#[test]
+fn an_assembler_failure_is_a_compile_error_before_and_at_load() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    // The PTX compiles; the assembler, run here without a device, refuses it.
+    let (ptx, _) = gpu::module::compile_cached(TOO_MUCH_SHARED, (9, 0)).unwrap();
+    match gpu::module::check_assembles(TOO_MUCH_SHARED, (9, 0)) {
+        Err(Error::Compile { log, .. }) => assert!(log.contains("shared"), "{log}"),
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    // On a device the driver's assembler refuses it at load, as a compile error too.
+    let Some(_gpu) = open() else { return };
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    match gpu::module::load(&ctx, &ptx) {
+        Err(Error::Compile { log, .. }) => assert!(log.contains("assemble"), "{log}"),
+        Err(e) => panic!("expected a compile error, got {e}"),
+        Ok(_) => panic!("the driver loaded a kernel with 4 MiB of shared memory"),
+    }
+}
+
 #[test]
 fn without_a_device_opening_reports_no_device() {
     match Gpu::open() {
@@ -462,7 +493,10 @@ fn the_kernels_compile_for_hopper() {
         println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
-    let (ptx, _) = gpu::module::compile_cached(&gpu::module::program_source(), (9, 0)).unwrap();
+    let src = gpu::module::program_source();
+    let (ptx, _) = gpu::module::compile_cached(&src, (9, 0)).unwrap();
+    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
+    gpu::module::check_assembles(&src, (9, 0)).unwrap();
     for k in [
         "maps_kernel",
         "block_dsu_kernel",

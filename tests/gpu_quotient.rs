@@ -65,6 +65,10 @@ fn the_quotient_kernels_compile_for_hopper() {
         }
         Err(e) => panic!("{e}"),
     }
+    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
+    if let Err(e) = gpu::module::check_assembles(&src, (9, 0)) {
+        panic!("{e}");
+    }
     // With the phase marks compiled in (ARCHIPELAGO_Q_TRACE), and only then, it reads the clock.
     let traced = format!("{}{src}", gpu::phase_trace::DEFINE);
     let clock = |src: &str| match gpu::module::compile_cached(src, (9, 0)) {

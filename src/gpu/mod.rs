@@ -80,6 +80,9 @@ pub struct DeviceInfo {
     pub total_mem: usize,
     /// Seconds NVRTC took for the kernel module in this process (0 when it came from the cache).
     pub compile_s: f64,
+    /// Seconds the driver took to load the module: to assemble its PTX for the device, or to
+    /// find the machine code in the driver's on-disk cache from an earlier process.
+    pub load_s: f64,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -140,6 +143,7 @@ impl Gpu {
                     as usize,
                 total_mem: ctx.total_mem().map_err(cuda("cuDeviceTotalMem"))?,
                 compile_s: 0.0,
+                load_s: 0.0,
             };
             Ok((ctx, info))
         });
@@ -152,8 +156,9 @@ impl Gpu {
             }
         };
         let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
-        let (kernels, compile_s) = module::Kernels::load(&ctx, info.capability)?;
+        let (kernels, compile_s, load_s) = module::Kernels::load(&ctx, info.capability)?;
         info.compile_s = compile_s;
+        info.load_s = load_s;
         Ok(Gpu {
             ctx,
             stream,

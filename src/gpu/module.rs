@@ -1,12 +1,19 @@
 //! The kernel module: every `kernels/*.cu` source, embedded in the binary, compiled by NVRTC for
 //! the device's compute capability (e.g. `sm_90`) and cached per process, keyed by the source
 //! and the capability, so that opening a device twice compiles once.
+//!
+//! NVRTC emits PTX for the capability's virtual architecture (`compute_90`): the same PTX as
+//! for the real one (`sm_90`), without NVRTC also running the assembler for machine code that
+//! would not be loaded. The driver assembles the PTX when the module is loaded ([`load`]) and
+//! keeps the result in its own on-disk cache (`CUDA_CACHE_PATH`, by default `~/.nv`), so a
+//! later process on the same machine skips that step; [`check_assembles`] runs the assembler
+//! without a device, for tests.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError, sys};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
 
 use super::cuda;
@@ -64,10 +71,32 @@ pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
         return Ok((ptx, 0.0));
     }
     let start = Instant::now();
-    let mut options = vec![
-        format!("--gpu-architecture=sm_{}{}", cc.0, cc.1),
-        "-std=c++17".into(),
-    ];
+    let ptx = compile(src, &format!("compute_{}{}", cc.0, cc.1))?;
+    let ptx = Arc::new(ptx.to_src());
+    let secs = start.elapsed().as_secs_f64();
+    if let Ok(mut c) = cache().lock() {
+        c.insert(key, ptx.clone());
+    }
+    Ok((ptx, secs))
+}
+
+/// Compiles `src` for the real architecture of capability `cc` (e.g. `sm_90`), so that NVRTC
+/// also runs the assembler, and discards the result: what [`compile_cached`] leaves to the
+/// driver, checked without a device. An error carries NVRTC's log, the assembler's included.
+///
+/// ```no_run
+/// # fn main() -> archipelago::Result<()> {
+/// let src = archipelago::gpu::module::program_source();
+/// archipelago::gpu::module::check_assembles(&src, (9, 0))?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn check_assembles(src: &str, cc: (i32, i32)) -> Result<()> {
+    compile(src, &format!("sm_{}{}", cc.0, cc.1)).map(drop)
+}
+
+fn compile(src: &str, arch: &str) -> Result<Ptx> {
+    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
     // Line tables for profilers (Nsight Compute's source view); the code itself is unchanged.
     if std::env::var_os("ARCHIPELAGO_LINEINFO").is_some() {
         options.push("--generate-line-info".into());
@@ -77,13 +106,25 @@ pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
         name: Some("archipelago.cu".into()),
         ..Default::default()
     };
-    let ptx = compile_ptx_with_opts(src, opts).map_err(compile_error)?;
-    let ptx = Arc::new(ptx.to_src());
-    let secs = start.elapsed().as_secs_f64();
-    if let Ok(mut c) = cache().lock() {
-        c.insert(key, ptx.clone());
-    }
-    Ok((ptx, secs))
+    compile_ptx_with_opts(src, opts).map_err(compile_error)
+}
+
+/// Loads `ptx` into `ctx`; the driver assembles it for the device here (or takes the machine
+/// code from its cache). Also the seconds it took. The assembler's failure (which
+/// [`check_assembles`] would have caught) is a compile error, not a driver one.
+pub fn load(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(Arc<CudaModule>, f64)> {
+    let start = Instant::now();
+    let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| match e {
+        DriverError(sys::CUresult::CUDA_ERROR_INVALID_PTX) => Error::Compile {
+            source_name: "kernels/*.cu".into(),
+            log: format!(
+                "the driver could not assemble the PTX: {}",
+                super::describe(e)
+            ),
+        },
+        e => cuda("cuModuleLoadData")(e),
+    })?;
+    Ok((module, start.elapsed().as_secs_f64()))
 }
 
 fn compile_error(e: CompileError) -> Error {
@@ -124,12 +165,10 @@ pub struct Kernels {
 
 impl Kernels {
     /// Compiles (or takes from the cache) and loads the module into `ctx`; also the seconds
-    /// NVRTC took.
-    pub fn load(ctx: &Arc<CudaContext>, cc: (i32, i32)) -> Result<(Kernels, f64)> {
-        let (ptx, secs) = compile_cached(&program_source(), cc)?;
-        let module = ctx
-            .load_module(Ptx::from_src(ptx.as_str()))
-            .map_err(cuda("cuModuleLoadData"))?;
+    /// NVRTC took and the seconds the module's load took (see [`load`]).
+    pub fn load(ctx: &Arc<CudaContext>, cc: (i32, i32)) -> Result<(Kernels, f64, f64)> {
+        let (ptx, compile_s) = compile_cached(&program_source(), cc)?;
+        let (module, load_s) = load(ctx, &ptx)?;
         let f = |name: &str| {
             module
                 .load_function(name)
@@ -148,7 +187,7 @@ impl Kernels {
             warp_dsu: f("warp_dsu_kernel")?,
             _module: module,
         };
-        Ok((kernels, secs))
+        Ok((kernels, compile_s, load_s))
     }
 
     /// Any kernel of the module by name (for example deterministic mode's `order_*`).

@@ -28,11 +28,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::Ptx;
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
-use super::module::compile_cached;
+use super::module::{compile_cached, load};
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
@@ -288,9 +287,7 @@ impl QuotientSolver {
         let info = gpu.info();
         let (ptx, _) = compile_cached(&program_source(), info.capability)?;
         let ctx = gpu.ctx();
-        let module = ctx
-            .load_module(Ptx::from_src(ptx.as_str()))
-            .map_err(cuda("cuModuleLoadData"))?;
+        let (module, _) = load(ctx, &ptx)?;
         let kernel = module
             .load_function("quotient_kernel")
             .map_err(cuda("cuModuleGetFunction"))?;
