@@ -5,7 +5,10 @@ The page comes from a report of kernels compiled with line tables (ARCHIPELAGO_L
     ncu --set full --import-source yes -o rep ...; ncu -i rep.ncu-rep --page source --csv \
         --print-source cuda,sass | gzip > page.csv.gz
     python3 tools/ncu_lines.py page.csv.gz [TOP]
-Prints the TOP lines (default 40) by samples in file and line order, then the total per file.
+Prints the TOP lines (default 40) by samples in file and line order, the total per file, the
+stall samples by reason over the whole kernel, and the code it ran: distinct machine
+instructions executed, the 128-byte lines they lie in (what the instruction caches had to
+fetch) and the span from the first to the last.
 Where the page has no source text (NVRTC compiles from memory, so the profiler finds no file),
 the line is read from kernels/ of this checkout: run it on the commit that was profiled.
 """
@@ -19,6 +22,7 @@ path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
 opener = gzip.open if path.endswith(".gz") else open
 lines = collections.defaultdict(lambda: [0, 0, "", collections.Counter()])
 header, current, fname = None, None, None
+ran = set()  # addresses of the machine instructions executed
 with opener(path, "rt", encoding="utf-8") as f:
     for row in csv.reader(f):
         if row and row[0] == "File Path":
@@ -33,6 +37,8 @@ with opener(path, "rt", encoding="utf-8") as f:
                 entry = lines[current]
                 entry[0] += int(row[4])
                 entry[1] += int(row[7]) if row[7].isdigit() else 0
+                if row[7].isdigit() and int(row[7]) > 0 and row[2].startswith("0x"):
+                    ran.add(int(row[2], 16))
                 for i, h in enumerate(header):
                     if h.startswith("stall_") and "Not Issued" not in h and row[i].isdigit():
                         entry[3][h[6:]] += int(row[i])
@@ -61,3 +67,14 @@ for (fname, _), v in lines.items():
     per_file[fname] += v[0]
 for fname, samples in per_file.most_common():
     print(f"{fname:12s} {samples:6d} {100 * samples / total:5.1f}%")
+reasons = collections.Counter()
+for v in lines.values():
+    reasons.update(v[3])
+print("stall samples by reason: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
+if ran:
+    first, last = min(ran), max(ran)
+    blocks = {a // 128 for a in ran}
+    print(
+        f"code run: {len(ran)} instructions in {len(blocks)} 128-byte lines "
+        f"({128 * len(blocks)} bytes), spanning {last - first + 16} bytes"
+    )

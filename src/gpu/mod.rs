@@ -46,9 +46,10 @@ pub mod tiled;
 pub mod warp;
 pub mod workspace;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, CudaStream, DriverError, result, sys};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream, DriverError, result, sys};
 
 use crate::error::{Error, Result};
 
@@ -62,6 +63,9 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: Arc<module::Kernels>,
+    /// Further modules loaded into this context (the quotient's), by a hash of their PTX: a
+    /// second solver reuses the first one's instead of loading it again.
+    modules: Arc<Mutex<HashMap<u64, Arc<CudaModule>>>>,
     info: DeviceInfo,
 }
 
@@ -163,6 +167,7 @@ impl Gpu {
             ctx,
             stream,
             kernels: Arc::new(kernels),
+            modules: Arc::default(),
             info,
         })
     }
@@ -187,6 +192,20 @@ impl Gpu {
 
     pub(crate) fn kernels(&self) -> &Arc<module::Kernels> {
         &self.kernels
+    }
+
+    /// The module of `ptx` in this context: loaded on first use (see [`module::load`]), then
+    /// shared, so that only the first solver of a kind waits for the driver's assembler when
+    /// its on-disk cache is cold or disabled.
+    pub(crate) fn module(&self, ptx: &str) -> Result<Arc<CudaModule>> {
+        let key = module::hash(ptx);
+        let mut loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = loaded.get(&key) {
+            return Ok(m.clone());
+        }
+        let (m, _) = module::load(&self.ctx, ptx)?;
+        loaded.insert(key, m.clone());
+        Ok(m)
     }
 }
 

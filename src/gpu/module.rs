@@ -49,7 +49,7 @@ fn cache() -> &'static Mutex<HashMap<Key, Arc<String>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn hash(text: &str) -> u64 {
+pub(crate) fn hash(text: &str) -> u64 {
     // FNV-1a: stable, and enough to tell sources apart inside one process.
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)

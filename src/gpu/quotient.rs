@@ -31,7 +31,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
-use super::module::{compile_cached, load};
+use super::module::compile_cached;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
@@ -287,7 +287,7 @@ impl QuotientSolver {
         let info = gpu.info();
         let (ptx, _) = compile_cached(&program_source(), info.capability)?;
         let ctx = gpu.ctx();
-        let (module, _) = load(ctx, &ptx)?;
+        let module = gpu.module(&ptx)?;
         let kernel = module
             .load_function("quotient_kernel")
             .map_err(cuda("cuModuleGetFunction"))?;
