@@ -262,6 +262,22 @@ __device__ __forceinline__ unsigned warp_peers(int k) {
 // SCATTER_BATCH iterations ahead so that the serial part waits on memory once per batch.
 #define SCATTER_BATCH 8
 #define ROW_BATCH 4
+// One round of warp_scatter: element i (< n, or past the end) with key k.
+template <class Write>
+__device__ __forceinline__ void warp_scatter_round(int i, int n, int k, unsigned lower, int* cursor,
+                                                   int& rest, Write write) {
+    const unsigned mask = warp_peers(k);
+    const int rank = __popc(mask & lower);
+    int slot = 0;
+    if (k >= 0) slot = cursor[k] + rank;
+    else if (k == -1) slot = rest + rank;
+    const unsigned rest_mask = __ballot_sync(FULL_MASK, k == -1);
+    __syncwarp();
+    if (k >= 0 && rank == 0) cursor[k] += __popc(mask);
+    rest += __popc(rest_mask);
+    __syncwarp();
+    if (i < n) write(i, slot);
+}
 template <class Key, class Write>
 __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write) {
     const int lane = threadIdx.x & 31;
@@ -276,20 +292,32 @@ __device__ void warp_scatter(int n, Key key, int* cursor, int rest, Write write)
 #pragma unroll
         for (int u = 0; u < SCATTER_BATCH; ++u) {
             if (base + u * 32 >= n) break; // warp-uniform
-            const int i = base + u * 32 + lane;
-            const int k = kb[u];
-            const unsigned mask = warp_peers(k);
-            const int rank = __popc(mask & lower);
-            int slot = 0;
-            if (k >= 0) slot = cursor[k] + rank;
-            else if (k == -1) slot = rest + rank;
-            const unsigned rest_mask = __ballot_sync(FULL_MASK, k == -1);
-            __syncwarp();
-            if (k >= 0 && rank == 0) cursor[k] += __popc(mask);
-            rest += __popc(rest_mask);
-            __syncwarp();
-            if (i < n) write(i, slot);
+            warp_scatter_round(base + u * 32 + lane, n, kb[u], lower, cursor, rest, write);
         }
+    }
+}
+
+// warp_scatter for at most 32 * ROW_BATCH elements with one copy of the round's code: a warp
+// that runs it alone (the aside warp, quotient.cu) fetches each instruction from beyond the
+// multiprocessor once instead of once per unrolled round (session 23: that warp's scatter
+// was most of the kernel's instruction-fetch stalls on flex_trampoline).
+template <class Key, class Write>
+__device__ void warp_scatter_few(int n, Key key, int* cursor, int rest, Write write) {
+    const int lane = threadIdx.x & 31;
+    const unsigned lower = (1u << lane) - 1u;
+    int kb[ROW_BATCH];
+#pragma unroll
+    for (int u = 0; u < ROW_BATCH; ++u) {
+        const int i = u * 32 + lane;
+        kb[u] = i < n ? key(i) : -2 - lane;
+    }
+#pragma unroll 1
+    for (int u = 0; u * 32 < n; ++u) {
+        int k = kb[0];
+#pragma unroll
+        for (int v = 1; v < ROW_BATCH; ++v)
+            if (u == v) k = kb[v];
+        warp_scatter_round(u * 32 + lane, n, k, lower, cursor, rest, write);
     }
 }
 
@@ -477,8 +505,9 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
 
 // The row maps of a world: map_iefc2efc and map_efc2iefc from the islands in efc_island, with
 // the per-island cursors `cursor` (rows of no island from `rest` on), and their mirror when not
-// null; by the whole block (BLOCK, its table in `tab`) or by one warp.
-template <bool BLOCK>
+// null; by the whole block (BLOCK, its table in `tab`) or by one warp (for at most
+// 32 * ROW_BATCH rows with FEW: warp_scatter_few).
+template <bool BLOCK, bool FEW = false>
 __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int nisland,
                                             int* cursor, int rest, int* mirror, int* tab) {
     auto key = [&](int k) { return a.efc_island[r0 + k]; };
@@ -491,6 +520,7 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
         }
     };
     if (BLOCK) block_scatter(nrow, nisland, key, cursor, rest, tab, write);
+    else if (FEW) warp_scatter_few(nrow, key, cursor, rest, write);
     else warp_scatter(nrow, key, cursor, rest, write);
 }
 

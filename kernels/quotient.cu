@@ -620,7 +620,7 @@ __device__ void q_row_maps_aside(const Args& a, int w, int nr, int nisland, Isla
     __syncwarp();
     const int rest = q_island_rows_warp(a, (size_t)w * ntree, nisland, cnt_e, cnt_ne, cnt_nf);
     __syncwarp();
-    row_scatter<false>(a, r0, nr, nisland, cnt_e, rest, mirror, nullptr);
+    row_scatter<false, true>(a, r0, nr, nisland, cnt_e, rest, mirror, nullptr);
 }
 
 // ---- node-level maps: every output of a world of few nodes -----------------------------------
