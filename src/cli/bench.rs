@@ -111,7 +111,7 @@ impl BenchArgs {
 }
 
 /// Bandwidth used for the floor: the device-to-device copy rate measured on the H200.
-const FLOOR_BYTES_PER_S: f64 = 4.3e12;
+pub(super) const FLOOR_BYTES_PER_S: f64 = 4.3e12;
 
 /// One benchmark shape.
 struct Shape {

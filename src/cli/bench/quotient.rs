@@ -13,7 +13,10 @@
 //! rows time a step whose events invalidate every world (a capacity change) or one world (an
 //! edit), minus a steady step's host half. The quotient's floor is its device time with reuse
 //! on and every world unchanged: only the reuse check, which reads every hyperedge, and the
-//! restore run, so no step of this quotient on the shape is faster. Then the same contenders
+//! restore run, so no step of this quotient on the shape is faster. The bound of any step, by
+//! any mode, is the empty graph replay plus the bytes a step must move (every support and
+//! offset read once, every output written once) at the measured copy bandwidth: the best full
+//! rebuild divided by it is the most any mode could gain on the shape. Then the same contenders
 //! step a sequence of batches (see [`super::sequence`]): there the quotient reuses the worlds
 //! that did not change. On synthetic shapes with equalities, toggling sequences (an equality
 //! switched off and on at every step in 10% or all of the worlds) set the quotient with
@@ -313,6 +316,9 @@ struct QuotientFigures {
     unchanged_us: Option<f64>,
     /// Device µs per step (reuse off) with the node-level maps off, where some world took them.
     tree_maps_us: Option<f64>,
+    /// Bytes a step must move at least: every support and offset read once, every output
+    /// written once (`Workspace::floor_bytes`).
+    floor_bytes: usize,
 }
 
 fn quotient(
@@ -406,6 +412,7 @@ fn quotient(
         bytes: q.quotient_bytes(),
         unchanged_us,
         tree_maps_us,
+        floor_bytes: q.workspace().floor_bytes(),
     })
 }
 
@@ -420,6 +427,9 @@ pub(super) struct Summary {
     quotient: Option<(f64, f64)>,
     /// The quotient's device µs per step with every world unchanged (reuse on).
     unchanged: Option<f64>,
+    /// The least device µs any step can take on the shape: the empty replay plus the floor
+    /// bytes at the measured copy bandwidth.
+    bound: Option<f64>,
     sequences: Vec<SequenceLine>,
 }
 
@@ -518,6 +528,7 @@ pub(super) fn table(
         best: best.clone(),
         quotient: None,
         unchanged: None,
+        bound: None,
         sequences: Vec::new(),
     };
     match quotient(g, input, reference, args) {
@@ -526,6 +537,10 @@ pub(super) fn table(
             row(out, &f.timed);
             summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
             summary.unchanged = f.unchanged_us;
+            // The launch under every step's device time, measured beside the shape's figures.
+            let launch_us = archipelago::gpu::graph::empty_graph_us(g, 50)?;
+            let bound = launch_us + f.floor_bytes as f64 / super::FLOOR_BYTES_PER_S * 1e6;
+            summary.bound = bound.is_finite().then_some(bound);
             let _ = writeln!(
                 out,
                 "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
@@ -563,6 +578,18 @@ pub(super) fn table(
                 let _ = writeln!(
                     out,
                     "\nmaps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step — the share of a step that every mode pays to write every output"
+                );
+            }
+            if let Some(bound) = summary.bound {
+                let _ = writeln!(
+                    out,
+                    "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {} TB/s{}",
+                    f.floor_bytes as f64 / 1e6,
+                    super::FLOOR_BYTES_PER_S / 1e12,
+                    best.as_ref().map_or(String::new(), |(mode, d, _)| format!(
+                        "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
+                        d / bound
+                    ))
                 );
             }
             if let Some((mode, d, w)) = &best {
@@ -628,7 +655,7 @@ pub(super) fn table(
 /// The summary table over every shape.
 pub(super) fn summary(rows: &[Summary]) -> String {
     let mut out = String::from(
-        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that | bound of any step (device µs) | best full ÷ bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         let best = s
@@ -672,9 +699,16 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             (Some(u), None) => (format!("{u:.1}"), "—".into()),
             _ => ("—".into(), "—".into()),
         };
+        // The bound of any step (launch and bytes at full bandwidth): the most any mode could
+        // gain over the best full rebuild.
+        let (bound, most) = match (s.bound, &s.best) {
+            (Some(b), Some((_, d, _))) => (format!("{b:.1}"), format!("{:.2}x", d / b)),
+            (Some(b), None) => (format!("{b:.1}"), "—".into()),
+            _ => ("—".into(), "—".into()),
+        };
         let _ = writeln!(
             out,
-            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} |",
+            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} |",
             s.shape,
             100.0 * s.static_rows,
             100.0 * s.static_entries
@@ -781,7 +815,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_summary_sets_the_best_full_rebuild_against_the_quotient_floor() {
+    fn the_summary_sets_the_best_full_rebuild_against_the_quotient_floor_and_the_bound() {
         let row = Summary {
             shape: "q:mechanism-90%".into(),
             static_rows: 0.906,
@@ -789,6 +823,7 @@ mod tests {
             best: Some(("block".into(), 16.0, 1700.0)),
             quotient: Some((16.0, 1800.0)),
             unchanged: Some(8.0),
+            bound: Some(5.0),
             sequences: Vec::new(),
         };
         let text = summary(&[row]);
@@ -796,7 +831,10 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("| q:mechanism-90%"))
             .expect("a row for the shape");
-        assert!(line.ends_with("| block | 8.0 | 2.00x |"), "{line}");
+        assert!(
+            line.ends_with("| block | 8.0 | 2.00x | 5.0 | 3.20x |"),
+            "{line}"
+        );
         let header = text.lines().nth(2).expect("a header");
         assert_eq!(header.matches('|').count(), line.matches('|').count());
         assert!(
@@ -840,6 +878,7 @@ mod tests {
             best: None,
             quotient: None,
             unchanged: None,
+            bound: None,
             sequences: vec![
                 line("ten", [900.0, 500.0, 400.0], 450.0),
                 line("all", [9000.0, 500.0, 600.0], 450.0),
