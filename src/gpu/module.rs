@@ -111,7 +111,8 @@ fn compile(src: &str, arch: &str) -> Result<Ptx> {
 
 /// Loads `ptx` into `ctx`; the driver assembles it for the device here (or takes the machine
 /// code from its cache). Also the seconds it took. The assembler's failure (which
-/// [`check_assembles`] would have caught) is a compile error, not a driver one.
+/// [`check_assembles`] would have caught) is a compile error, not a driver one; a driver too
+/// old for NVRTC's PTX is [`Error::NoDevice`].
 pub fn load(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(Arc<CudaModule>, f64)> {
     let start = Instant::now();
     let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| match e {
@@ -122,6 +123,13 @@ pub fn load(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(Arc<CudaModule>, f64)>
                 super::describe(e)
             ),
         },
+        // NVRTC newer than the driver: its PTX version is one the driver cannot read, so this
+        // device cannot run the kernels (callers fall back as for a missing device).
+        DriverError(sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION) => Error::NoDevice(format!(
+            "the CUDA driver is older than the NVRTC library ({}): update the driver, or put an \
+             NVRTC no newer than the driver first on the library path",
+            super::describe(e)
+        )),
         e => cuda("cuModuleLoadData")(e),
     })?;
     Ok((module, start.elapsed().as_secs_f64()))
