@@ -692,20 +692,16 @@ pub(super) fn summary(rows: &[Summary]) -> String {
                 "—".into(),
             ),
         };
-        // The floor of this quotient's step (every world unchanged; a step with any world
-        // changed costs more), and the best full rebuild over it.
-        let (floor, ceiling) = match (s.unchanged, &s.best) {
+        // A step time and the best full rebuild over it, as two cells.
+        let over = |us: Option<f64>| match (us, &s.best) {
             (Some(u), Some((_, d, _))) => (format!("{u:.1}"), format!("{:.2}x", d / u)),
             (Some(u), None) => (format!("{u:.1}"), "—".into()),
             _ => ("—".into(), "—".into()),
         };
-        // The bound of any step (launch and bytes at full bandwidth): the most any mode could
-        // gain over the best full rebuild.
-        let (bound, most) = match (s.bound, &s.best) {
-            (Some(b), Some((_, d, _))) => (format!("{b:.1}"), format!("{:.2}x", d / b)),
-            (Some(b), None) => (format!("{b:.1}"), "—".into()),
-            _ => ("—".into(), "—".into()),
-        };
+        // The floor of this quotient's step (every world unchanged; a step with any world
+        // changed costs more), and the bound of any step (launch and bytes at full bandwidth):
+        // over the latter, the most any mode could gain.
+        let ((floor, ceiling), (bound, most)) = (over(s.unchanged), over(s.bound));
         let _ = writeln!(
             out,
             "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} |",
