@@ -13,7 +13,7 @@
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):
 //  1. Replay check: the world's rows must be some dynamic rows, then exactly the contracted
-//     static rows (type, id, support, in order), then only dynamic rows; and, when rowless
+//     static rows (type and support, in order), then only dynamic rows; and, when rowless
 //     couplings are static, exactly the contracted rowless hyperedges. Every thread compares
 //     its share; one __syncthreads_or decides. Replayed: parent[] over the slot's nodes in
 //     shared memory, every node with contracted rows active; the dynamic hyperedges' trees are
@@ -49,8 +49,8 @@
 // 4 when only the row-level outputs were computed, 8 when they came from the nodes.
 
 struct QArgs {
-    const int* row_id;                 // per global row
-    const int* edge_id;                // per coupling rowless hyperedge (workspace order)
+    const int* row_id;                 // per global row; uploaded and read only while
+                                       // ndynamic_eqs > 0 (no check or output needs an id)
     const unsigned* world_slot;        // nworld; 0xffffffff = no quotient
     const unsigned* nnode;             // per slot
     const int* tree_node;              // nslot * ntree
@@ -71,7 +71,6 @@ struct QArgs {
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static
-    const int* stream_id;              // nslot * max_static
     const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
@@ -127,11 +126,13 @@ struct QArgs {
     } while (0)
 #endif
 
-// Whether a row is static under the policy (src/quotient/classify.rs).
-__device__ __forceinline__ bool q_row_static(const QArgs& q, int type, int id) {
+// Whether global row r, of type `type`, is static under the policy (src/quotient/classify.rs).
+// Its id is loaded only when some equality is dynamic (then the host uploads the ids).
+__device__ __forceinline__ bool q_row_static(const QArgs& q, int type, unsigned r) {
     if (type == 0) {
         if (!q.eq_static) return false;
         int lo = 0, hi = q.ndynamic_eqs;
+        const int id = hi > 0 ? q.row_id[r] : 0;
         while (lo < hi) {
             const int mid = (lo + hi) >> 1;
             const int v = q.dynamic_eqs[mid];
@@ -158,7 +159,7 @@ __device__ bool q_span(const Args& a, const QArgs& q, int w, unsigned slot, int 
     for (int n = tid; n < a.ntree; n += bd) lab[n] = q.node_rows[sn + n] > 0 ? n : -1;
     int lo = nr, hi = -1;
     for (int r = tid; r < nr; r += bd)
-        if (q_row_static(q, a.row_type[row0 + r], q.row_id[row0 + r])) {
+        if (q_row_static(q, a.row_type[row0 + r], row0 + r)) {
             lo = min(lo, r);
             hi = max(hi, r);
         }
@@ -230,13 +231,18 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
     const size_t ss = (size_t)slot * q.max_static;
     const size_t se = (size_t)slot * q.max_entries;
     const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
-    // Static rows: types, ids, relative support offsets, then the entries.
+    // Static rows: types, relative support offsets, then the entries (ids do not matter: see
+    // invalidation::signature).
     const unsigned base = a.supadr[row0 + start];
     for (int i = tid; i <= k; i += bd) {
         const unsigned r = row0 + start + i;
         if (a.supadr[r] - base != sadr[i]) bad = 1;
-        if (i < k && (a.row_type[r] != q.stream_kind[ss + i] || q.row_id[r] != q.stream_id[ss + i]))
-            bad = 1;
+        // The same type, and still static (an equality renumbered into a dynamic one would not
+        // be: with no dynamic equalities this loads nothing more).
+        if (i < k) {
+            const int t = a.row_type[r];
+            if (t != q.stream_kind[ss + i] || !q_row_static(q, t, r)) bad = 1;
+        }
     }
     const unsigned nent = sadr[k];
     const unsigned have = a.supadr[row0 + start + k] - base;
@@ -252,13 +258,11 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
         if (ne != sk) {
             bad = 1;
         } else {
-            const unsigned e0 = a.world_edgeadr[w];
             const unsigned h0 = hyper_index(a, w, nr, nr);
             const unsigned ebase = a.supadr[h0];
             for (int e = tid; e <= ne; e += bd) {
                 const unsigned h = hyper_index(a, w, nr + e, nr);
                 if (a.supadr[h] - ebase + nent != sadr[k + e]) bad = 1;
-                if (e < ne && q.edge_id[e0 + e] != q.stream_id[ss + k + e]) bad = 1;
             }
             const unsigned sn = sadr[k + ne] - nent;
             const unsigned hn = a.supadr[hyper_index(a, w, nh, nr)] - ebase;
@@ -305,14 +309,13 @@ __device__ __forceinline__ unsigned long long q_mix(unsigned long long x) {
 }
 
 // invalidation::signature::row_hash over support[s0, s1).
-__device__ unsigned long long q_row_hash(int kind, int id, const int* support, unsigned s0,
+__device__ unsigned long long q_row_hash(int kind, const int* support, unsigned s0,
                                          unsigned s1) {
     unsigned long long set = 0;
     for (unsigned j = s0; j < s1; ++j)
         set += q_mix((unsigned long long)(unsigned)support[j] ^ 0x5851f42d4c957f2dull);
-    const unsigned long long head = ((unsigned long long)kind << 56) ^
-                                    ((unsigned long long)(s1 - s0) << 32) ^
-                                    (unsigned long long)(unsigned)id;
+    const unsigned long long head =
+        ((unsigned long long)kind << 56) ^ ((unsigned long long)(s1 - s0) << 32);
     return q_mix(q_mix(head) ^ set);
 }
 
@@ -321,7 +324,7 @@ __device__ __forceinline__ bool q_hyper_static(const Args& a, const QArgs& q, in
                                                int nr) {
     if (h >= nr) return q.flex_static != 0;
     const unsigned r = a.world_rowadr[w] + (unsigned)h;
-    return q_row_static(q, a.row_type[r], q.row_id[r]);
+    return q_row_static(q, a.row_type[r], r);
 }
 
 // Step 2: the guard with the awake mask, then the node solve. Returns 1 (block-uniform) when
@@ -357,10 +360,8 @@ __device__ __forceinline__ int q_solve_masked(const Args& a, const QArgs& q, int
             continue;
         }
         const int kind = h < nr ? (int)a.row_type[a.world_rowadr[w] + h] : Q_ROWLESS_KIND;
-        const int id = h < nr ? q.row_id[a.world_rowadr[w] + h]
-                              : q.edge_id[a.world_edgeadr[w] + (h - nr)];
         atomicAdd(&state[node], 1u);
-        atomicAdd(&sum[node], q_row_hash(kind, id, a.support, s0, s1));
+        atomicAdd(&sum[node], q_row_hash(kind, a.support, s0, s1));
     }
     if (__syncthreads_or(bad)) return 1;
     // invalidation::signature::compare: present = expected, none present, or stale.

@@ -18,6 +18,8 @@ use invalidation::{Cause, Edit, Event, Events, GuardFinding, Verdict};
 struct Spec {
     eq: [bool; 2],
     eq1: Vec<i32>,
+    /// Equality 1's rows' id (1 unless a test renumbers them).
+    eq1_id: i32,
     extra_eq: Option<Vec<i32>>,
     friction: bool,
     tendon: bool,
@@ -31,6 +33,7 @@ impl Default for Spec {
         Spec {
             eq: [true; 2],
             eq1: vec![1, 2],
+            eq1_id: 1,
             extra_eq: None,
             friction: true,
             tendon: true,
@@ -66,7 +69,7 @@ fn build(specs: &[Spec]) -> Batch {
             }
         }
         if s.eq[1] && awake(&s.eq1) {
-            b.row(RowType::Equality, 1, &s.eq1);
+            b.row(RowType::Equality, s.eq1_id, &s.eq1);
         }
         if let Some(sup) = s.extra_eq.as_ref().filter(|sup| awake(sup)) {
             b.row(RowType::Equality, 2, sup);
@@ -358,6 +361,35 @@ fn eq_active_unreported_is_caught_by_the_guard() {
     let mut specs = vec![Spec::default()];
     step(&mut e, &specs, &Events::new());
     specs[0].eq[1] = false;
+    step(&mut e, &specs, &Events::new());
+    let finding = GuardFinding::Vanished { node_tree: 0 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+}
+
+#[test]
+fn a_static_rows_id_alone_changes_nothing_unless_it_changes_the_class() {
+    // No output depends on a row's id, so the guard does not hash it: a static row renumbered
+    // with the same type and support keeps the quotient. (The contact moves too, so that the
+    // world is solved, not reused: reuse compares types and supports alone as well.)
+    let mut e = engine(1, Policy::default());
+    let mut specs = vec![Spec::default()];
+    step(&mut e, &specs, &Events::new());
+    specs[0].eq1_id = 3;
+    specs[0].contacts = vec![vec![3, 4]];
+    step(&mut e, &specs, &Events::new());
+    assert_eq!(e.decision().verdict(), Verdict::Reuse);
+    let c = e.quotient().counters();
+    assert_eq!((c.guarded, c.reused), (0, 0), "{c:?}");
+    // With equality 3 classified dynamic, the same renumbering takes the row out of its node.
+    let policy = Policy {
+        eq: EqPolicy::DynamicIds(vec![3]),
+        ..Policy::default()
+    };
+    let mut e = engine(1, policy);
+    specs[0] = Spec::default();
+    step(&mut e, &specs, &Events::new());
+    specs[0].eq1_id = 3;
+    specs[0].contacts = vec![vec![3, 4]];
     step(&mut e, &specs, &Events::new());
     let finding = GuardFinding::Vanished { node_tree: 0 };
     assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);

@@ -1,7 +1,10 @@
 //! The guard: a cheap signature of the static rows present, per quotient node.
 //!
-//! Each static row (or rowless hyperedge) hashes to 64 bits from its type, source id and support
-//! *set* (order-insensitive, since reordering a support never changes the partition). A node's
+//! Each static row (or rowless hyperedge) hashes to 64 bits from its type and support *multiset*
+//! (order-insensitive, since reordering a support never changes the partition): what every output
+//! depends on. The row's source id is left out on purpose: no output depends on it, so a row
+//! whose id changed but whose type and support did not leaves the quotient exact, and a device
+//! running the guard need not be sent the ids at all. A node's
 //! signature is the row count and the wrapping sum of its rows' hashes, so it does not depend on
 //! row order and can be accumulated with atomic adds on a device.
 //!
@@ -22,20 +25,20 @@ pub fn mix(mut x: u64) -> u64 {
 }
 
 /// Hash of one static row or rowless hyperedge: `kind` (MuJoCo's constraint code, or 8 for a
-/// rowless hyperedge), its source `id` and its support (as a multiset).
+/// rowless hyperedge) and its support (as a multiset).
 ///
 /// ```
 /// use invalidation::signature::row_hash;
-/// assert_eq!(row_hash(0, 3, &[1, 4]), row_hash(0, 3, &[4, 1]));
-/// assert_ne!(row_hash(0, 3, &[1, 4]), row_hash(0, 3, &[1, 5]));
+/// assert_eq!(row_hash(0, &[1, 4]), row_hash(0, &[4, 1]));
+/// assert_ne!(row_hash(0, &[1, 4]), row_hash(0, &[1, 5]));
 /// ```
 #[inline]
-pub fn row_hash(kind: u8, id: i32, support: &[i32]) -> u64 {
+pub fn row_hash(kind: u8, support: &[i32]) -> u64 {
     let mut set = 0u64;
     for &t in support {
         set = set.wrapping_add(mix(t as u32 as u64 ^ 0x5851_f42d_4c95_7f2d));
     }
-    let head = ((kind as u64) << 56) ^ ((support.len() as u64) << 32) ^ (id as u32 as u64);
+    let head = ((kind as u64) << 56) ^ ((support.len() as u64) << 32);
     mix(mix(head) ^ set)
 }
 
@@ -121,7 +124,7 @@ pub enum NodeState {
 /// use invalidation::{NodeState, Signature};
 /// use invalidation::signature::{compare, row_hash};
 /// let mut s = Signature::default();
-/// s.add(row_hash(0, 1, &[2, 3]));
+/// s.add(row_hash(0, &[2, 3]));
 /// assert_eq!(compare(s, s, 2), NodeState::Present);
 /// assert_eq!(compare(s, Signature::default(), 2), NodeState::Absent);
 /// ```
@@ -147,17 +150,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hash_separates_kind_id_and_multiplicity() {
-        let base = row_hash(0, 1, &[2, 3]);
-        assert_ne!(base, row_hash(1, 1, &[2, 3]));
-        assert_ne!(base, row_hash(0, 2, &[2, 3]));
-        assert_ne!(base, row_hash(0, 1, &[2, 3, 3]));
-        assert_ne!(row_hash(8, 0, &[1]), row_hash(8, 0, &[1, 1]));
+    fn hash_separates_kind_support_and_multiplicity() {
+        let base = row_hash(0, &[2, 3]);
+        assert_ne!(base, row_hash(1, &[2, 3]));
+        assert_ne!(base, row_hash(0, &[2, 4]));
+        assert_ne!(base, row_hash(0, &[2, 3, 3]));
+        assert_ne!(row_hash(8, &[1]), row_hash(8, &[1, 1]));
     }
 
     #[test]
     fn compare_reports_each_case() {
-        let (a, b) = (row_hash(0, 1, &[2]), row_hash(0, 2, &[2]));
+        let (a, b) = (row_hash(0, &[2]), row_hash(0, &[3]));
         let mut one = Signature::default();
         one.add(a);
         let mut two = one;

@@ -66,7 +66,6 @@ pub fn program_source() -> String {
 #[derive(Debug, Clone, Copy, Default)]
 struct QArgs {
     row_id: u64,
-    edge_id: u64,
     world_slot: u64,
     nnode: u64,
     tree_node: u64,
@@ -81,7 +80,6 @@ struct QArgs {
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
-    stream_id: u64,
     stream_adr: u64,
     stream_support: u64,
     dynamic_eqs: u64,
@@ -107,8 +105,9 @@ struct QArgs {
 
 /// Device buffers of the quotient, in `QArgs` order.
 struct QBufs {
+    /// Row ids, uploaded only while some equality is classified dynamic by its id (no other
+    /// use of an id on the device: see `invalidation::signature`).
     row_id: DevBuf,
-    edge_id: DevBuf,
     world_slot: DevBuf,
     nnode: DevBuf,
     tree_node: DevBuf,
@@ -123,7 +122,6 @@ struct QBufs {
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
-    stream_id: DevBuf,
     stream_adr: DevBuf,
     stream_support: DevBuf,
     dynamic_eqs: DevBuf,
@@ -237,7 +235,6 @@ pub struct QuotientSolver {
     /// The device's multiprocessors: a batch of no more worlds has one to each world.
     sm_count: usize,
     stream: Arc<CudaStream>,
-    edge_ids: Vec<i32>,
     stale: PinnedVec<i32>,
     contracted: Vec<u32>,
     /// The dynamic equality ids and the world → slot map as last uploaded (each uploaded again
@@ -331,7 +328,6 @@ impl QuotientSolver {
         let nodes = usize::from(dof_blocks(model));
         let bufs = QBufs {
             row_id: buf("q_row_id", w * cap.njmax * 4)?,
-            edge_id: buf("q_edge_id", w * cap.nedge * 4)?,
             world_slot: buf("q_world_slot", w * 4)?,
             nnode: buf("q_nnode", w * 4)?,
             tree_node: buf("q_tree_node", w * t * 4)?,
@@ -346,7 +342,6 @@ impl QuotientSolver {
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
-            stream_id: buf("q_stream_id", w * ms * 4)?,
             stream_adr: buf("q_stream_adr", w * (ms + 1) * 4)?,
             stream_support: buf("q_stream_support", w * me * 4)?,
             dynamic_eqs: buf("q_dynamic_eqs", (LEARN_MAX + 64) * 4)?,
@@ -375,7 +370,6 @@ impl QuotientSolver {
             few_nodes: None,
             sm_count: info.sm_count.max(1) as usize,
             stream: gpu.stream().clone(),
-            edge_ids: Vec::with_capacity(w * cap.nedge),
             stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
             eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
@@ -412,7 +406,6 @@ impl QuotientSolver {
         let b = &self.bufs;
         [
             &b.row_id,
-            &b.edge_id,
             &b.world_slot,
             &b.nnode,
             &b.tree_node,
@@ -427,7 +420,6 @@ impl QuotientSolver {
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
-            &b.stream_id,
             &b.stream_adr,
             &b.stream_support,
             &b.dynamic_eqs,
@@ -688,8 +680,6 @@ impl QuotientSolver {
             let k = t.nstatic[s] as usize;
             b.stream_kind
                 .upload_at(s * ms, &t.stream_kind[s * ms..s * ms + k], stream)?;
-            b.stream_id
-                .upload_at(s * ms, &t.stream_id[s * ms..s * ms + k], stream)?;
             let adr = &t.stream_adr[s * (ms + 1)..s * (ms + 1) + k + 1];
             b.stream_adr.upload_at(s * (ms + 1), adr, stream)?;
             let entries = adr[k] as usize;
@@ -726,18 +716,13 @@ impl QuotientSolver {
     }
 
     /// The batch (the workspace's upload synchronizes, so every copy before it is done too),
-    /// the row ids and the coupling rowless hyperedges' ids in the workspace's order.
+    /// with the row ids only while the kernel classifies equality rows by id: no other output
+    /// or check reads them, and at 4 bytes a row they would be the step's largest extra copy.
     fn upload_batch(&mut self, input: &Input<'_>) -> Result<()> {
-        let batch = input.batch();
-        self.edge_ids.clear();
-        for w in 0..batch.nworld() {
-            let ids = batch.coupling_edges(w).map(|e| batch.edge_id[e]);
-            self.edge_ids.extend(ids);
+        if !self.eqs_on_device.is_empty() {
+            let ids = &input.batch().row_id;
+            self.bufs.row_id.upload_at(0, ids, &self.stream)?;
         }
-        self.bufs.row_id.upload_at(0, &batch.row_id, &self.stream)?;
-        self.bufs
-            .edge_id
-            .upload_at(0, &self.edge_ids, &self.stream)?;
         self.ws.upload(input, &self.stream)
     }
 
@@ -775,7 +760,6 @@ impl QuotientSolver {
         let t = self.quotient.cache().tables();
         let q = QArgs {
             row_id: b.row_id.ptr(),
-            edge_id: b.edge_id.ptr(),
             world_slot: b.world_slot.ptr(),
             nnode: b.nnode.ptr(),
             tree_node: b.tree_node.ptr(),
@@ -790,7 +774,6 @@ impl QuotientSolver {
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
-            stream_id: b.stream_id.ptr(),
             stream_adr: b.stream_adr.ptr(),
             stream_support: b.stream_support.ptr(),
             dynamic_eqs: b.dynamic_eqs.ptr(),

@@ -35,10 +35,9 @@ pub struct View<'a> {
     pub node_treeadr: &'a [i32],
     /// Trees of each node, ascending. `[ntree]`
     pub node_trees: &'a [i32],
-    /// The static hyperedges contracted, in the order they came: kind of each.
+    /// The static hyperedges contracted, in the order they came: kind of each (their ids are
+    /// not kept: no output depends on them, see `invalidation::signature`).
     pub stream_kind: &'a [u8],
-    /// Source id of each.
-    pub stream_id: &'a [i32],
     /// Start of each one's support in `stream_support`. `[nstatic + 1]`
     pub stream_adr: &'a [u32],
     /// Their supports, concatenated.
@@ -96,13 +95,13 @@ impl View<'_> {
         let base = batch.row_supadr[r.start];
         let end = batch.row_supadr[r.end];
         let split = self.stream_adr[k];
-        if batch.row_id[r.clone()] != self.stream_id[..k]
-            || batch.row_support[base as usize..end as usize]
-                != self.stream_support[..split as usize]
-            || batch.row_type[r.clone()]
-                .iter()
-                .zip(&self.stream_kind[..k])
-                .any(|(&t, &s)| t as u8 != s)
+        if batch.row_support[base as usize..end as usize] != self.stream_support[..split as usize]
+            || r.clone().zip(&self.stream_kind[..k]).any(|(r, &s)| {
+                // The same type, and still static: with equalities classified by id, a
+                // renumbered row may have turned dynamic (ids are compared nowhere else).
+                let t = batch.row_type[r];
+                t as u8 != s || !classifier.row_is_static(t, batch.row_id[r])
+            })
             || batch.row_supadr[r.start..=r.end]
                 .iter()
                 .zip(&self.stream_adr[..=k])
@@ -120,9 +119,7 @@ impl View<'_> {
         }
         let base = batch.edge_supadr[edges.start];
         let end = batch.edge_supadr[edges.end];
-        batch.edge_id[edges.clone()] == self.stream_id[k..]
-            && batch.edge_support[base as usize..end as usize]
-                == self.stream_support[split as usize..]
+        batch.edge_support[base as usize..end as usize] == self.stream_support[split as usize..]
             && batch.edge_supadr[edges.start..=edges.end]
                 .iter()
                 .zip(&self.stream_adr[k..])
@@ -134,8 +131,8 @@ impl View<'_> {
     pub fn replays(&self, batch: &Batch, w: usize, classifier: &Classifier) -> bool {
         let mut k = 0usize;
         let n = self.stream_kind.len();
-        let same = walk::each_static(batch, w, classifier, |kind, id, support, _| {
-            if k >= n || self.stream_kind[k] != kind || self.stream_id[k] != id {
+        let same = walk::each_static(batch, w, classifier, |kind, support, _| {
+            if k >= n || self.stream_kind[k] != kind {
                 return Err(());
             }
             let (a, b) = (self.stream_adr[k] as usize, self.stream_adr[k + 1] as usize);
@@ -181,7 +178,6 @@ pub struct Quotients {
     node_trees: Vec<i32>,
     nnode: Vec<u32>,
     stream_kind: Vec<u8>,
-    stream_id: Vec<i32>,
     stream_adr: Vec<u32>,
     stream_support: Vec<i32>,
     nstatic: Vec<u32>,
@@ -233,8 +229,6 @@ pub struct Tables<'a> {
     pub nstatic_rows: &'a [u32],
     /// Stream kinds.
     pub stream_kind: &'a [u8],
-    /// Stream source ids.
-    pub stream_id: &'a [i32],
     /// Stream support offsets (slot-relative).
     pub stream_adr: &'a [u32],
     /// Stream supports.
@@ -260,7 +254,6 @@ impl Quotients {
             node_trees: vec![0; per],
             nnode: vec![0; nslot],
             stream_kind: vec![0; nslot * max_static],
-            stream_id: vec![0; nslot * max_static],
             stream_adr: vec![0; nslot * (max_static + 1)],
             stream_support: vec![0; nslot * max_entries],
             nstatic: vec![0; nslot],
@@ -311,7 +304,6 @@ impl Quotients {
             node_treeadr: &self.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
             node_trees: &self.node_trees[t],
             stream_kind: &self.stream_kind[s * ms..s * ms + nstatic],
-            stream_id: &self.stream_id[s * ms..s * ms + nstatic],
             stream_adr: &self.stream_adr[s * (ms + 1)..s * (ms + 1) + nstatic + 1],
             stream_support: &self.stream_support[s * me..s * me + self.nentry[s] as usize],
             stream_rows: self.nstatic_rows[s] as usize,
@@ -335,7 +327,6 @@ impl Quotients {
             nstatic: &self.nstatic,
             nstatic_rows: &self.nstatic_rows,
             stream_kind: &self.stream_kind,
-            stream_id: &self.stream_id,
             stream_adr: &self.stream_adr,
             stream_support: &self.stream_support,
         }
@@ -382,8 +373,8 @@ impl Quotients {
     ) -> Built {
         self.release(world);
         let mut key = Signature::default();
-        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, _| {
-            key.add(walk::hash(kind, id, support));
+        let _ = walk::each_static::<()>(batch, world, classifier, |kind, support, _| {
+            key.add(walk::hash(kind, support));
             Ok(())
         });
         if let Some(s) = self.find_shared(batch, world, classifier, key, scan) {
@@ -438,7 +429,7 @@ impl Quotients {
         let n = self.ntree;
         let parent = &mut self.parent[..];
         parent.fill(-1);
-        let _ = walk::each_static::<()>(batch, world, classifier, |_, _, support, _| {
+        let _ = walk::each_static::<()>(batch, world, classifier, |_, support, _| {
             let first = support[0];
             for &t in support {
                 dsu::union(parent, first, t);
@@ -491,19 +482,17 @@ impl Quotients {
         sums.fill(0);
         let (ms, me) = (self.max_static, self.max_entries);
         let kinds = &mut self.stream_kind[s * ms..(s + 1) * ms];
-        let ids = &mut self.stream_id[s * ms..(s + 1) * ms];
         let adr = &mut self.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
         let entries = &mut self.stream_support[s * me..(s + 1) * me];
         let (mut k, mut e, mut nrow) = (0usize, 0usize, 0u32);
         adr[0] = 0;
-        let _ = walk::each_static::<()>(batch, world, classifier, |kind, id, support, local| {
+        let _ = walk::each_static::<()>(batch, world, classifier, |kind, support, local| {
             nrow += (local >= 0) as u32;
             let node = tree_node[support[0] as usize] as usize;
             rows[node] += 1;
-            sums[node] = sums[node].wrapping_add(walk::hash(kind, id, support));
+            sums[node] = sums[node].wrapping_add(walk::hash(kind, support));
             // The capacity bounds both (checked before any step).
             kinds[k] = kind;
-            ids[k] = id;
             entries[e..e + support.len()].copy_from_slice(support);
             e += support.len();
             k += 1;
@@ -567,7 +556,6 @@ impl Quotients {
             + self.node_trees.capacity() * 4
             + self.nnode.capacity() * 4
             + self.stream_kind.capacity()
-            + self.stream_id.capacity() * 4
             + self.stream_adr.capacity() * 4
             + self.stream_support.capacity() * 4
             + self.nstatic.capacity() * 4

@@ -65,13 +65,13 @@ pub fn scan(
     rows.fill(0);
     sum.fill(0);
     let tree_node = view.tree_node;
-    walk::each_static(batch, w, classifier, |kind, id, support, local| {
+    walk::each_static(batch, w, classifier, |kind, support, local| {
         let node = tree_node[support[0] as usize];
         if support[1..].iter().any(|&t| tree_node[t as usize] != node) {
             return Err(GuardFinding::Spans { row: local });
         }
         rows[node as usize] += 1;
-        sum[node as usize] = sum[node as usize].wrapping_add(walk::hash(kind, id, support));
+        sum[node as usize] = sum[node as usize].wrapping_add(walk::hash(kind, support));
         Ok(())
     })?;
     for n in 0..nnode {

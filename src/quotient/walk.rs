@@ -6,25 +6,22 @@ use invalidation::signature::row_hash;
 use super::classify::{Classifier, ROWLESS_KIND};
 use crate::rows::Batch;
 
-/// Calls `f(kind, id, support, local)` for every static hyperedge of world `w`: static rows
+/// Calls `f(kind, support, local)` for every static hyperedge of world `w`: static rows
 /// (`local` = world-local row index) then static coupling rowless hyperedges (`local` = −1 − e).
+/// Ids decide only the class (an equality classified dynamic by its id); past that no pass
+/// needs them, since no output depends on them.
 #[inline]
 pub fn each_static<E>(
     batch: &Batch,
     w: usize,
     classifier: &Classifier,
-    mut f: impl FnMut(u8, i32, &[i32], i32) -> Result<(), E>,
+    mut f: impl FnMut(u8, &[i32], i32) -> Result<(), E>,
 ) -> Result<(), E> {
     let rows = batch.rows_of(w);
     for r in rows.clone() {
-        let (kind, id) = (batch.row_type[r], batch.row_id[r]);
-        if classifier.row_is_static(kind, id) {
-            f(
-                kind as u8,
-                id,
-                batch.row_support_of(r),
-                (r - rows.start) as i32,
-            )?;
+        let kind = batch.row_type[r];
+        if classifier.row_is_static(kind, batch.row_id[r]) {
+            f(kind as u8, batch.row_support_of(r), (r - rows.start) as i32)?;
         }
     }
     if classifier.rowless_is_static() {
@@ -32,12 +29,7 @@ pub fn each_static<E>(
         for e in edges.clone() {
             let support = batch.edge_support_of(e);
             if couples(support) {
-                f(
-                    ROWLESS_KIND,
-                    batch.edge_id[e],
-                    support,
-                    -1 - (e - edges.start) as i32,
-                )?;
+                f(ROWLESS_KIND, support, -1 - (e - edges.start) as i32)?;
             }
         }
     }
@@ -78,6 +70,6 @@ pub fn couples(support: &[i32]) -> bool {
 
 /// The hash of a static hyperedge as the guard sees it.
 #[inline]
-pub fn hash(kind: u8, id: i32, support: &[i32]) -> u64 {
-    row_hash(kind, id, support)
+pub fn hash(kind: u8, support: &[i32]) -> u64 {
+    row_hash(kind, support)
 }

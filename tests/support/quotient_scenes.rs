@@ -74,6 +74,9 @@ impl Scene {
 pub struct World {
     pub eq_active: Vec<bool>,
     pub eq_support: Vec<Vec<i32>>,
+    /// The id each equality's rows carry: its index, until an equality before it is removed
+    /// (the ids after it shift) or one is added.
+    pub eq_id: Vec<i32>,
     pub dof_friction_on: Vec<bool>,
     pub tendon_friction_on: Vec<bool>,
     pub flex_on: Vec<bool>,
@@ -86,6 +89,7 @@ impl World {
         World {
             eq_active: vec![true; scene.eqs.len()],
             eq_support: scene.eqs.iter().map(|e| e.0.clone()).collect(),
+            eq_id: (0..scene.eqs.len() as i32).collect(),
             dof_friction_on: vec![true; scene.dof_friction.len()],
             tendon_friction_on: vec![true; scene.tendons.len()],
             flex_on: vec![true; scene.flexes.len()],
@@ -106,7 +110,7 @@ impl World {
             let support = &self.eq_support[eq];
             if self.eq_active[eq] && self.all_awake(support) {
                 for _ in 0..*nrow {
-                    b.row(RowType::Equality, eq as i32, support);
+                    b.row(RowType::Equality, self.eq_id[eq], support);
                 }
             }
         }
@@ -260,6 +264,24 @@ pub fn mutate(
                 });
             }
             tally.wakes += 1;
+        }
+        5 if !scene.eqs.is_empty() && rng.chance(0.25) => {
+            // An equality removed or added before `eq`: its rows keep their support under
+            // another id (which may be one the policy classifies dynamic).
+            let eq = rng.below(scene.eqs.len());
+            let old = world.eq_id[eq];
+            let new = if old > 0 && rng.chance(0.5) { old - 1 } else { old + 1 };
+            world.eq_id[eq] = new;
+            ev(events, &|e| {
+                let at = old.min(new);
+                let edit = if new < old {
+                    Edit::EqRemoved { eq: at }
+                } else {
+                    Edit::EqAdded { eq: at }
+                };
+                e.edit(Some(w), edit);
+            });
+            tally.edits += 1;
         }
         5 if !scene.eqs.is_empty() => {
             let eq = rng.below(scene.eqs.len());
