@@ -767,8 +767,10 @@ fn the_order_kernels_compile_for_hopper() {
         println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
-    let src = archipelago::gpu::module::program_source();
+    let src = archipelago::gpu::order::program_source();
     let (ptx, _) = archipelago::gpu::module::compile_cached(&src, (9, 0)).unwrap();
+    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
+    archipelago::gpu::module::check_assembles(&src, (9, 0)).unwrap();
     for k in [
         "order_small_u32_e1",
         "order_small_u64_e4",

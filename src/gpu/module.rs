@@ -1,6 +1,8 @@
-//! The kernel module: every `kernels/*.cu` source, embedded in the binary, compiled by NVRTC for
-//! the device's compute capability (e.g. `sm_90`) and cached per process, keyed by the source
-//! and the capability, so that opening a device twice compiles once.
+//! The kernel modules: `kernels/*.cu`, embedded in the binary, compiled by NVRTC for the device's
+//! compute capability (e.g. `sm_90`) and cached per process, keyed by the source and the
+//! capability, so that opening a device twice compiles once. The main module ([`SOURCES`]) is
+//! built when a device is opened; the order step's and the quotient's when their first solver
+//! is made ([`super::Gpu`] keeps them per context).
 //!
 //! NVRTC emits PTX for the capability's virtual architecture (`compute_90`): the same PTX as
 //! for the real one (`sm_90`), without NVRTC also running the assembler for machine code that
@@ -19,8 +21,12 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
 use super::cuda;
 use crate::error::{Error, Result};
 
-/// The CUDA C sources, in the order they are concatenated into one program.
-pub const SOURCES: [(&str, &str); 8] = [
+/// The CUDA C sources of the main module, in the order they are concatenated into one program.
+/// The deterministic order step (`order.cu`, [`super::order::program_source`]) and the quotient
+/// (`quotient.cu`, [`super::quotient::program_source`]) are programs of their own, compiled
+/// and loaded only by the solvers that use them: most processes need neither, and each took
+/// NVRTC about as long as the rest together.
+pub const SOURCES: [(&str, &str); 7] = [
     ("common.cu", include_str!("../../kernels/common.cu")),
     ("dense.cu", include_str!("../../kernels/dense.cu")),
     ("dsu.cu", include_str!("../../kernels/dsu.cu")),
@@ -28,13 +34,17 @@ pub const SOURCES: [(&str, &str); 8] = [
     ("labelprop.cu", include_str!("../../kernels/labelprop.cu")),
     ("tiled.cu", include_str!("../../kernels/tiled.cu")),
     ("warp.cu", include_str!("../../kernels/warp.cu")),
-    ("order.cu", include_str!("../../kernels/order.cu")),
 ];
 
-/// The whole program: every source, each preceded by a `#line` so NVRTC's log names the file.
+/// The main module's program: every source of [`SOURCES`] (see [`concat()`]).
 pub fn program_source() -> String {
+    concat(&SOURCES)
+}
+
+/// One program from `sources`, each preceded by a `#line` so NVRTC's log names the file.
+pub fn concat(sources: &[(&str, &str)]) -> String {
     let mut src = String::new();
-    for (name, text) in SOURCES {
+    for (name, text) in sources {
         src.push_str(&format!("#line 1 \"{name}\"\n"));
         src.push_str(text);
         src.push('\n');
@@ -198,7 +208,7 @@ impl Kernels {
         Ok((kernels, compile_s, load_s))
     }
 
-    /// Any kernel of the module by name (for example deterministic mode's `order_*`).
+    /// Any kernel of the main module by name.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         self._module
             .load_function(name)

@@ -19,7 +19,7 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
-use super::module::Kernels;
+use super::module::{Kernels, compile_cached};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
@@ -201,6 +201,15 @@ pub struct DeviceOrder {
     nrow: usize,
 }
 
+/// The order step's program: the shared definitions, then `kernels/order.cu`; compiled and
+/// loaded by the first [`DeviceOrder`] of a process (see [`super::module::SOURCES`]).
+pub fn program_source() -> String {
+    super::module::concat(&[
+        ("common.cu", include_str!("../../kernels/common.cu")),
+        ("order.cu", include_str!("../../kernels/order.cu")),
+    ])
+}
+
 impl std::fmt::Debug for DeviceOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceOrder")
@@ -246,8 +255,13 @@ impl DeviceOrder {
         bounds: Option<KeyBounds>,
         sort: Sort,
     ) -> Result<DeviceOrder> {
-        let k = gpu.kernels();
-        let f = |name: &str| k.function(name);
+        let (ptx, _) = compile_cached(&program_source(), gpu.info().capability)?;
+        let module = gpu.module(&ptx)?;
+        let f = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(cuda("cuModuleGetFunction"))
+        };
         let small = [
             [
                 f("order_small_u32_e1")?,
@@ -375,16 +389,16 @@ impl DeviceOrder {
         };
         let radix = |w: &str| -> Result<[CudaFunction; 3]> {
             Ok([
-                k.function(&format!("order_radix_keys_{w}"))?,
-                k.function(&format!("order_radix_count_{w}"))?,
-                k.function(&format!("order_radix_scatter_{w}"))?,
+                f(&format!("order_radix_keys_{w}"))?,
+                f(&format!("order_radix_count_{w}"))?,
+                f(&format!("order_radix_scatter_{w}"))?,
             ])
         };
         Ok(DeviceOrder {
             small,
             block,
             radix: [radix("u32")?, radix("u64")?],
-            radix_place: k.function("order_radix_place")?,
+            radix_place: f("order_radix_place")?,
             radix_chain: gpu.info().capability.0 >= 9,
             bufs,
             args,

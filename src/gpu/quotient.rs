@@ -53,11 +53,11 @@ pub fn program_source() -> String {
     } else {
         ""
     };
-    format!(
-        "{define}#line 1 \"common.cu\"\n{}\n#line 1 \"quotient.cu\"\n{}\n",
-        include_str!("../../kernels/common.cu"),
-        include_str!("../../kernels/quotient.cu")
-    )
+    let sources = [
+        ("common.cu", include_str!("../../kernels/common.cu")),
+        ("quotient.cu", include_str!("../../kernels/quotient.cu")),
+    ];
+    format!("{define}{}", super::module::concat(&sources))
 }
 
 /// The quotient's argument block; field order and types match `struct QArgs` in
