@@ -63,8 +63,8 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: Arc<module::Kernels>,
-    /// Further modules loaded into this context (the quotient's), by a hash of their PTX: a
-    /// second solver reuses the first one's instead of loading it again.
+    /// Further modules loaded into this context (the order step's, the quotient's), by a hash
+    /// of their PTX: a second solver reuses the first one's instead of loading it again.
     modules: Arc<Mutex<HashMap<u64, Arc<CudaModule>>>>,
     info: DeviceInfo,
 }
