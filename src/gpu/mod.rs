@@ -63,9 +63,9 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     kernels: Arc<module::Kernels>,
-    /// Further modules loaded into this context (the order step's, the quotient's), by a hash
-    /// of their PTX: a second solver reuses the first one's instead of loading it again.
-    modules: Arc<Mutex<HashMap<u64, Arc<CudaModule>>>>,
+    /// Further programs' modules loaded into this context (the order step's, the quotient's),
+    /// by name: a second solver reuses the first one's (see [`Gpu::program`]).
+    modules: Arc<Mutex<HashMap<&'static str, Arc<CudaModule>>>>,
     info: DeviceInfo,
 }
 
@@ -194,17 +194,24 @@ impl Gpu {
         &self.kernels
     }
 
-    /// The module of `ptx` in this context: loaded on first use (see [`module::load`]), then
-    /// shared, so that only the first solver of a kind waits for the driver's assembler when
-    /// its on-disk cache is cold or disabled.
-    pub(crate) fn module(&self, ptx: &str) -> Result<Arc<CudaModule>> {
-        let key = module::hash(ptx);
+    /// The module of the program `name` in this context: on first use compiled from
+    /// `source()` (through the process's PTX cache, [`module::compile_cached`]) and loaded (see
+    /// [`module::load`]), then shared. So only the first solver of a kind waits for NVRTC or the
+    /// driver's assembler, and the next ones neither build nor hash the program's text (a
+    /// deterministic solver per corpus case made that a tenth of a whole-corpus test).
+    /// `name` must tell apart every source a caller may pass.
+    pub(crate) fn program(
+        &self,
+        name: &'static str,
+        source: impl FnOnce() -> String,
+    ) -> Result<Arc<CudaModule>> {
         let mut loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = loaded.get(&key) {
+        if let Some(m) = loaded.get(name) {
             return Ok(m.clone());
         }
-        let (m, _) = module::load(&self.ctx, ptx)?;
-        loaded.insert(key, m.clone());
+        let (ptx, _) = module::compile_cached(&source(), self.info.capability)?;
+        let (m, _) = module::load(&self.ctx, &ptx)?;
+        loaded.insert(name, m.clone());
         Ok(m)
     }
 }

@@ -19,7 +19,7 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
-use super::module::{Kernels, compile_cached};
+use super::module::Kernels;
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
@@ -255,8 +255,7 @@ impl DeviceOrder {
         bounds: Option<KeyBounds>,
         sort: Sort,
     ) -> Result<DeviceOrder> {
-        let (ptx, _) = compile_cached(&program_source(), gpu.info().capability)?;
-        let module = gpu.module(&ptx)?;
+        let module = gpu.program("order", program_source)?;
         let f = |name: &str| {
             module
                 .load_function(name)

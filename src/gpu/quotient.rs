@@ -31,7 +31,6 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
-use super::module::compile_cached;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
@@ -282,9 +281,13 @@ impl QuotientSolver {
     /// compiles the kernel and allocates every host and device buffer.
     pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
         let info = gpu.info();
-        let (ptx, _) = compile_cached(&program_source(), info.capability)?;
         let ctx = gpu.ctx();
-        let module = gpu.module(&ptx)?;
+        // Named apart with the phase marks compiled in, a different source.
+        let name = match phase_trace::requested() {
+            true => "quotient (phase marks)",
+            false => "quotient",
+        };
+        let module = gpu.program(name, program_source)?;
         let kernel = module
             .load_function("quotient_kernel")
             .map_err(cuda("cuModuleGetFunction"))?;
