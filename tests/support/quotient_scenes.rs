@@ -270,7 +270,11 @@ pub fn mutate(
             // another id (which may be one the policy classifies dynamic).
             let eq = rng.below(scene.eqs.len());
             let old = world.eq_id[eq];
-            let new = if old > 0 && rng.chance(0.5) { old - 1 } else { old + 1 };
+            let new = if old > 0 && rng.chance(0.5) {
+                old - 1
+            } else {
+                old + 1
+            };
             world.eq_id[eq] = new;
             ev(events, &|e| {
                 let at = old.min(new);
