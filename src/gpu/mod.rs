@@ -197,8 +197,9 @@ impl Gpu {
     /// The module of the program `name` in this context: on first use compiled from
     /// `source()` (through the process's PTX cache, [`module::compile_cached`]) and loaded (see
     /// [`module::load`]), then shared. So only the first solver of a kind waits for NVRTC or the
-    /// driver's assembler, and the next ones neither build nor hash the program's text (a
-    /// deterministic solver per corpus case made that a tenth of a whole-corpus test).
+    /// driver's assembler, and the next ones neither build nor hash the program's text (hashing
+    /// it per solver once doubled the whole-corpus determinism test, which makes a solver per
+    /// case and mode).
     /// `name` must tell apart every source a caller may pass.
     pub(crate) fn program(
         &self,
