@@ -59,7 +59,7 @@ fn cache() -> &'static Mutex<HashMap<Key, Arc<String>>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-pub(crate) fn hash(text: &str) -> u64 {
+fn hash(text: &str) -> u64 {
     // FNV-1a: stable, and enough to tell sources apart inside one process.
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
@@ -145,6 +145,13 @@ pub fn load(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(Arc<CudaModule>, f64)>
     Ok((module, start.elapsed().as_secs_f64()))
 }
 
+/// Kernel `name` of `module` (every module's kernels are looked up once, by their solver).
+pub(crate) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {
+    module
+        .load_function(name)
+        .map_err(cuda("cuModuleGetFunction"))
+}
+
 fn compile_error(e: CompileError) -> Error {
     let log = match &e {
         CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
@@ -187,11 +194,7 @@ impl Kernels {
     pub fn load(ctx: &Arc<CudaContext>, cc: (i32, i32)) -> Result<(Kernels, f64, f64)> {
         let (ptx, compile_s) = compile_cached(&program_source(), cc)?;
         let (module, load_s) = load(ctx, &ptx)?;
-        let f = |name: &str| {
-            module
-                .load_function(name)
-                .map_err(cuda("cuModuleGetFunction"))
-        };
+        let f = |name: &str| function(&module, name);
         let kernels = Kernels {
             maps: f("maps_kernel")?,
             dense_build: f("dense_build_kernel")?,
@@ -206,13 +209,6 @@ impl Kernels {
             _module: module,
         };
         Ok((kernels, compile_s, load_s))
-    }
-
-    /// Any kernel of the main module by name.
-    pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        self._module
-            .load_function(name)
-            .map_err(cuda("cuModuleGetFunction"))
     }
 
     /// Asks for the largest shared-memory carveout for `f`, so that as many of its blocks as

@@ -19,7 +19,7 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
-use super::module::Kernels;
+use super::module::{self, Kernels};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
@@ -256,11 +256,7 @@ impl DeviceOrder {
         sort: Sort,
     ) -> Result<DeviceOrder> {
         let module = gpu.program("order", program_source)?;
-        let f = |name: &str| {
-            module
-                .load_function(name)
-                .map_err(cuda("cuModuleGetFunction"))
-        };
+        let f = |name: &str| module::function(&module, name);
         let small = [
             [
                 f("order_small_u32_e1")?,

@@ -31,6 +31,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
+use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
@@ -288,15 +289,9 @@ impl QuotientSolver {
             false => "quotient",
         };
         let module = gpu.program(name, program_source)?;
-        let kernel = module
-            .load_function("quotient_kernel")
-            .map_err(cuda("cuModuleGetFunction"))?;
-        let few_kernel = module
-            .load_function("quotient_few_kernel")
-            .map_err(cuda("cuModuleGetFunction"))?;
-        let aside_kernel = module
-            .load_function("quotient_aside_kernel")
-            .map_err(cuda("cuModuleGetFunction"))?;
+        let kernel = function(&module, "quotient_kernel")?;
+        let few_kernel = function(&module, "quotient_few_kernel")?;
+        let aside_kernel = function(&module, "quotient_aside_kernel")?;
         let shape = BlockShape::choose(&kernel, &cap, info)?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
