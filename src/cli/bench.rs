@@ -45,6 +45,11 @@ pub struct BenchArgs {
     /// rows and the committed traces, with rebuild costs and a summary table (GPU only).
     #[arg(long)]
     quotient: bool,
+    /// With `--quotient`: every shape at this many worlds instead of its own count (a
+    /// synthetic shape generated so, a trace's recorded worlds repeated), to see how a shape
+    /// scales past one wave of worlds per multiprocessor.
+    #[arg(long, requires = "quotient", value_parser = clap::value_parser!(u32).range(1..))]
+    worlds: Option<u32>,
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]
     sort: Sort,
@@ -86,6 +91,7 @@ impl Default for BenchArgs {
             out: None,
             deterministic: false,
             quotient: false,
+            worlds: None,
             sort: Sort::Auto,
             overlap: Overlap::Auto,
         }
@@ -96,6 +102,11 @@ impl BenchArgs {
     /// Whether `--modes` names `mode` (every mode when it names none).
     fn wants(&self, mode: Mode) -> bool {
         self.modes.is_empty() || self.modes.iter().any(|s| s == mode.name())
+    }
+
+    /// `--worlds`, as a count.
+    fn worlds(&self) -> Option<usize> {
+        self.worlds.map(|n| n as usize)
     }
 
     /// The GPU solver options these arguments ask for: the cap on `dense`'s scratch and the
@@ -401,7 +412,7 @@ fn mib(bytes: usize) -> String {
 /// Runs the subcommand.
 pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     let all = if args.quotient {
-        quotient::shapes(shapes())
+        quotient::shapes(args.worlds())
     } else {
         shapes()
     };

@@ -35,28 +35,30 @@ use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
 use invalidation::{Edit, Events};
 
-/// The traces of issue 4's figures, by shape name in [`super::shapes`].
-const TRACES: [&str; 5] = [
-    "trace:flex_trampolinex64",
-    "trace:aloha_clutterx2048",
-    "trace:replicate_particlex1024",
-    "trace:benchmark_humanoid200x256",
-    "trace:humanoid_100_humanoidsx256",
+/// The traces of issue 4's figures and their world counts there (the plain bench's shapes of
+/// the same names, [`super::shapes`]).
+const TRACES: [(&str, usize); 5] = [
+    ("flex_trampoline", 64),
+    ("aloha_clutter", 2048),
+    ("replicate_particle", 1024),
+    ("benchmark_humanoid200", 256),
+    ("humanoid_100_humanoids", 256),
 ];
 
 /// Traces whose rows are mostly static (default policy, over all their steps): hammock 98%,
 /// flex_poncho_edgeequality 91%; tiled to these world counts.
 const STATIC_TRACES: [(&str, usize); 2] = [("hammock", 1024), ("flex_poncho_edgeequality", 64)];
 
-/// A synthetic shape's generator: its batch from a seed (the seed varies the dynamic rows).
-type Generator = fn(u64) -> Shape;
+/// A synthetic shape's generator: its batch of the given worlds from a seed (the seed varies
+/// the dynamic rows).
+type Generator = fn(u64, usize) -> Shape;
 
-/// The synthetic shapes: name, generator, seed of the shape itself.
-const SYNTHETIC: [(&str, Generator, u64); 4] = [
-    ("q:contacts-0%", contacts_only, 11),
-    ("q:humanoid-50%", humanoid_like, 12),
-    ("q:mechanism-90%", mechanism, 13),
-    ("q:cloth-99%", cloth_like, 14),
+/// The synthetic shapes: name, generator, seed of the shape itself, worlds by default.
+const SYNTHETIC: [(&str, Generator, u64, usize); 4] = [
+    ("q:contacts-0%", contacts_only, 11, 4096),
+    ("q:humanoid-50%", humanoid_like, 12, 1024),
+    ("q:mechanism-90%", mechanism, 13, 1024),
+    ("q:cloth-99%", cloth_like, 14, 256),
 ];
 
 /// Rest fractions of a synthetic shape's step sequences.
@@ -85,8 +87,8 @@ fn shape(name: &str, model: Model, batch: Batch) -> Shape {
 
 /// Contacts only (0% static): pairs of nearby trees, 4 pyramidal rows each, some against the
 /// floor.
-fn contacts_only(seed: u64) -> Shape {
-    let (nworld, ntree, rows) = (4096, 64, 64);
+fn contacts_only(seed: u64, nworld: usize) -> Shape {
+    let (ntree, rows) = (64, 64);
     let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
@@ -111,8 +113,8 @@ fn contacts_only(seed: u64) -> Shape {
 
 /// Humanoid-like (about 50% static): 32 trees of 4 dofs, two friction-loss rows per tree, then
 /// limits and contacts.
-fn humanoid_like(seed: u64) -> Shape {
-    let (nworld, ntree) = (1024, 32);
+fn humanoid_like(seed: u64, nworld: usize) -> Shape {
+    let ntree = 32;
     let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
@@ -138,8 +140,8 @@ fn humanoid_like(seed: u64) -> Shape {
 
 /// Mechanism (about 90% static): 8 closed loops of 8 trees each, every link a connect equality
 /// of 3 rows, then a few contacts.
-fn mechanism(seed: u64) -> Shape {
-    let (nworld, ntree) = (1024, 64);
+fn mechanism(seed: u64, nworld: usize) -> Shape {
+    let ntree = 64;
     let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
     for _ in 0..nworld {
@@ -166,8 +168,8 @@ fn mechanism(seed: u64) -> Shape {
 
 /// Cloth-like (about 99% static): a 20×20 grid of 3-dof vertices coupled by one flex-edge
 /// equality row per edge, then a few floor contacts.
-fn cloth_like(seed: u64) -> Shape {
-    let (nworld, side) = (256, 20usize);
+fn cloth_like(seed: u64, nworld: usize) -> Shape {
+    let side = 20usize;
     let ntree = side * side;
     let mut rng = Rng::new(seed);
     let mut b = Batch::builder();
@@ -195,18 +197,22 @@ fn cloth_like(seed: u64) -> Shape {
     shape("q:cloth-99%", model, b.finish())
 }
 
-/// The quotient section's shapes: the four synthetic static shares, then the traces (taken
-/// from `all`, the plain bench's list), then the mostly static traces.
-pub(super) fn shapes(all: Vec<(String, Make)>) -> Vec<(String, Make)> {
+/// The quotient section's shapes: the four synthetic static shares, then issue 4's traces,
+/// then the mostly static traces, each at its default world count or at `worlds` (a trace's
+/// worlds are its recorded ones repeated; its name says how many).
+pub(super) fn shapes(worlds: Option<usize>) -> Vec<(String, Make)> {
     let mut out: Vec<(String, Make)> = SYNTHETIC
         .into_iter()
-        .map(|(n, f, seed)| (n.to_string(), Box::new(move || Ok(Some(f(seed)))) as Make))
+        .map(|(n, f, seed, nworld)| {
+            let nworld = worlds.unwrap_or(nworld);
+            (
+                n.to_string(),
+                Box::new(move || Ok(Some(f(seed, nworld)))) as Make,
+            )
+        })
         .collect();
-    out.extend(
-        all.into_iter()
-            .filter(|(n, _)| TRACES.contains(&n.as_str())),
-    );
-    for (scene, nworld) in STATIC_TRACES {
+    for (scene, nworld) in TRACES.into_iter().chain(STATIC_TRACES) {
+        let nworld = worlds.unwrap_or(nworld);
         let name = format!("trace:{scene}x{nworld}");
         let label = name.clone();
         let make = move || super::trace_shape(&label, scene, nworld);
@@ -215,14 +221,16 @@ pub(super) fn shapes(all: Vec<(String, Make)>) -> Vec<(String, Make)> {
     out
 }
 
-/// The step sequences of the shape listed as `name` (see [`shapes`]): for a synthetic shape,
-/// one per rest fraction over four versions of it, then, where its worlds have equality
-/// [`sequence::TOGGLED_EQ`], one per toggling share; for a trace, its recorded steps.
-fn sequences(name: &str) -> archipelago::Result<Vec<Sequence>> {
-    if let Some((_, f, seed)) = SYNTHETIC.iter().find(|(n, _, _)| *n == name) {
-        let shape = f(*seed);
+/// The step sequences of the shape listed as `name` (see [`shapes`]; `worlds` as there): for
+/// a synthetic shape, one per rest fraction over four versions of it, then, where its worlds
+/// have equality [`sequence::TOGGLED_EQ`], one per toggling share; for a trace, its recorded
+/// steps.
+fn sequences(name: &str, worlds: Option<usize>) -> archipelago::Result<Vec<Sequence>> {
+    if let Some(&(_, f, seed, nworld)) = SYNTHETIC.iter().find(|(n, ..)| *n == name) {
+        let nworld = worlds.unwrap_or(nworld);
+        let shape = f(seed, nworld);
         let mut versions = vec![shape.batch];
-        versions.extend((1..4).map(|k| f(seed + 1000 * k).batch));
+        versions.extend((1..4).map(|k| f(seed + 1000 * k, nworld).batch));
         let model = &shape.model;
         let mut out: Vec<Sequence> = SYNTHETIC_REST
             .iter()
@@ -611,7 +619,7 @@ pub(super) fn table(
             let _ = writeln!(out, "| quotient | — | {e} | — | — |");
         }
     }
-    for mut seq in sequences(name)? {
+    for mut seq in sequences(name, args.worlds())? {
         let f = sequence::run(g, &mut seq, &modes)?;
         all_ok &= f.ok;
         f.report(&seq, out);
