@@ -34,8 +34,11 @@
 // Before all three, the reuse check: a world whose hyperedges (row types and every support,
 // rows then rowless couplings: all its outputs depend on) equal those of the last step it was
 // solved in keeps that step's outputs. Its tree- and dof-level outputs are still in place
-// (per-world slices nothing else writes); its row-level outputs, packed by row, are copied back
-// from the per-world cache, since earlier worlds' row counts may have moved them. The check
+// (per-world slices nothing else writes); its row-level outputs, packed by row, are too when
+// its first row is where they were last written (q.c_rowadr): every world writes its own rows'
+// span each step, so no other world's rows were there since (the host forgets the places when
+// the world count changes, as a world not launched writes nothing). Otherwise earlier worlds'
+// row counts moved them, and they are copied back from the per-world cache. The check
 // reads the cache in the same phase as the replay check's span scan and shares its barrier,
 // rewriting on the way what differs (q_check_cache); a world solved otherwise writes its
 // row-level outputs to the cache's row mirror (Args::row_mirror) as the maps write them.
@@ -46,7 +49,8 @@
 // partition check nor the tree-level maps: every output follows from its nodes, and the
 // partition check is one over nodes (q_node_maps, below).
 // q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused; plus
-// 4 when only the row-level outputs were computed, 8 when they came from the nodes.
+// 4 when only the row-level outputs were computed, 8 when they came from the nodes, 16 when
+// reused row-level outputs were in place.
 
 struct QArgs {
     const int* row_id;                 // per global row; uploaded and read only while
@@ -75,10 +79,13 @@ struct QArgs {
     const int* stream_support;         // nslot * max_entries
     const int* dynamic_eqs;            // sorted ids of dynamic equalities
     int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused;
-                                       // | 4: row-level outputs only, | 8: node-level maps
+                                       // | 4: row-level outputs only, | 8: node-level maps,
+                                       // | 16: reused in place
     // The cache of each world's last solved step (reuse), padded per world:
     int* c_count;                      // nworld * 4: rows, hyperedges, row entries, all entries
                                        // (rows = -1: nothing cached)
+    unsigned* c_rowadr;                // nworld: first row where the world's row-level outputs
+                                       // were last written (0xffffffff: unknown)
     unsigned char* c_type;             // nworld * cap_rows
     unsigned* c_adr;                   // nworld * (cap_hyper + 1): rows', then rowless, from 0
     int* c_support;                    // nworld * cap_entries
@@ -959,21 +966,28 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
         has_slot && q_span(a, q, w, slot, nr, s_span, lab, !span_in_replay);
     // The cached step's counts (rows -1: nothing cached), read before this step replaces them.
     const int4 cached = q.reuse ? reinterpret_cast<const int4*>(q.c_count)[w] : int4{-1, 0, 0, 0};
+    const unsigned placed = q.reuse ? q.c_rowadr[w] : 0xffffffffu;
     const QSpans sp = q.reuse ? q_spans(a, w, nr, nh) : QSpans{};
     // One barrier for the span and the reuse verdict.
     if (!span_in_replay &&
         !__syncthreads_or(q.reuse ? q_check_cache(a, q, w, nr, nh, cached, sp) : 1)) {
         Q_MARK(2);
-        q_restore(a, w, nr);
+        const bool moved = placed != sp.r0;
+        if (moved) q_restore(a, w, nr);
         if (tid == 0) {
-            q.stale[w] = 3;
+            if (moved) q.c_rowadr[w] = sp.r0;
+            q.stale[w] = moved ? 3 : 3 | 16;
             a.rounds[w] = 0;
         }
         Q_END();
         return;
     }
     Q_MARK(2);
-    if (q.reuse && tid == 0) q_cache_count(q, w, nr, nh, sp);
+    // Every path below writes the world's row-level outputs from its first row on.
+    if (q.reuse && tid == 0) {
+        q_cache_count(q, w, nr, nh, sp);
+        if (placed != sp.r0) q.c_rowadr[w] = sp.r0;
+    }
     const int cached_rows = cached.x;
     int flag = 1;
     if (has_slot) {

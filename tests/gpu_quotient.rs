@@ -293,24 +293,30 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
         b.finish()
     };
     let events = Events::new();
-    // (variants per world, worlds expected to be reused, changed worlds whose partition stayed)
-    let plan: [(&[usize], usize, usize); 9] = [
-        (&[0, 0, 0, 0], 0, 0), // nothing cached yet
-        (&[0, 0, 0, 0], 4, 0),
-        (&[1, 1, 1, 1], 1, 1), // world 1 unchanged (its rows moved); 0, 2, 3 changed
-        (&[1, 1], 2, 0),       // fewer worlds
-        (&[1, 1, 1, 1], 4, 0), // worlds 2 and 3 come back unchanged since their last solve
-        (&[2, 1, 1, 1], 3, 0), // a rowless coupling added to world 0 joins two islands
-        (&[2, 1, 3, 1], 4, 0), // only a row id changed
-        (&[2, 4, 3, 1], 3, 1), // a row more inside an island of world 1
-        (&[0, 0, 0, 0], 0, 2), // worlds 1 and 3 keep their partitions
+    // (variants per world, worlds expected to be reused, of them with their row-level outputs
+    // in place, changed worlds whose partition stayed)
+    let plan: [(&[usize], usize, usize, usize); 12] = [
+        (&[0, 0, 0, 0], 0, 0, 0), // nothing cached yet
+        (&[0, 0, 0, 0], 4, 4, 0),
+        (&[1, 1, 1, 1], 1, 0, 1), // world 1 unchanged (its rows moved); 0, 2, 3 changed
+        (&[1, 1], 2, 0, 0),       // fewer worlds: every place forgotten
+        (&[1, 1, 1, 1], 4, 0, 0), // worlds 2 and 3 come back unchanged since their last solve
+        (&[2, 1, 1, 1], 3, 3, 0), // a rowless coupling added to world 0 joins two islands
+        (&[2, 1, 3, 1], 4, 4, 0), // only a row id changed
+        (&[2, 4, 3, 1], 3, 1, 1), // a row more inside an island of world 1 (2 and 3 move)
+        (&[0, 0, 0, 0], 0, 0, 2), // worlds 1 and 3 keep their partitions
+        (&[0, 0, 0, 0], 4, 4, 0),
+        // Fewer worlds, world 0 a row longer: world 1's rows, moved, cover world 2's first
+        // row, which must not be taken for world 2's own when it comes back.
+        (&[1, 0], 1, 0, 0),
+        (&[0, 0, 0, 0], 3, 0, 0),
     ];
-    for (k, (variants, reused, rows_only)) in plan.into_iter().enumerate() {
+    for (k, (variants, reused, in_place, rows_only)) in plan.into_iter().enumerate() {
         step(&mut s, &model, &batch(variants), &events);
         let c = s.last_counts();
         assert_eq!(
-            (c.reused, c.rows_only),
-            (reused, rows_only),
+            (c.reused, c.in_place, c.rows_only),
+            (reused, in_place, rows_only),
             "step {k}: {c:?}"
         );
         assert_eq!(c.reused + c.replayed + c.masked + c.direct, variants.len());
@@ -328,7 +334,7 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     }
     assert_eq!(
         s.quotient().counters().reused,
-        4 + 1 + 2 + 4 + 3 + 4 + 3 + 4
+        4 + 1 + 2 + 4 + 3 + 4 + 3 + 4 + 1 + 3 + 4
     );
     // A new solver most likely gets the freed buffers, outputs included: it must not take
     // them for its own cached step (nothing is cached before its first step).
@@ -347,10 +353,10 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     // partition only when the world's last mapping was from the same nodes: never more often
     // than the tree-level check, and here at least once.
     let mut kept = 0;
-    for (k, (variants, reused, rows_only)) in plan.into_iter().enumerate().skip(1) {
+    for (k, (variants, reused, in_place, rows_only)) in plan.into_iter().enumerate().skip(1) {
         step(&mut s, &model, &batch(variants), &events);
         let c = s.last_counts();
-        assert_eq!(c.reused, reused, "step {k}: {c:?}");
+        assert_eq!((c.reused, c.in_place), (reused, in_place), "step {k}: {c:?}");
         assert_eq!(c.by_nodes, c.replayed + c.masked, "step {k}: {c:?}");
         assert!(c.rows_only <= rows_only, "step {k}: {c:?}");
         kept += c.rows_only;

@@ -85,6 +85,7 @@ struct QArgs {
     dynamic_eqs: u64,
     stale: u64,
     c_count: u64,
+    c_rowadr: u64,
     c_type: u64,
     c_adr: u64,
     c_support: u64,
@@ -128,6 +129,9 @@ struct QBufs {
     stale: DevBuf,
     /// The reuse cache: each world's hyperedges and row-level outputs at its last solved step.
     c_count: DevBuf,
+    /// Per world, the first row where its row-level outputs were last written: a reused world
+    /// found there needs no copy (forgotten when the world count changes).
+    c_rowadr: DevBuf,
     c_type: DevBuf,
     c_adr: DevBuf,
     c_support: DevBuf,
@@ -246,6 +250,9 @@ pub struct QuotientSolver {
     /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
     /// nodes take the node-level maps, the threads per block and which kernel.
     graph_key: Option<[i32; 8]>,
+    /// The world count of the last launch, while every world's row-level outputs are where it
+    /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
+    placed_nworld: Option<usize>,
     reuse: bool,
     node_maps: bool,
     cap: Capacity,
@@ -275,6 +282,9 @@ pub struct StepCounts {
     /// Of the other worlds, those whose outputs were computed from their quotient's nodes
     /// (slots of at most 32 nodes; see [`QuotientSolver::set_node_maps`]).
     pub by_nodes: usize,
+    /// Of the reused worlds, those whose row-level outputs were still where they belong (no
+    /// earlier world's row count moved them): nothing was written for them.
+    pub in_place: usize,
 }
 
 impl QuotientSolver {
@@ -345,6 +355,7 @@ impl QuotientSolver {
             dynamic_eqs: buf("q_dynamic_eqs", (LEARN_MAX + 64) * 4)?,
             stale: buf("q_stale", w * 4)?,
             c_count: buf("q_cache_count", w * 16)?,
+            c_rowadr: buf("q_cache_rowadr", w * 4)?,
             c_type: buf("q_cache_type", w * cap.njmax)?,
             c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
             c_support: buf("q_cache_support", w * me * 4)?,
@@ -374,6 +385,7 @@ impl QuotientSolver {
             slots_on_device: Vec::with_capacity(w),
             graph: StepGraph::default(),
             graph_key: None,
+            placed_nworld: None,
             reuse: true,
             node_maps: true,
             cap,
@@ -423,6 +435,7 @@ impl QuotientSolver {
             &b.dynamic_eqs,
             &b.stale,
             &b.c_count,
+            &b.c_rowadr,
             &b.c_type,
             &b.c_adr,
             &b.c_support,
@@ -541,11 +554,13 @@ impl QuotientSolver {
         if nworld == 0 {
             return Ok(());
         }
+        self.places_for(nworld)?;
         let mut graph = std::mem::take(&mut self.graph);
         let r = graph.replay(&stream, nworld, |s| self.launch(s));
         self.graph = graph;
         if r.is_err() {
             self.graph_key = None;
+            self.placed_nworld = None;
         }
         r
     }
@@ -553,7 +568,24 @@ impl QuotientSolver {
     /// Runs the kernel on the uploaded batch with a direct launch (no graph).
     pub fn launch_direct(&mut self) -> Result<()> {
         let stream = self.stream.clone();
-        self.launch(&stream)
+        self.places_for(self.ws.nworld())?;
+        let r = self.launch(&stream);
+        if r.is_err() {
+            self.placed_nworld = None;
+        }
+        r
+    }
+
+    /// Before a launch over `nworld` worlds: the places of the worlds' row-level outputs that
+    /// the kernel keeps hold only if the last launch was over as many worlds. A world past a
+    /// smaller launch wrote nothing, while the worlds before it may have written over its rows.
+    fn places_for(&mut self, nworld: usize) -> Result<()> {
+        if self.placed_nworld != Some(nworld) {
+            let b = &self.bufs.c_rowadr;
+            b.fill(0xff, b.bytes(), &self.stream)?;
+            self.placed_nworld = Some(nworld);
+        }
+        Ok(())
     }
 
     /// Waits for the device, copies every output into `out`, and rebuilds on the host the
@@ -588,6 +620,7 @@ impl QuotientSolver {
             let flag = self.stale[w];
             counts.rows_only += usize::from(flag & 4 != 0);
             counts.by_nodes += usize::from(flag & 8 != 0);
+            counts.in_place += usize::from(flag & 16 != 0);
             match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
@@ -777,6 +810,7 @@ impl QuotientSolver {
             dynamic_eqs: b.dynamic_eqs.ptr(),
             stale: b.stale.ptr(),
             c_count: b.c_count.ptr(),
+            c_rowadr: b.c_rowadr.ptr(),
             c_type: b.c_type.ptr(),
             c_adr: b.c_adr.ptr(),
             c_support: b.c_support.ptr(),
