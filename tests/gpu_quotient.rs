@@ -356,7 +356,11 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     for (k, (variants, reused, in_place, rows_only)) in plan.into_iter().enumerate().skip(1) {
         step(&mut s, &model, &batch(variants), &events);
         let c = s.last_counts();
-        assert_eq!((c.reused, c.in_place), (reused, in_place), "step {k}: {c:?}");
+        assert_eq!(
+            (c.reused, c.in_place),
+            (reused, in_place),
+            "step {k}: {c:?}"
+        );
         assert_eq!(c.by_nodes, c.replayed + c.masked, "step {k}: {c:?}");
         assert!(c.rows_only <= rows_only, "step {k}: {c:?}");
         kept += c.rows_only;

@@ -12,8 +12,9 @@
 //! outputs are in page-locked memory (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild
 //! rows time a step whose events invalidate every world (a capacity change) or one world (an
 //! edit), minus a steady step's host half. The quotient's floor is its device time with reuse
-//! on and every world unchanged: only the reuse check, which reads every hyperedge, and the
-//! restore run, so no step of this quotient on the shape is faster. The bound of any step, by
+//! on and every world unchanged: only the reuse check runs, which reads every hyperedge (the
+//! row-level outputs are then in place: nothing is written), so no step of this quotient on
+//! the shape is faster. The bound of any step, by
 //! any mode, is the empty graph replay plus the bytes a step must move (every support and
 //! offset read once, every output written once) at the measured copy bandwidth: the best full
 //! rebuild divided by it is the most any mode could gain on the shape. Then the same contenders
@@ -390,8 +391,8 @@ fn quotient(
         None
     };
     // The floor of a quotient step on this shape: reuse on and every world unchanged since its
-    // last step, so only the reuse check (which reads every hyperedge, as any exact check must)
-    // and the restore of the row-level outputs run.
+    // last step, so only the reuse check runs (it reads every hyperedge, as any exact check
+    // must); the row-level outputs are in place, as no world's rows moved.
     q.set_reuse(true)?;
     out.fill(input, |o| q.step(input, &none, o))?;
     out.fill(input, |o| q.step(input, &none, o))?;
@@ -567,7 +568,7 @@ pub(super) fn table(
                 Some(us) => {
                     let _ = writeln!(
                         out,
-                        "\nquotient, every world unchanged since its last step (reuse on: the reuse check and the restore only): {us:.1} µs/step — the floor of a quotient step on this shape"
+                        "\nquotient, every world unchanged since its last step (reuse on: the reuse check only, every output in place): {us:.1} µs/step — the floor of a quotient step on this shape"
                     );
                 }
                 None => out.push_str(

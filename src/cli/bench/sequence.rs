@@ -304,6 +304,8 @@ pub(super) struct Figures {
     pub quotient_off: f64,
     /// World-steps the quotient reused, replayed, masked and solved directly (timed steps).
     pub counts: [usize; 4],
+    /// Of the world-steps reused, those whose row-level outputs were still in place (no copy).
+    pub in_place: usize,
     /// Of the world-steps not reused, those whose partition stayed (row-level outputs only).
     pub rows_only: usize,
     /// Of the world-steps not reused, those mapped from their quotient's nodes.
@@ -387,8 +389,9 @@ impl Figures {
         }
         let _ = writeln!(
             out,
-            "\nquotient (reuse on) world-steps: {reused} reused ({:.1}%), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} mapped from their nodes, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
+            "\nquotient (reuse on) world-steps: {reused} reused ({:.1}%; {} with their row-level outputs in place), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} mapped from their nodes, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
             100.0 * reused as f64 / all as f64,
+            self.in_place,
             all - reused,
             self.by_nodes,
             self.rows_only,
@@ -505,7 +508,8 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     // Page-locked rows and outputs, as a user who wants the fastest walls would have them.
     let (mut batch, mut events) = (PinnedBatch::new(g, &cap), Events::new());
     let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
-    let (mut quotient, mut counts, mut rows_only, mut by_nodes) = (Vec::new(), [0usize; 4], 0, 0);
+    let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
+    let (mut in_place, mut rows_only, mut by_nodes) = (0, 0, 0);
     let mut mismatch = None;
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
@@ -580,6 +584,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             auto_quotient_steps += usize::from(auto.last_mode() == archipelago::Mode::Quotient);
             quotient.push(us);
             let c = q.last_counts();
+            in_place += c.in_place;
             rows_only += c.rows_only;
             by_nodes += c.by_nodes;
             for (n, v) in counts
@@ -621,6 +626,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         quotient: mean(&quotient),
         quotient_off: mean(&quotient_off),
         counts,
+        in_place,
         rows_only,
         by_nodes,
         quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
@@ -786,6 +792,7 @@ mod tests {
             quotient: 30.0,
             quotient_off: 31.0,
             counts: [0, 10, 0, 0],
+            in_place: 0,
             rows_only: 0,
             by_nodes: 0,
             quotient_trees: None,
