@@ -41,12 +41,14 @@ pub fn fits_smem(ntree: usize, smem_optin: usize) -> bool {
 impl BlockShape {
     /// Threads per block for the block-per-world kernel `f`, from the work of one world (its
     /// trees, dofs and hyperedges): 128 up to 256, 256 up to 1024, 512 up to 4096, else 1024.
-    /// Three adjustments, measured on the H200: when there are no more worlds than
+    /// Four adjustments, measured on the H200: when there are no more worlds than
     /// multiprocessors, a world takes up to 1024 threads (nothing else competes for the SM);
     /// big worlds in more than one wave drop to 256 threads when that keeps as many threads
     /// resident per SM (so four times the worlds are in flight); tiny worlds that would not all
     /// be resident at 128 threads (from the occupancy the driver reports for `f`'s registers
-    /// and shared memory) drop to 64, so that twice as many worlds are in flight.
+    /// and shared memory) drop to 64, so that twice as many worlds are in flight; and worlds
+    /// of 257 to 1024 items in more than [`MANY_WAVES`] waves drop to the smallest block that
+    /// keeps as many threads resident.
     pub fn choose(f: &CudaFunction, cap: &Capacity, info: &DeviceInfo) -> Result<BlockShape> {
         Self::choose_for(
             f,
@@ -78,6 +80,7 @@ impl BlockShape {
             1025..=4096 => 512,
             _ => 1024,
         };
+        let base = threads;
         let occupancy = |t: u32| {
             f.occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
                 .map(|b| b as usize)
@@ -95,6 +98,17 @@ impl BlockShape {
             }
         } else if threads == 128 && occupancy(128)? * sms < cap.nworld {
             threads = 64;
+        } else if base == 256 && cap.nworld > MANY_WAVES * occupancy(256)? * sms {
+            // hammock x8192 (96 trees, 312 dofs, 265 rows): 64 threads a world took a wave
+            // 2.4 times as long as 256, but four times the worlds were in flight: the quotient
+            // 169 -> 100 µs, `block` 175 -> 134 (benches/results/gpu-h200-notes.md, session 25).
+            let resident = occupancy(256)? * 256;
+            for t in [64, 128] {
+                if occupancy(t)? * t as usize >= resident {
+                    threads = t;
+                    break;
+                }
+            }
         }
         if let Some(t) = threads_from_env() {
             threads = t;
@@ -107,6 +121,11 @@ impl BlockShape {
         Kernels::allow_smem(f, self.smem.max(1) as usize)
     }
 }
+
+/// Waves of worlds past which mid-sized worlds take smaller blocks ([`BlockShape::choose`]):
+/// a world of 64 threads took 2.4 times as long as one of 256 in the measured case, so the
+/// four times as many in flight pay only past two or three waves at 256.
+pub const MANY_WAVES: usize = 4;
 
 /// Threads per block forced by `ARCHIPELAGO_GPU_THREADS` (for measuring the rule above): a
 /// multiple of 32 from 64 to 1024, else ignored.
