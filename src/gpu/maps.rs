@@ -73,46 +73,16 @@ impl BlockShape {
             0
         };
         Kernels::allow_smem(f, smem.max(1) as usize)?;
-        let sms = info.sm_count.max(1) as usize;
-        let mut threads = match work {
-            0..=256 => 128,
-            257..=1024 => 256,
-            1025..=4096 => 512,
-            _ => 1024,
-        };
-        let base = threads;
         let occupancy = |t: u32| {
             f.occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
                 .map(|b| b as usize)
                 .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
         };
-        if cap.nworld <= sms {
-            threads = work.next_power_of_two().clamp(threads as usize, 1024) as u32;
-        } else if threads >= 512 && cap.nworld > occupancy(threads)? * sms {
-            // More worlds than one wave: smaller blocks put more worlds in flight for the same
-            // resident threads (particle x1024: 236.6 µs at 256 threads, 364.5 at 1024, `block`
-            // on the H200). Only where shared memory does not cap the blocks per SM instead.
-            let resident = occupancy(threads)? * threads as usize;
-            if occupancy(256)? * 256 >= resident {
-                threads = 256;
-            }
-        } else if threads == 128 && occupancy(128)? * sms < cap.nworld {
-            threads = 64;
-        } else if base == 256 && cap.nworld > MANY_WAVES * occupancy(256)? * sms {
-            // hammock x8192 (96 trees, 312 dofs, 265 rows): 64 threads a world took a wave
-            // 2.4 times as long as 256, but four times the worlds were in flight: the quotient
-            // 169 -> 100 µs, `block` 175 -> 134 (benches/results/gpu-h200-notes.md, session 25).
-            let resident = occupancy(256)? * 256;
-            for t in [64, 128] {
-                if occupancy(t)? * t as usize >= resident {
-                    threads = t;
-                    break;
-                }
-            }
-        }
-        if let Some(t) = threads_from_env() {
-            threads = t;
-        }
+        let sms = info.sm_count.max(1) as usize;
+        let threads = match threads_from_env() {
+            Some(t) => t,
+            None => threads_for(work, cap.nworld, sms, occupancy)?,
+        };
         Ok(BlockShape { threads, smem })
     }
 
@@ -120,6 +90,48 @@ impl BlockShape {
     pub fn prepare(&self, f: &CudaFunction) -> Result<()> {
         Kernels::allow_smem(f, self.smem.max(1) as usize)
     }
+}
+
+/// The rule of [`BlockShape::choose_for`] apart from the driver: threads per block for `nworld`
+/// worlds whose widest loop has `work` iterations, on `sms` multiprocessors of which each holds
+/// `occupancy(t)` blocks of `t` threads.
+fn threads_for(
+    work: usize,
+    nworld: usize,
+    sms: usize,
+    occupancy: impl Fn(u32) -> Result<usize>,
+) -> Result<u32> {
+    let mut threads = match work {
+        0..=256 => 128,
+        257..=1024 => 256,
+        1025..=4096 => 512,
+        _ => 1024,
+    };
+    if nworld <= sms {
+        threads = work.next_power_of_two().clamp(threads as usize, 1024) as u32;
+    } else if threads >= 512 && nworld > occupancy(threads)? * sms {
+        // More worlds than one wave: smaller blocks put more worlds in flight for the same
+        // resident threads (particle x1024: 236.6 µs at 256 threads, 364.5 at 1024, `block`
+        // on the H200). Only where shared memory does not cap the blocks per SM instead.
+        let resident = occupancy(threads)? * threads as usize;
+        if occupancy(256)? * 256 >= resident {
+            threads = 256;
+        }
+    } else if threads == 128 && occupancy(128)? * sms < nworld {
+        threads = 64;
+    } else if threads == 256 && nworld > MANY_WAVES * occupancy(256)? * sms {
+        // hammock x8192 (96 trees, 312 dofs, 265 rows): 64 threads a world took a wave 2.4
+        // times as long as 256, but four times the worlds were in flight: the quotient 169 ->
+        // 100 µs, `block` 175 -> 134 (benches/results/gpu-h200-notes.md, session 25).
+        let resident = occupancy(256)? * 256;
+        for t in [64, 128] {
+            if occupancy(t)? * t as usize >= resident {
+                threads = t;
+                break;
+            }
+        }
+    }
+    Ok(threads)
 }
 
 /// Waves of worlds past which mid-sized worlds take smaller blocks ([`BlockShape::choose`]):
@@ -299,4 +311,40 @@ pub fn launch_per_hyperedge(f: &CudaFunction, ws: &Workspace, stream: &CudaStrea
 /// Enqueues the maps from the min-roots in the workspace's labels.
 pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
     launch_per_world(&k.maps, shape, ws, stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An H200's 132 multiprocessors for a kernel of 64 registers a thread (65,536 a
+    /// multiprocessor, at most 32 blocks) whose blocks each take `smem_blocks`-th of the
+    /// shared memory.
+    fn h200(smem_blocks: usize) -> impl Fn(u32) -> Result<usize> {
+        move |t| Ok((65536 / (64 * t as usize)).min(32).min(smem_blocks))
+    }
+
+    #[test]
+    fn mid_sized_worlds_take_small_blocks_only_past_four_waves() {
+        // hammock: 312 dofs a world; four blocks of 256 threads a multiprocessor.
+        assert_eq!(threads_for(312, 8192, 132, h200(32)).unwrap(), 64);
+        assert_eq!(threads_for(312, 2112, 132, h200(32)).unwrap(), 256);
+        assert_eq!(threads_for(312, 1024, 132, h200(32)).unwrap(), 256);
+        // Shared memory for three blocks: smaller blocks would leave threads idle.
+        assert_eq!(threads_for(312, 8192, 132, h200(3)).unwrap(), 256);
+        // Room for eight: 128 threads keep the 1,024 resident, 64 would not.
+        assert_eq!(threads_for(312, 8192, 132, h200(8)).unwrap(), 128);
+    }
+
+    #[test]
+    fn the_other_adjustments_are_unchanged() {
+        // mechanism-90%: 212 rows; 64 threads once the worlds are not all resident at 128.
+        assert_eq!(threads_for(212, 1024, 132, h200(32)).unwrap(), 128);
+        assert_eq!(threads_for(212, 8192, 132, h200(32)).unwrap(), 64);
+        // particle: big worlds past one wave drop to 256 where as many threads stay resident.
+        assert_eq!(threads_for(3960, 1024, 132, h200(8)).unwrap(), 256);
+        // flex_trampoline: no more worlds than multiprocessors, as wide as the widest loop.
+        assert_eq!(threads_for(460, 64, 132, h200(32)).unwrap(), 512);
+        assert_eq!(threads_for(5000, 1, 132, h200(32)).unwrap(), 1024);
+    }
 }
