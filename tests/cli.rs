@@ -43,3 +43,54 @@ fn bench_lists_its_shapes() {
         "{text}"
     );
 }
+
+#[test]
+fn bench_worlds_scales_the_quotient_shapes_only() {
+    let (ok, err) = archipelago(&["bench", "--worlds", "8192"]);
+    assert!(!ok, "--worlds without --quotient");
+    assert!(err.contains("--quotient"), "{err}");
+    let (ok, err) = archipelago(&["bench", "--quotient", "--worlds", "0"]);
+    assert!(!ok);
+    assert!(err.contains("--worlds"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .args([
+            "bench",
+            "--quotient",
+            "--worlds",
+            "8192",
+            "--shapes",
+            "list",
+        ])
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "q:mechanism-90%",
+        "trace:hammockx8192",
+        "trace:flex_trampolinex8192",
+    ] {
+        assert!(text.lines().any(|l| l == name), "{name} in {text}");
+    }
+    assert!(
+        !text.contains("x1024"),
+        "every trace at 8192 worlds: {text}"
+    );
+    // A synthetic shape generated at that count (on the CPU, whatever the machine).
+    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .args([
+            "bench",
+            "--quotient",
+            "--cpu",
+            "--worlds",
+            "3",
+            "--reps",
+            "1",
+        ])
+        .args(["--shapes", "q:humanoid-50%"])
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nworld 3 ·"), "{text}");
+}
