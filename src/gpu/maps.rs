@@ -325,26 +325,33 @@ mod tests {
     }
 
     #[test]
-    fn mid_sized_worlds_take_small_blocks_only_past_four_waves() {
-        // hammock: 312 dofs a world; four blocks of 256 threads a multiprocessor.
-        assert_eq!(threads_for(312, 8192, 132, h200(32)).unwrap(), 64);
-        assert_eq!(threads_for(312, 2112, 132, h200(32)).unwrap(), 256);
-        assert_eq!(threads_for(312, 1024, 132, h200(32)).unwrap(), 256);
-        // Shared memory for three blocks: smaller blocks would leave threads idle.
-        assert_eq!(threads_for(312, 8192, 132, h200(3)).unwrap(), 256);
-        // Room for eight: 128 threads keep the 1,024 resident, 64 would not.
-        assert_eq!(threads_for(312, 8192, 132, h200(8)).unwrap(), 128);
-    }
-
-    #[test]
-    fn the_other_adjustments_are_unchanged() {
-        // mechanism-90%: 212 rows; 64 threads once the worlds are not all resident at 128.
-        assert_eq!(threads_for(212, 1024, 132, h200(32)).unwrap(), 128);
-        assert_eq!(threads_for(212, 8192, 132, h200(32)).unwrap(), 64);
-        // particle: big worlds past one wave drop to 256 where as many threads stay resident.
-        assert_eq!(threads_for(3960, 1024, 132, h200(8)).unwrap(), 256);
-        // flex_trampoline: no more worlds than multiprocessors, as wide as the widest loop.
-        assert_eq!(threads_for(460, 64, 132, h200(32)).unwrap(), 512);
-        assert_eq!(threads_for(5000, 1, 132, h200(32)).unwrap(), 1024);
+    fn threads_follow_the_measured_cases() {
+        // (widest loop, worlds, blocks the shared memory allows, threads)
+        let cases = [
+            // hammock (312 dofs): 64 threads only past four waves of 256 (4 blocks of 256 a
+            // multiprocessor: 2,112 worlds a wave at most four times over).
+            (312, 8192, 32, 64),
+            (312, 2112, 32, 256),
+            (312, 1024, 32, 256),
+            // ... and only where as many threads stay resident: with room for three blocks
+            // none smaller does, with room for eight 128 does and 64 does not.
+            (312, 8192, 3, 256),
+            (312, 8192, 8, 128),
+            // mechanism-90% (212 rows): 64 once the worlds are not all resident at 128.
+            (212, 1024, 32, 128),
+            (212, 8192, 32, 64),
+            // particle: big worlds past one wave drop to 256 where as many stay resident.
+            (3960, 1024, 8, 256),
+            // No more worlds than multiprocessors: as wide as the widest loop, up to 1,024.
+            (460, 64, 32, 512),
+            (5000, 1, 32, 1024),
+        ];
+        for (work, nworld, smem_blocks, want) in cases {
+            let got = threads_for(work, nworld, 132, h200(smem_blocks)).unwrap();
+            assert_eq!(
+                got, want,
+                "{work} items, {nworld} worlds, {smem_blocks} blocks"
+            );
+        }
     }
 }
