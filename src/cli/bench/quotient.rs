@@ -36,8 +36,8 @@ use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
 use invalidation::{Edit, Events};
 
-/// The traces of issue 4's figures and their world counts there (the plain bench's shapes of
-/// the same names, [`super::shapes`]).
+/// The traces of issue 4's figures, at the world counts of its MuJoCo Warp figures (as in the
+/// plain bench's list, [`super::shapes`], which also has replicate_particle at 256 worlds).
 const TRACES: [(&str, usize); 5] = [
     ("flex_trampoline", 64),
     ("aloha_clutter", 2048),
