@@ -10,7 +10,7 @@ the loader path (tools/setup_nvrtc.sh fetches it):
 Then each kernel's machine code size in bytes (its .text section in the cubin): what the
 multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); --cubin FILE
 also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
-the device). Exits non-zero, with NVRTC's log, when the program does not compile.
+the device); --option passes one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with NVRTC's log, when the program does not compile.
 """
 import argparse
 import ctypes
@@ -26,6 +26,10 @@ def main(argv):
     parser.add_argument("sources", nargs="+", type=pathlib.Path)
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--cubin", type=pathlib.Path, help="also write the cubin here")
+    parser.add_argument(
+        "--option", action="append", default=[],
+        help="one more NVRTC option, e.g. --option=--maxrregcount=40 (repeatable)",
+    )
     args = parser.parse_args(argv)
     arch, out = args.arch, args.cubin
     src = "".join(
@@ -34,7 +38,7 @@ def main(argv):
     lib = ctypes.CDLL("libnvrtc.so")
     prog = ctypes.c_void_p()
     check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"regs.cu", 0, None, None))
-    opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v"]
+    opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v", *args.option]
     arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     status = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()
