@@ -122,7 +122,8 @@ fn threads_for(
     } else if threads == 256 && nworld > MANY_WAVES * occupancy(256)? * sms {
         // hammock x8192 (96 trees, 312 dofs, 265 rows): 64 threads a world took a wave 2.4
         // times as long as 256, but four times the worlds were in flight: the quotient 169 ->
-        // 100 µs, `block` 175 -> 134 (benches/results/gpu-h200-notes.md, session 25).
+        // 100 µs, `block` 175 -> 134; at x2048 (3.9 waves of 256) the quotient 42.0 -> 28.4,
+        // `block` 45.6 -> 36.7 (benches/results/gpu-h200-notes.md, sessions 25 and 26).
         let resident = occupancy(256)? * 256;
         for t in [64, 128] {
             if occupancy(t)? * t as usize >= resident {
@@ -136,8 +137,9 @@ fn threads_for(
 
 /// Waves of worlds past which mid-sized worlds take smaller blocks ([`BlockShape::choose`]):
 /// a world of 64 threads took 2.4 times as long as one of 256 in the measured case, so the
-/// four times as many in flight pay only past two or three waves at 256.
-pub const MANY_WAVES: usize = 4;
+/// four times as many in flight pay only past two waves at 256 (three waves of 256 take
+/// three world times, one wave of 64 takes 2.4).
+pub const MANY_WAVES: usize = 2;
 
 /// Threads per block forced by `ARCHIPELAGO_GPU_THREADS` (for measuring the rule above): a
 /// multiple of 32 from 64 to 1024, else ignored.
@@ -328,10 +330,12 @@ mod tests {
     fn threads_follow_the_measured_cases() {
         // (widest loop, worlds, blocks the shared memory allows, threads)
         let cases = [
-            // hammock (312 dofs): 64 threads only past four waves of 256 (4 blocks of 256 a
-            // multiprocessor: 2,112 worlds a wave at most four times over).
+            // hammock (312 dofs): 64 threads only past two waves of 256 (4 blocks of 256 a
+            // multiprocessor: 528 worlds a wave at most twice over).
             (312, 8192, 32, 64),
-            (312, 2112, 32, 256),
+            (312, 2048, 32, 64),
+            (312, 1057, 32, 64),
+            (312, 1056, 32, 256),
             (312, 1024, 32, 256),
             // ... and only where as many threads stay resident: with room for three blocks
             // none smaller does, with room for eight 128 does and 64 does not.
