@@ -1,7 +1,7 @@
 // `block`: one thread block per world, parent[] in shared memory (min-root CAS union-find with
 // path halving, no global atomics), then the maps in the same launch: one kernel per step.
 
-extern "C" __global__ void __launch_bounds__(1024) block_dsu_kernel(Args a) {
+extern "C" __global__ void WORLD_BOUNDS block_dsu_kernel(Args a) {
     extern __shared__ int smem[];
     const int w = blockIdx.x;
     if (w >= a.nworld) return;

@@ -5,6 +5,15 @@
 // laid out exactly like `gpu::workspace::Args` on the Rust side.
 
 #define FULL_MASK 0xffffffffu
+// The bounds of a block-per-world kernel that may run in many waves (`block`, the quotient's):
+// blocks of up to 1024 threads, hence at most 64 registers a thread; or, in a copy of the
+// program compiled with WORLD_MAXNREG (src/gpu/regcap.rs), that many registers at most, so
+// that more worlds are resident where a batch does not fit the multiprocessors at once.
+#ifdef WORLD_MAXNREG
+#define WORLD_BOUNDS __maxnreg__(WORLD_MAXNREG)
+#else
+#define WORLD_BOUNDS __launch_bounds__(1024)
+#endif
 #define INT_MAX_ 0x7fffffff
 
 struct Args {

@@ -1021,7 +1021,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
     Q_END();
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void WORLD_BOUNDS
     quotient_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<false>(a, q);
 }
@@ -1034,7 +1034,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 // µs (of 21-28) faster, steady steps even (benches/results/gpu-h200-notes.md, session 20).
 // Out of line they read the arguments through generic pointers: the tree-level path so called
 // is 15-20% slower, hence the two kernels.
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void WORLD_BOUNDS
     quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<true>(a, q);
 }
@@ -1044,7 +1044,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 // pass over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches'
 // code stays as it was: inline in quotient_few_kernel that path cost them 0.1-0.4 µs even
 // where it never ran (benches/results/gpu-h200-notes.md, session 21).
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void WORLD_BOUNDS
     quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<true, true>(a, q);
 }

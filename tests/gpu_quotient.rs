@@ -7,7 +7,7 @@
 //! the rows by an idle warp at their edges, on batches of either kernel),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps, the generated corpus in and out of order, every committed trace with its events, and
-//! the GPU engine in every mode.
+//! the GPU engine in every mode, and a batch of many waves on the register-capped kernels.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -77,6 +77,22 @@ fn the_quotient_kernels_compile_for_hopper() {
     };
     assert!(clock(&traced));
     assert_eq!(clock(&src), gpu::phase_trace::requested());
+    // The copies for many waves (gpu::regcap), the quotient's and `block`'s: capped, and every
+    // kernel assembles.
+    let quotient = gpu::regcap::source(gpu::regcap::QUOTIENT, &src);
+    let block = gpu::block::capped_source();
+    for (src, n) in [
+        (quotient, gpu::regcap::QUOTIENT),
+        (block, gpu::regcap::BLOCK),
+    ] {
+        match gpu::module::compile_cached(&src, (9, 0)) {
+            Ok((ptx, _)) => assert!(ptx.contains(&format!(".maxnreg {n}")), "no cap of {n}"),
+            Err(e) => panic!("{e}"),
+        }
+        if let Err(e) = gpu::module::check_assembles(&src, (9, 0)) {
+            panic!("{e}");
+        }
+    }
 }
 
 /// Eight one-dof trees; per world: equality 0 twice on {0,1}, equality 1 on {2,3}, dof friction
@@ -803,5 +819,72 @@ fn the_gpu_engine_matches_the_oracle_in_every_mode() {
         if mode == Mode::Auto {
             assert!(e.gpu_full_mode().is_some());
         }
+    }
+}
+
+/// A mechanism world (about 90% static): 8 closed loops of 8 trees, every link a connect
+/// equality of 3 rows (unless `broken`, whose first link has none), then 5 contacts of 4 rows
+/// between random trees.
+fn mechanism_world(b: &mut archipelago::BatchBuilder, rng: &mut scenes::Rng, broken: bool) {
+    for m in 0..8 {
+        for i in 0..8 {
+            let (a, c) = (8 * m + i, 8 * m + (i + 1) % 8);
+            if !(broken && a == 0) {
+                for _ in 0..3 {
+                    b.row(RowType::Equality, a, &[a, c]);
+                }
+            }
+        }
+    }
+    for k in 0..5 {
+        let (a, c) = (rng.below(64) as i32, rng.below(64) as i32);
+        for _ in 0..4 {
+            b.row(RowType::ContactPyramidal, k, &[a, c]);
+        }
+    }
+    b.end_world();
+}
+
+#[test]
+fn many_waves_take_the_register_capped_kernels_exactly() {
+    let Some(gpu) = open() else { return };
+    // Past two waves even at the most blocks a multiprocessor holds (32): both solvers launch
+    // their kernels' copies with fewer registers (gpu::regcap).
+    let nworld = 2 * 32 * gpu.info().sm_count as usize + 1;
+    let model = Model::from_dofnum(&[1; 64]).unwrap();
+    let mut rng = scenes::Rng::new(26);
+    let batch = |rng: &mut scenes::Rng, broken: usize| {
+        let mut b = Batch::builder();
+        for w in 0..nworld {
+            mechanism_world(&mut b, rng, w % 10 < broken);
+        }
+        b.finish()
+    };
+    let first = batch(&mut rng, 0);
+    let cap = Capacity::fit(&model, &first);
+    let mut q = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    let mut block = gpu::Solver::new(&gpu, gpu::Mode::Block, cap, &model).unwrap();
+    if std::env::var("ARCHIPELAGO_REGCAP").is_err() {
+        assert_eq!(q.register_cap(), Some(gpu::regcap::QUOTIENT));
+        assert_eq!(block.register_cap(), Some(gpu::regcap::BLOCK));
+    }
+    // New contacts every step; then a tenth of the worlds lose a link's rows unreported (the
+    // guard solves them directly), and get them back.
+    let steps = [
+        first,
+        batch(&mut rng, 0),
+        batch(&mut rng, 1),
+        batch(&mut rng, 0),
+    ];
+    for (k, b) in steps.iter().enumerate() {
+        step(&mut q, &model, b, &Events::new());
+        let input = Input::new(&model, b).unwrap();
+        let mut got = Islands::default();
+        block.solve(&input, &mut got).unwrap();
+        assert_eq!(
+            got.first_mismatch(&oracle::solve(&input)),
+            None,
+            "block step {k}"
+        );
     }
 }

@@ -3,14 +3,37 @@
 //! When a world's scratch (28 bytes per tree) exceeds the shared memory a block may use, the
 //! same kernel keeps it in a global per-world buffer instead.
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaFunction, CudaStream};
 
 use super::maps::{self, BlockShape};
-use super::module::Kernels;
 use super::workspace::Workspace;
+use super::{Gpu, module, regcap};
 use crate::error::Result;
 
-/// Enqueues one step: a single launch.
-pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
-    maps::launch_fused_per_world(&k.block_dsu, shape, ws, stream)
+/// The program of `block_dsu_kernel` with at most [`regcap::BLOCK`] registers a thread: the
+/// shared definitions and `block.cu` only.
+pub fn capped_source() -> String {
+    let sources = [
+        ("common.cu", include_str!("../../kernels/common.cu")),
+        ("block.cu", include_str!("../../kernels/block.cu")),
+    ];
+    regcap::source(regcap::BLOCK, &module::concat(&sources))
+}
+
+/// `block_dsu_kernel` with at most [`regcap::BLOCK`] registers a thread, for batches of many
+/// waves ([`capped_source`]), compiled on first use in a process and loaded once per context.
+pub fn capped(gpu: &Gpu) -> Result<CudaFunction> {
+    let program = gpu.program("block (registers capped)", capped_source)?;
+    module::function(&program, "block_dsu_kernel")
+}
+
+/// Enqueues one step: a single launch of `f`, `block_dsu_kernel` (the main module's, or its
+/// register-capped copy for many waves: [`super::regcap`]).
+pub fn enqueue(
+    f: &CudaFunction,
+    shape: BlockShape,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
+    maps::launch_fused_per_world(f, shape, ws, stream)
 }

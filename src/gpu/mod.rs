@@ -41,6 +41,7 @@ pub mod order;
 pub mod phase_trace;
 pub mod pinned;
 pub mod quotient;
+pub mod regcap;
 pub mod solver;
 pub mod tiled;
 pub mod warp;

@@ -34,6 +34,7 @@ use super::maps::BlockShape;
 use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
+use super::regcap;
 use super::workspace::{Args, DevBuf, Needs, Workspace, dof_blocks};
 use super::{Gpu, cuda};
 use crate::cpu::Stats;
@@ -233,6 +234,8 @@ pub struct QuotientSolver {
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
+    /// Registers a thread of the kernels when they are the capped copies (regcap).
+    register_cap: Option<u32>,
     /// For the first `.0` worlds, whether every one has a slot of at most [`NODE_MAPS_MAX`]
     /// nodes (None: the slots changed since).
     few_nodes: Option<(usize, bool)>,
@@ -298,11 +301,23 @@ impl QuotientSolver {
             true => "quotient (phase marks)",
             false => "quotient",
         };
-        let module = gpu.program(name, program_source)?;
-        let kernel = function(&module, "quotient_kernel")?;
+        let mut module = gpu.program(name, program_source)?;
+        let mut kernel = function(&module, "quotient_kernel")?;
+        let mut shape = BlockShape::choose(&kernel, &cap, info)?;
+        let mut register_cap = None;
+        // Many waves of worlds: the kernels' copies with fewer registers, shaped anew (regcap).
+        if regcap::pays(&kernel, shape, cap.nworld, info)? {
+            register_cap = Some(regcap::QUOTIENT);
+            let name = match phase_trace::requested() {
+                true => "quotient (phase marks, registers capped)",
+                false => "quotient (registers capped)",
+            };
+            module = gpu.program(name, || regcap::source(regcap::QUOTIENT, &program_source()))?;
+            kernel = function(&module, "quotient_kernel")?;
+            shape = BlockShape::choose(&kernel, &cap, info)?;
+        }
         let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
-        let shape = BlockShape::choose(&kernel, &cap, info)?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -371,6 +386,7 @@ impl QuotientSolver {
             ws,
             bufs,
             _module: module,
+            register_cap,
             kernel,
             few_kernel,
             aside_kernel,
@@ -486,6 +502,12 @@ impl QuotientSolver {
     /// ([`set_node_maps`](Self::set_node_maps)) and the model's dof layout allows them.
     pub fn node_maps(&self) -> bool {
         self.node_maps && self.node_tables.is_some()
+    }
+
+    /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
+    /// [`regcap`](super::regcap)); `None` for the quotient program's own.
+    pub fn register_cap(&self) -> Option<u32> {
+        self.register_cap
     }
 
     /// Changes the classification policy; every world is rebuilt at the next step.

@@ -11,7 +11,7 @@ use super::maps::BlockShape;
 use super::module::Kernels;
 use super::order::{DeviceOrder, Plan, Sort};
 use super::workspace::{Needs, Workspace};
-use super::{Gpu, block, cuda, dense, dsu, labelprop, tiled, warp};
+use super::{Gpu, block, cuda, dense, dsu, labelprop, regcap, tiled, warp};
 use crate::cpu::Stats;
 use crate::error::{Error, Result};
 use crate::islands::Islands;
@@ -131,6 +131,11 @@ pub enum Part {
 pub struct Solver {
     mode: Mode,
     kernels: Arc<Kernels>,
+    /// The block-per-world kernel `shape` is for (the maps' for `dense` and `dsu`, the warp
+    /// kernel's for `warp`): for `block` in many waves its register-capped copy (regcap), which
+    /// is what `block` launches.
+    kernel: cudarc::driver::CudaFunction,
+    register_cap: Option<u32>,
     stream: Arc<CudaStream>,
     ws: Workspace,
     shape: BlockShape,
@@ -175,7 +180,19 @@ impl Solver {
             Mode::Warp => warp::shape(&cap, info.smem_optin),
             _ => BlockShape::choose(f, &cap, info)?,
         };
-        shape.prepare(f)?;
+        // `block` in many waves: its copy with fewer registers, shaped anew (regcap).
+        let (kernel, shape) = if mode == Mode::Block && regcap::pays(f, shape, cap.nworld, info)? {
+            let capped = block::capped(gpu)?;
+            let shape = BlockShape::choose(&capped, &cap, info)?;
+            (Some((capped, regcap::BLOCK)), shape)
+        } else {
+            (None, shape)
+        };
+        let (kernel, register_cap) = match kernel {
+            Some((capped, n)) => (capped, Some(n)),
+            None => (f.clone(), None),
+        };
+        shape.prepare(&kernel)?;
         let needs = Needs {
             fallback: shape.smem == 0 && cap.ntree > 0,
             dense: mode == Mode::Dense,
@@ -191,6 +208,8 @@ impl Solver {
         Ok(Solver {
             mode,
             kernels,
+            kernel,
+            register_cap,
             stream: gpu.stream().clone(),
             ws,
             shape,
@@ -216,6 +235,12 @@ impl Solver {
     /// The block-per-world launch shape.
     pub fn shape(&self) -> BlockShape {
         self.shape
+    }
+
+    /// Registers a thread of the launched kernel when it is a capped copy (`block` in many
+    /// waves: [`regcap`](super::regcap)); `None` for the main module's kernels.
+    pub fn register_cap(&self) -> Option<u32> {
+        self.register_cap
     }
 
     /// Seconds spent constructing (workspace allocation and kernel set-up).
@@ -287,7 +312,7 @@ impl Solver {
             Mode::Dsu => dsu::enqueue(k, s, ws, stream),
             Mode::Labelprop => labelprop::enqueue(k, s, ws, stream),
             Mode::Tiled => tiled::enqueue(k, s, ws, stream),
-            Mode::Block => block::enqueue(k, s, ws, stream),
+            Mode::Block => block::enqueue(&self.kernel, s, ws, stream),
             Mode::Warp => warp::enqueue(k, s, ws, stream),
         }
     }

@@ -270,6 +270,8 @@ struct Timed {
     wall_us: f64,
     /// The maps stage replayed alone (`dsu`, whose maps are a launch of their own).
     maps_us: Option<f64>,
+    /// Registers a thread of its kernel when capped for many waves.
+    register_cap: Option<u32>,
     ok: bool,
 }
 
@@ -306,6 +308,7 @@ fn full_mode(
         back_us,
         wall_us: median(wall),
         maps_us,
+        register_cap: solver.register_cap(),
         ok,
     })
 }
@@ -410,6 +413,7 @@ fn quotient(
             back_us,
             wall_us: median(wall),
             maps_us: None,
+            register_cap: q.register_cap(),
             ok,
         },
         first_ms,
@@ -520,6 +524,7 @@ pub(super) fn table(
     let mut all_ok = true;
     let mut best: Option<(String, f64, f64)> = None;
     let mut maps_us = None;
+    let mut capped = Vec::new();
     let row = |out: &mut String, t: &Timed| {
         let _ = writeln!(
             out,
@@ -540,6 +545,9 @@ pub(super) fn table(
                     best = Some((t.name.clone(), t.device_us, t.wall_us));
                 }
                 maps_us = maps_us.or(t.maps_us);
+                if let Some(n) = t.register_cap {
+                    capped.push(format!("{} at {n}", t.name));
+                }
                 row(out, &t);
             }
             Err(e) => {
@@ -571,10 +579,13 @@ pub(super) fn table(
             summary.bound = bound.is_finite().then_some(bound);
             let _ = writeln!(
                 out,
-                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
+                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
                 f.slots,
                 input.batch().nworld(),
                 f.bytes as f64 / (1 << 20) as f64,
+                f.timed.register_cap.map_or(String::new(), |n| format!(
+                    ", kernels of at most {n} registers a thread (many waves)"
+                )),
                 f.counts.replayed,
                 f.counts.masked,
                 f.counts.direct,
@@ -583,6 +594,13 @@ pub(super) fn table(
                 f.rebuild_all_ms,
                 f.rebuild_one_us
             );
+            if !capped.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "\nfull-rebuild kernels capped for many waves (registers a thread): {}",
+                    capped.join(", ")
+                );
+            }
             match f.unchanged_us {
                 Some(us) => {
                     let _ = writeln!(
