@@ -505,7 +505,7 @@ impl QuotientSolver {
     }
 
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
-    /// [`regcap`](super::regcap)); `None` for the quotient program's own.
+    /// [`regcap`]); `None` for the quotient program's own.
     pub fn register_cap(&self) -> Option<u32> {
         self.register_cap
     }

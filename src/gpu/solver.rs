@@ -238,7 +238,7 @@ impl Solver {
     }
 
     /// Registers a thread of the launched kernel when it is a capped copy (`block` in many
-    /// waves: [`regcap`](super::regcap)); `None` for the main module's kernels.
+    /// waves: [`regcap`]); `None` for the main module's kernels.
     pub fn register_cap(&self) -> Option<u32> {
         self.register_cap
     }
