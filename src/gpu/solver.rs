@@ -181,17 +181,14 @@ impl Solver {
             _ => BlockShape::choose(f, &cap, info)?,
         };
         // `block` in many waves: its copy with fewer registers, shaped anew (regcap).
-        let (kernel, shape) = if mode == Mode::Block && regcap::pays(f, shape, cap.nworld, info)? {
-            let capped = block::capped(gpu)?;
-            let shape = BlockShape::choose(&capped, &cap, info)?;
-            (Some((capped, regcap::BLOCK)), shape)
-        } else {
-            (None, shape)
-        };
-        let (kernel, register_cap) = match kernel {
-            Some((capped, n)) => (capped, Some(n)),
-            None => (f.clone(), None),
-        };
+        let (kernel, shape, register_cap) =
+            if mode == Mode::Block && regcap::pays(f, shape, cap.nworld, info)? {
+                let capped = block::capped(gpu)?;
+                let shape = BlockShape::choose(&capped, &cap, info)?;
+                (capped, shape, Some(regcap::BLOCK))
+            } else {
+                (f.clone(), shape, None)
+            };
         shape.prepare(&kernel)?;
         let needs = Needs {
             fallback: shape.smem == 0 && cap.ntree > 0,
