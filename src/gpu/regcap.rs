@@ -10,7 +10,14 @@
 //! gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs on mechanism-90% and 134.0 →
 //! 116.0 on hammock at 32 registers; the quotient 76.8 → 70.9–71.0 and 101.5 → 99.4–99.9 at 40
 //! (at 32 hammock's took 110.0). Only those two have a cap: the other modes' kernels were not
-//! measured so. The first capped solver of a process waits for NVRTC once more.
+//! measured so.
+//!
+//! The cost is at construction. The first capped solver of a process compiles its program with
+//! NVRTC, and on a machine whose driver cache lacks it the driver assembles it, which for the
+//! quotient's, with its spills, is slow: constructing the quotient solver took 16.8 s on the
+//! H200 with a cold cache (both of its programs), 0.2 s once the driver had cached them; `block`
+//! 1.5 s, then 0.08 s (session 26, call 6). The driver keeps the machine code on disk
+//! (`CUDA_CACHE_PATH`), so that is once per machine and build.
 //!
 //! `ARCHIPELAGO_REGCAP=0` turns the caps off (for measurements).
 
