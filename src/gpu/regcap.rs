@@ -13,11 +13,11 @@
 //! measured so.
 //!
 //! The cost is at construction. The first capped solver of a process compiles its program with
-//! NVRTC, and on a machine whose driver cache lacks it the driver assembles it, which for the
-//! quotient's, with its spills, is slow: constructing the quotient solver took 16.8 s on the
-//! H200 with a cold cache (both of its programs), 0.2 s once the driver had cached them; `block`
-//! 1.5 s, then 0.08 s (session 26, call 6). The driver keeps the machine code on disk
-//! (`CUDA_CACHE_PATH`), so that is once per machine and build.
+//! NVRTC, and on a machine whose driver cache lacks it the driver assembles it: constructing the
+//! quotient solver took 16.8 s on a fresh H200 machine (both of its programs, the uncapped one
+//! first, since its occupancy decides), 0.2 s once the driver had cached them; `block` 1.5 s,
+//! then 0.08 s (session 26, call 6). Where the 16.8 s go was not measured apart. The driver
+//! keeps the machine code on disk (`CUDA_CACHE_PATH`), so that is once per machine and build.
 //!
 //! `ARCHIPELAGO_REGCAP=0` turns the caps off (for measurements).
 
