@@ -73,17 +73,21 @@ impl BlockShape {
             0
         };
         Kernels::allow_smem(f, smem.max(1) as usize)?;
-        let occupancy = |t: u32| {
-            f.occupancy_max_active_blocks_per_multiprocessor(t, smem as usize, None)
-                .map(|b| b as usize)
-                .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
-        };
+        let occupancy = |threads: u32| BlockShape { threads, smem }.resident(f);
         let sms = info.sm_count.max(1) as usize;
         let threads = match threads_from_env() {
             Some(t) => t,
             None => threads_for(work, cap.nworld, sms, occupancy)?,
         };
         Ok(BlockShape { threads, smem })
+    }
+
+    /// Blocks of this shape of `f` resident at once on one multiprocessor, as the driver
+    /// reports from `f`'s registers and shared memory.
+    pub fn resident(&self, f: &CudaFunction) -> Result<usize> {
+        f.occupancy_max_active_blocks_per_multiprocessor(self.threads, self.smem as usize, None)
+            .map(|b| b as usize)
+            .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
     }
 
     /// Allows `f` the dynamic shared memory of this shape.
@@ -119,7 +123,7 @@ fn threads_for(
         }
     } else if threads == 128 && occupancy(128)? * sms < nworld {
         threads = 64;
-    } else if threads == 256 && nworld > MANY_WAVES * occupancy(256)? * sms {
+    } else if threads == 256 && beyond_waves(nworld, occupancy(256)?, sms) {
         // hammock x8192 (96 trees, 312 dofs, 265 rows): 64 threads a world took a wave 2.4
         // times as long as 256, but four times the worlds were in flight: the quotient 169 ->
         // 100 µs, `block` 175 -> 134; at x2048 (3.9 waves of 256) the quotient 42.0 -> 28.4,
@@ -140,6 +144,12 @@ fn threads_for(
 /// four times as many in flight pay only past two waves at 256 (three waves of 256 take
 /// three world times, one wave of 64 takes 2.4).
 pub const MANY_WAVES: usize = 2;
+
+/// Whether `nworld` worlds, `resident` blocks a multiprocessor on `sms` of them, span more
+/// than [`MANY_WAVES`] waves (none resident: every batch does).
+pub fn beyond_waves(nworld: usize, resident: usize, sms: usize) -> bool {
+    nworld > MANY_WAVES * resident * sms
+}
 
 /// Threads per block forced by `ARCHIPELAGO_GPU_THREADS` (for measuring the rule above): a
 /// multiple of 32 from 64 to 1024, else ignored.

@@ -3,10 +3,10 @@
 //! A block-per-world kernel is compiled for blocks of up to 1024 threads, so it may take 64
 //! registers a thread, and `block`'s and the quotient's take about that many: at 64 threads a
 //! world, 16 worlds fit a multiprocessor, half the warps it holds. That costs nothing while
-//! every world is resident at once. Where a batch spans more than [`MANY_WAVES`] waves, the
-//! solver launches a copy of its kernel compiled with fewer registers instead
-//! (`WORLD_MAXNREG` in `kernels/common.cu`): what no longer fits spills to the L1 cache, and
-//! more worlds are in flight. Measured on the H200 at 8,192 worlds (benches/results/
+//! every world is resident at once. Where a batch spans more than
+//! [`MANY_WAVES`](super::maps::MANY_WAVES) waves, the solver launches a copy of its kernel
+//! compiled with fewer registers instead (`WORLD_MAXNREG` in `kernels/common.cu`): what no
+//! longer fits spills to the L1 cache, and more worlds are in flight. Measured on the H200 at 8,192 worlds (benches/results/
 //! gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs on mechanism-90% and 134.0 →
 //! 116.0 on hammock at 32 registers; the quotient 76.8 → 70.9–71.0 and 101.5 → 99.4–99.9 at 40
 //! (at 32 hammock's took 110.0). Only those two have a cap: the other modes' kernels were not
@@ -23,8 +23,8 @@
 
 use cudarc::driver::CudaFunction;
 
-use super::maps::{BlockShape, MANY_WAVES};
-use super::{DeviceInfo, cuda};
+use super::DeviceInfo;
+use super::maps::{BlockShape, beyond_waves};
 use crate::error::Result;
 
 /// Registers a thread of `block`'s capped kernel.
@@ -38,22 +38,15 @@ pub fn source(maxnreg: u32, source: &str) -> String {
     format!("#define WORLD_MAXNREG {maxnreg}\n{source}")
 }
 
-/// Whether `nworld` worlds launched as `shape` of `f` span more than [`MANY_WAVES`] waves, so
-/// that a capped copy of `f` pays (and the caps are not turned off).
+/// Whether `nworld` worlds launched as `shape` of `f` span more than
+/// [`MANY_WAVES`](super::maps::MANY_WAVES) waves ([`beyond_waves`]), so that a capped copy of
+/// `f` pays (and the caps are not turned off).
 pub fn pays(f: &CudaFunction, shape: BlockShape, nworld: usize, info: &DeviceInfo) -> Result<bool> {
     if std::env::var("ARCHIPELAGO_REGCAP").is_ok_and(|v| v.trim() == "0") {
         return Ok(false);
     }
-    let resident = f
-        .occupancy_max_active_blocks_per_multiprocessor(shape.threads, shape.smem as usize, None)
-        .map_err(cuda("cuOccupancyMaxActiveBlocksPerMultiprocessor"))? as usize;
-    Ok(beyond(nworld, resident, info.sm_count.max(1) as usize))
-}
-
-/// Whether `nworld` worlds, `resident` a multiprocessor on `sms` of them, span more than
-/// [`MANY_WAVES`] waves.
-fn beyond(nworld: usize, resident: usize, sms: usize) -> bool {
-    nworld > MANY_WAVES * resident.max(1) * sms
+    let sms = info.sm_count.max(1) as usize;
+    Ok(beyond_waves(nworld, shape.resident(f)?, sms))
 }
 
 #[cfg(test)]
@@ -64,12 +57,12 @@ mod tests {
     fn only_batches_past_two_waves_take_the_cap() {
         // mechanism-90% at 64 threads and 64 registers: 16 blocks a multiprocessor, 2,112
         // worlds a wave on 132.
-        assert!(beyond(8192, 16, 132));
-        assert!(beyond(4225, 16, 132));
-        assert!(!beyond(4224, 16, 132));
-        assert!(!beyond(1024, 16, 132));
-        // No resident block reported: every world is a wave of its own.
-        assert!(beyond(300, 0, 132));
+        assert!(beyond_waves(8192, 16, 132));
+        assert!(beyond_waves(4225, 16, 132));
+        assert!(!beyond_waves(4224, 16, 132));
+        assert!(!beyond_waves(1024, 16, 132));
+        // No resident block reported: every batch is beyond.
+        assert!(beyond_waves(300, 0, 132));
     }
 
     #[test]
