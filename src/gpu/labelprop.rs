@@ -6,18 +6,14 @@
 //! no device flag polled by the host and no grid-wide synchronisation; the whole step stays one
 //! graph node. The rounds of each world are written to the workspace for the statistics.
 
-use cudarc::driver::{CudaFunction, CudaStream};
+use cudarc::driver::CudaStream;
 
 use super::maps::{self, BlockShape};
+use super::module::Kernels;
 use super::workspace::Workspace;
 use crate::error::Result;
 
-/// Enqueues one step: a single launch of `f`, `block_labelprop_kernel`.
-pub fn enqueue(
-    f: &CudaFunction,
-    shape: BlockShape,
-    ws: &Workspace,
-    stream: &CudaStream,
-) -> Result<()> {
-    maps::launch_fused_per_world(f, shape, ws, stream)
+/// Enqueues one step: a single launch.
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
+    maps::launch_fused_per_world(&k.block_labelprop, shape, ws, stream)
 }

@@ -132,8 +132,8 @@ pub struct Solver {
     mode: Mode,
     kernels: Arc<Kernels>,
     /// The kernel `shape` is for (the maps' for `dense` and `dsu`, the warp kernel's for
-    /// `warp`): what the fused block-per-world modes launch, for `block` in many waves its
-    /// register-capped copy (regcap).
+    /// `warp`). `block` launches it: in many waves its register-capped copy (regcap), the one
+    /// mode whose kernel is not always the main module's.
     kernel: cudarc::driver::CudaFunction,
     register_cap: Option<u32>,
     stream: Arc<CudaStream>,
@@ -307,8 +307,8 @@ impl Solver {
         match self.mode {
             Mode::Dense => dense::enqueue(k, s, ws, stream),
             Mode::Dsu => dsu::enqueue(k, s, ws, stream),
-            Mode::Labelprop => labelprop::enqueue(&self.kernel, s, ws, stream),
-            Mode::Tiled => tiled::enqueue(&self.kernel, s, ws, stream),
+            Mode::Labelprop => labelprop::enqueue(k, s, ws, stream),
+            Mode::Tiled => tiled::enqueue(k, s, ws, stream),
             Mode::Block => block::enqueue(&self.kernel, s, ws, stream),
             Mode::Warp => warp::enqueue(k, s, ws, stream),
         }
