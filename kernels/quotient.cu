@@ -117,7 +117,7 @@ struct QArgs {
 #define Q_MARK(i)                                                                                \
     do {                                                                                         \
         if (threadIdx.x == 0 && q.trace)                                                         \
-            q.trace[(size_t)blockIdx.x * Q_TRACE_MARKS + (i)] = clock64();                       \
+            q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();                               \
     } while (0)
 #define Q_END()                                                                                  \
     do {                                                                                         \
@@ -223,23 +223,20 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
     __syncwarp();
 }
 
-// Step 1, after q_span and a barrier: this thread's share of "world w's static hyperedges are
-// not exactly the slot's stream" (the caller's barrier reduces it), given the slot's static
-// rows `k` and static hyperedges `nstatic` (loaded before the barrier); meanwhile `lab` receives
-// the node solve (not yet jumped), or with `bits` (at most Q_NODE_MAX nodes) b receives it.
-__device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
-                        int k, int nstatic, const int* s_span, int* lab, bool bits, QBits& b) {
-    const int tid = threadIdx.x, bd = blockDim.x;
+// This thread's share (of the group g: a whole block, or a warp) of "world w's static
+// hyperedges are not exactly its slot's stream", for the slot's static rows `k` placed from
+// row `start` on (start + k <= nr) and its static hyperedges `nstatic`: the rows' types,
+// relative support offsets and entries, then, when rowless couplings are static, theirs. Row and
+// coupling ids do not matter: see invalidation::signature.
+template <class G>
+__device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w, unsigned slot,
+                                int nr, int nh, int k, int nstatic, int start) {
+    const int tid = g.rank(), bd = g.size();
     const unsigned row0 = a.world_rowadr[w];
-    const size_t sn = (size_t)slot * a.ntree;
-    const int start = k == 0 ? 0 : s_span[0];
-    if (nr - start < k) return 1;  // uniform: every thread sees the same values
     int bad = 0;
     const size_t ss = (size_t)slot * q.max_static;
     const size_t se = (size_t)slot * q.max_entries;
     const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
-    // Static rows: types, relative support offsets, then the entries (ids do not matter: see
-    // invalidation::signature).
     const unsigned base = a.supadr[row0 + start];
     for (int i = tid; i <= k; i += bd) {
         const unsigned r = row0 + start + i;
@@ -256,8 +253,6 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
     const unsigned m = nent < have ? nent : have;
     for (unsigned j = tid; j < m; j += bd)
         if (a.support[base + j] != q.stream_support[se + j]) bad = 1;
-    // Rows after the block are dynamic (rows before it are, by the choice of start).
-    if (s_span[1] >= start + k) bad = 1;
     // Rowless couplings, when static.
     if (q.flex_static) {
         const int ne = nh - nr;
@@ -278,6 +273,22 @@ __device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int
                 if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
         }
     }
+    return bad;
+}
+
+// Step 1, after q_span and a barrier: this thread's share of "world w's static hyperedges are
+// not exactly the slot's stream" (the caller's barrier reduces it), given the slot's static
+// rows `k` and static hyperedges `nstatic` (loaded before the barrier); meanwhile `lab` receives
+// the node solve (not yet jumped), or with `bits` (at most Q_NODE_MAX nodes) b receives it.
+__device__ int q_replay(const Args& a, const QArgs& q, int w, unsigned slot, int nr, int nh,
+                        int k, int nstatic, const int* s_span, int* lab, bool bits, QBits& b) {
+    const int tid = threadIdx.x, bd = blockDim.x;
+    const size_t sn = (size_t)slot * a.ntree;
+    const int start = k == 0 ? 0 : s_span[0];
+    if (nr - start < k) return 1;  // uniform: every thread sees the same values
+    int bad = q_static_differs(BlockGroup{}, a, q, w, slot, nr, nh, k, nstatic, start);
+    // Rows after the block are dynamic (rows before it are, by the choice of start).
+    if (s_span[1] >= start + k) bad = 1;
     // The dynamic hyperedges over nodes, as if the comparison will pass: by threads counted
     // from the block's end, so that in a large block they are not the ones whose comparison
     // above waits on loaded loop bounds (a thread's loads wait in program order).
@@ -920,16 +931,16 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
     q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
 }
 
-// One world per block (blockIdx.x). FEW: quotient_few_kernel's body, below; ASIDE (with FEW):
+// World w by the whole block (one world per block, or a world the warp kernel left pending:
+// quotient_warp.cu). FEW: quotient_few_kernel's body, below; ASIDE (with FEW):
 // quotient_aside_kernel's.
 template <bool FEW, bool ASIDE = false>
-__device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
+__device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
     __shared__ int s_part[2];
     __shared__ QNodes s_nodes;
     __shared__ QBits s_bits;
-    const int w = blockIdx.x;
     if (w >= a.nworld) return;
 #ifdef Q_TRACE
     if (threadIdx.x == 0 && q.trace)
@@ -1023,7 +1034,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q) {
 
 extern "C" __global__ void WORLD_BOUNDS
     quotient_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<false>(a, q);
+    q_world<false>(a, q, blockIdx.x);
 }
 
 // The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
@@ -1036,7 +1047,7 @@ extern "C" __global__ void WORLD_BOUNDS
 // is 15-20% slower, hence the two kernels.
 extern "C" __global__ void WORLD_BOUNDS
     quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true>(a, q);
+    q_world<true>(a, q, blockIdx.x);
 }
 
 // quotient_few_kernel's for a batch of no more worlds than multiprocessors, where a world has
@@ -1046,5 +1057,5 @@ extern "C" __global__ void WORLD_BOUNDS
 // where it never ran (benches/results/gpu-h200-notes.md, session 21).
 extern "C" __global__ void WORLD_BOUNDS
     quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true, true>(a, q);
+    q_world<true, true>(a, q, blockIdx.x);
 }

@@ -59,6 +59,7 @@ fn the_quotient_kernels_compile_for_hopper() {
                 "quotient_kernel",
                 "quotient_few_kernel",
                 "quotient_aside_kernel",
+                "quotient_warp_kernel",
             ] {
                 assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
             }
@@ -538,15 +539,24 @@ fn worlds_without_rows_take_the_node_level_maps() {
         }
         b.finish()
     };
-    let mut s = QuotientSolver::new(&gpu, four_of_eight(16, 1), &model, Policy::default()).unwrap();
-    assert!(s.node_maps());
-    let events = Events::new();
-    for rows in [
-        [false, true, false, true],
-        [true, false, true, false],
-        [false; 4],
-    ] {
-        step_by_nodes(&mut s, &model, &batch(rows), &events, 4);
+    // With reuse, then one warp a world (reuse off).
+    for warps in [false, true] {
+        let cap = four_of_eight(16, 1);
+        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        assert!(s.node_maps());
+        if warps {
+            s.set_reuse(false).unwrap();
+            s.set_warp_worlds(Some(true));
+        }
+        let events = Events::new();
+        for rows in [
+            [false, true, false, true],
+            [true, false, true, false],
+            [false; 4],
+        ] {
+            step_by_nodes(&mut s, &model, &batch(rows), &events, 4);
+            assert_eq!(s.warp_worlds(), warps);
+        }
     }
 }
 
@@ -611,17 +621,19 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         nedge: 4,
     };
     let (mut world_steps, mut reused) = (0u64, 0u64);
-    let (mut by_nodes, mut by_trees) = (0, 0);
-    // (policy, reuse, node-level maps)
-    let runs = policies().into_iter().map(|p| (p, true, true));
+    let (mut by_nodes, mut by_trees, mut by_warps) = (0, 0, 0);
+    // (policy, reuse, node-level maps, one warp a replayed world: forced or by the rule)
+    let runs = policies().into_iter().map(|p| (p, true, true, None));
     let more = [
-        (Policy::default(), false, true),
-        (Policy::default(), true, false),
+        (Policy::default(), false, true, None),
+        (Policy::default(), false, true, Some(true)),
+        (Policy::default(), true, false, None),
     ];
-    for (policy, reuse, nodes) in runs.chain(more) {
+    for (policy, reuse, nodes, warps) in runs.chain(more) {
         let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy.clone()).unwrap();
         solver.set_reuse(reuse).unwrap();
         solver.set_node_maps(nodes);
+        solver.set_warp_worlds(warps);
         let mut worlds = vec![scenes::World::new(&scene); nworld];
         let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
         let (mut out, mut last) = (Islands::default(), Islands::default());
@@ -649,7 +661,12 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
             let want = oracle::solve(&input);
             solver.step(&input, &events, &mut out).unwrap();
             if let Some(m) = out.first_mismatch(&want) {
-                panic!("{policy:?} reuse {reuse} node maps {nodes} step {step}: {m:?}");
+                panic!(
+                    "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} step {step}: {m:?}"
+                );
+            }
+            if solver.warp_worlds() {
+                by_warps += nworld;
             }
             let c = solver.last_counts();
             assert!(nodes || c.by_nodes == 0, "{c:?}");
@@ -668,11 +685,15 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         }
         assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
     }
-    // Both maps ran: worlds of few nodes and the others (all-dynamic: a node per tree).
-    assert!(by_nodes > 0 && by_trees > 0, "{by_nodes} {by_trees}");
+    // Both maps ran: worlds of few nodes and the others (all-dynamic: a node per tree); and
+    // the warp kernel.
+    assert!(
+        by_nodes > 0 && by_trees > 0 && by_warps > 0,
+        "{by_nodes} {by_trees} {by_warps}"
+    );
     println!(
         "{world_steps} world-steps on the device, {reused} of them reused, {by_nodes} mapped \
-         from their nodes, {by_trees} from their trees"
+         from their nodes, {by_trees} from their trees, {by_warps} launched a warp a world"
     );
 }
 
@@ -684,22 +705,33 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     for case in synth::corpus(11).take(100) {
         let cap = Capacity::fit(&case.model, &case.batch);
         let flipped = scenes::reversed(&case.batch);
+        // (policy, node-level maps, one warp a replayed world with reuse off)
         let runs = [
-            (Policy::default(), true),
-            (Policy::default(), false),
-            (Policy::all_dynamic(), true),
+            (Policy::default(), true, false),
+            (Policy::default(), false, false),
+            (Policy::all_dynamic(), true, false),
+            (Policy::default(), true, true),
         ];
-        for (policy, nodes) in runs {
+        for (policy, nodes, warps) in runs {
             let mut s = match QuotientSolver::new(&gpu, cap, &case.model, policy) {
                 Ok(s) => s,
                 Err(e) => panic!("{:?}: {e}", case.spec),
             };
             s.set_node_maps(nodes);
+            if warps {
+                s.set_reuse(false).unwrap();
+                s.set_warp_worlds(Some(true));
+            }
             for batch in [&case.batch, &case.batch, &flipped, &case.batch] {
                 let input = Input::new(&case.model, batch).unwrap();
                 s.step(&input, &events, &mut out).unwrap();
                 let want = oracle::solve(&input);
-                assert_eq!(out.first_mismatch(&want), None, "{:?} {nodes}", case.spec);
+                assert_eq!(
+                    out.first_mismatch(&want),
+                    None,
+                    "{:?} {nodes} {warps}",
+                    case.spec
+                );
             }
         }
     }
@@ -731,15 +763,18 @@ fn every_trace_replays_on_the_device_without_mismatch() {
             (Policy::default(), false),
             (Policy::default(), true),
             (Policy::default(), true),
+            (Policy::default(), true),
         ]
         .into_iter()
         .enumerate()
         {
             let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
-            // The last two runs check every world every step (no reuse of unchanged worlds);
-            // the second and the last take the tree-level maps in worlds of few nodes too.
+            // The last three runs check every world every step (no reuse of unchanged worlds);
+            // the second and the fifth take the tree-level maps in worlds of few nodes too;
+            // the last gives each replayed world of few nodes a warp.
             s.set_reuse(k < 3).unwrap();
             s.set_node_maps(k != 1 && k != 4);
+            s.set_warp_worlds(Some(k == 5));
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);
@@ -878,6 +913,7 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
     ];
     for (k, b) in steps.iter().enumerate() {
         step(&mut q, &model, b, &Events::new());
+        assert!(!q.warp_worlds());
         let input = Input::new(&model, b).unwrap();
         let mut got = Islands::default();
         block.solve(&input, &mut got).unwrap();
@@ -886,5 +922,14 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
             None,
             "block step {k}"
         );
+    }
+    // With reuse off a batch of many worlds takes a warp a world; the worlds that lost a
+    // link's rows (one block in ten holds some) are solved by their blocks.
+    q.set_reuse(false).unwrap();
+    for b in &steps {
+        step(&mut q, &model, b, &Events::new());
+        if std::env::var("ARCHIPELAGO_Q_WARP").is_err() {
+            assert!(q.warp_worlds());
+        }
     }
 }

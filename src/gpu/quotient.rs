@@ -23,7 +23,10 @@
 //! called out of line, so that the common path is compact machine code; and
 //! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
-//! idle, during that pass.
+//! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
+//! such worlds with one warp each, without block barriers, for batches of more worlds than
+//! multiprocessors with reuse off (see [`QuotientSolver::set_warp_worlds`]); a world it cannot
+//! replay is solved by its block as in the others.
 
 use std::sync::Arc;
 
@@ -57,6 +60,10 @@ pub fn program_source() -> String {
     let sources = [
         ("common.cu", include_str!("../../kernels/common.cu")),
         ("quotient.cu", include_str!("../../kernels/quotient.cu")),
+        (
+            "quotient_warp.cu",
+            include_str!("../../kernels/quotient_warp.cu"),
+        ),
     ];
     format!("{define}{}", super::module::concat(&sources))
 }
@@ -146,6 +153,34 @@ struct QBufs {
 /// `kernels/quotient.cu`: one warp handles the nodes).
 const NODE_MAPS_MAX: u32 = 32;
 
+/// Worlds per block of the warp kernel (`QW_WARPS` in `kernels/quotient_warp.cu`).
+const WARP_PER_BLOCK: usize = 4;
+
+/// Trees at most for the warp kernel (`QW_TREES`): its scratch is 3 * ntree ints per warp.
+const WARP_TREES_MAX: usize = 256;
+
+/// The kernel of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// `quotient_kernel`: some world has a slot of many nodes, or none.
+    General,
+    /// `quotient_few_kernel`: every world has a slot of at most 32 nodes.
+    Few,
+    /// `quotient_aside_kernel`: the same, with each world a multiprocessor to itself.
+    Aside,
+    /// `quotient_warp_kernel`: the same, one warp per replayed world (reuse off).
+    Warp,
+}
+
+/// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
+fn warp_worlds_from_env() -> Option<bool> {
+    match std::env::var("ARCHIPELAGO_Q_WARP").ok()?.trim() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
 /// 16-byte records per slot in `node_head` (`Q_HEAD`): the contraction number, then one per
 /// node and one past the last.
 const NODE_HEAD: usize = NODE_MAPS_MAX as usize + 2;
@@ -231,6 +266,14 @@ pub struct QuotientSolver {
     few_kernel: CudaFunction,
     /// `few_kernel` for a batch of no more worlds than multiprocessors.
     aside_kernel: CudaFunction,
+    /// One warp per replayed world (see [`Kernel::Warp`]).
+    warp_kernel: CudaFunction,
+    /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
+    warp_smem: u32,
+    /// Whether the model and the device allow the warp kernel at all (see `choice`).
+    warp_fits: bool,
+    /// [`QuotientSolver::set_warp_worlds`].
+    warp_worlds: Option<bool>,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -318,6 +361,7 @@ impl QuotientSolver {
         }
         let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
+        let warp_kernel = function(&module, "quotient_warp_kernel")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -332,6 +376,17 @@ impl QuotientSolver {
         };
         node_shape.prepare(&few_kernel)?;
         node_shape.prepare(&aside_kernel)?;
+        // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
+        // block takes its pending worlds once every warp is done); models of few trees only.
+        let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
+        let warp_fits = cap.ntree <= WARP_TREES_MAX && warp_smem + 8192 <= info.smem_optin;
+        if warp_fits {
+            BlockShape {
+                threads: 32 * WARP_PER_BLOCK as u32,
+                smem: warp_smem as u32,
+            }
+            .prepare(&warp_kernel)?;
+        }
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -390,6 +445,10 @@ impl QuotientSolver {
             kernel,
             few_kernel,
             aside_kernel,
+            warp_kernel,
+            warp_smem: warp_smem as u32,
+            warp_fits,
+            warp_worlds: warp_worlds_from_env(),
             shape,
             node_shape,
             few_nodes: None,
@@ -504,6 +563,23 @@ impl QuotientSolver {
         self.node_maps && self.node_tables.is_some()
     }
 
+    /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
+    /// default) for batches of more worlds than the device has multiprocessors, `Some(true)`
+    /// for every batch, `Some(false)` never. Either way only where it applies: every world's
+    /// quotient has at most 32 nodes, the node-level maps are on, reuse is off and the model
+    /// has at most 256 trees. A world that does not replay (its static rows changed, a
+    /// component asleep, no quotient yet) is then solved by its block of four warps as in the
+    /// other kernels, so the outputs and flags are the same. `ARCHIPELAGO_Q_WARP=0` or `=1`
+    /// sets `Some(false)` or `Some(true)` at construction (for measurements).
+    pub fn set_warp_worlds(&mut self, choice: Option<bool>) {
+        self.warp_worlds = choice;
+    }
+
+    /// Whether the next launch takes one warp per world ([`set_warp_worlds`](Self::set_warp_worlds)).
+    pub fn warp_worlds(&self) -> bool {
+        self.kernel_choice() == Kernel::Warp
+    }
+
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
     /// [`regcap`]); `None` for the quotient program's own.
     pub fn register_cap(&self) -> Option<u32> {
@@ -565,7 +641,7 @@ impl QuotientSolver {
             self.reuse as i32,
             self.node_maps as i32,
             self.launch_shape().threads as i32,
-            self.few_launch() as i32,
+            self.kernel_choice() as i32,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -786,12 +862,32 @@ impl QuotientSolver {
         self.node_maps() && self.few_nodes.is_some_and(|(_, few)| few)
     }
 
-    /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch).
+    /// The kernel for the uploaded batch: the warp kernel where [`set_warp_worlds`]
+    /// (Self::set_warp_worlds) allows it, else for a [`few_launch`](Self::few_launch) the
+    /// aside kernel where each world has a multiprocessor to itself and the few kernel
+    /// elsewhere; else the general one.
+    fn kernel_choice(&self) -> Kernel {
+        let nworld = self.ws.nworld();
+        let many = nworld > self.sm_count;
+        if !self.few_launch() {
+            return Kernel::General;
+        }
+        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(many) {
+            return Kernel::Warp;
+        }
+        if many { Kernel::Few } else { Kernel::Aside }
+    }
+
+    /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
+    /// for the warp kernel.
     fn launch_shape(&self) -> BlockShape {
-        if self.few_launch() {
-            self.node_shape
-        } else {
-            self.shape
+        match self.kernel_choice() {
+            Kernel::Warp => BlockShape {
+                threads: 32 * WARP_PER_BLOCK as u32,
+                smem: self.warp_smem,
+            },
+            Kernel::Few | Kernel::Aside => self.node_shape,
+            Kernel::General => self.shape,
         }
     }
 
@@ -854,15 +950,17 @@ impl QuotientSolver {
             &args as *const Args as *mut std::ffi::c_void,
             &q as *const QArgs as *mut std::ffi::c_void,
         ];
-        let (grid, s) = ((nworld, 1, 1), self.launch_shape());
+        let s = self.launch_shape();
         // Idle warps cost a world nothing where it has its multiprocessor to itself (the
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
-        let kernel = match (self.few_launch(), nworld as usize <= self.sm_count) {
-            (true, true) => &self.aside_kernel,
-            (true, false) => &self.few_kernel,
-            _ => &self.kernel,
+        let (kernel, grid) = match self.kernel_choice() {
+            Kernel::Warp => (&self.warp_kernel, nworld.div_ceil(WARP_PER_BLOCK as u32)),
+            Kernel::Aside => (&self.aside_kernel, nworld),
+            Kernel::Few => (&self.few_kernel, nworld),
+            Kernel::General => (&self.kernel, nworld),
         };
+        let grid = (grid, 1, 1);
         // SAFETY: each kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
         // of this solver, which outlives the launch and every graph captured from it.
         unsafe {

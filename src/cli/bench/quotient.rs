@@ -328,6 +328,8 @@ struct QuotientFigures {
     unchanged_us: Option<f64>,
     /// Device µs per step (reuse off) with the node-level maps off, where some world took them.
     tree_maps_us: Option<f64>,
+    /// Whether the timed steps (reuse off) took one warp per replayed world.
+    warp_worlds: bool,
     /// Bytes a step must move at least: every support and offset read once, every output
     /// written once (`Workspace::floor_bytes`).
     floor_bytes: usize,
@@ -384,6 +386,7 @@ fn quotient(
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
     let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
+    let warp_worlds = q.warp_worlds();
     // The same step with the tree-level maps only, where node-level maps apply.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
         q.set_node_maps(false);
@@ -425,6 +428,7 @@ fn quotient(
         bytes: q.quotient_bytes(),
         unchanged_us,
         tree_maps_us,
+        warp_worlds,
         floor_bytes: q.workspace().floor_bytes(),
     })
 }
@@ -585,7 +589,11 @@ pub(super) fn table(
                 f.bytes as f64 / (1 << 20) as f64,
                 f.timed.register_cap.map_or(String::new(), |n| format!(
                     ", kernels of at most {n} registers a thread (many waves)"
-                )),
+                )) + if f.warp_worlds {
+                    ", one warp a replayed world"
+                } else {
+                    ""
+                },
                 f.counts.replayed,
                 f.counts.masked,
                 f.counts.direct,

@@ -1,0 +1,223 @@
+// `quotient_warp_kernel`: quotient.cu's replay with one warp per world, for batches of many
+// worlds whose every slot has at most Q_NODE_MAX nodes, with reuse off (src/gpu/quotient.rs
+// decides). Compiled after common.cu and quotient.cu, in the same program.
+//
+// Why: past a wave of worlds the block-per-world kernel is bound by neither bytes nor issue
+// slots (benches/results/logs/ncu-2026-12-01-session26-8192.md: 16 % of DRAM bandwidth, 46 %
+// of issue slots at 8,192 worlds of mechanism-90%): its phases wait on each other through block
+// barriers, and its block-wide maps are built for worlds of any size. A replayed world of few
+// nodes needs none of that. One warp does all of it without a block barrier:
+//  1. the rows' types (where the static block starts, and that no static row lies outside it),
+//     then the block against the slot's stream (q_static_differs, as the block kernel);
+//  2. each dynamic hyperedge as the set of its nodes; those joining two or more nodes are
+//     broadcast (one shuffle each) into each node's neighbour set, lane n holding node n's;
+//     the closure (Warshall's algorithm, one shuffle per node) gives each node its component,
+//     whose smallest node is its root (node ids ascend with their smallest tree, so ranking
+//     roots by id is the canonical numbering);
+//  3. per island (lane) its trees and dofs as sums over its nodes; its places by a warp scan;
+//  4. trees in ascending order ranked among their island's by warp matches (warp_scatter),
+//     their dofs' places by one scan over the trees in island order, dofs written in dof order;
+//  5. rows: islands and counts (row_islands), places (q_island_rows_warp, row_scatter), all
+//     with the warp as the group.
+// Per-warp scratch in dynamic shared memory: 3 * ntree ints (the host launches it for models
+// of at most 256 trees: WARP_TREES_MAX). A world that
+// does not replay (no slot, static rows changed, a node asleep) is left pending; once every
+// warp of the block is done, the whole block solves its pending worlds one by one with the
+// block kernel's path (q_world), which flags them as it always does. Nothing else differs:
+// the same outputs, flags (0 | 8: replayed, node-level maps) and node-level cache key.
+
+#define QW_WARPS 4
+
+// One warp's per-world tables in static shared memory: node -> island, and per group (the
+// islands, then the untouched trees) its trees, dofs and first tree place; the row counters.
+struct QWarp {
+    int isl[Q_NODE_MAX];
+    int ntree[Q_NODE_MAX + 1];
+    int nv[Q_NODE_MAX + 1];
+    int cursor[Q_NODE_MAX + 1];
+    int cnt_e[Q_NODE_MAX];
+    int cnt_ne[Q_NODE_MAX];
+    int cnt_nf[Q_NODE_MAX];
+};
+
+// World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
+// false: nothing was written). `order`, `first` and `isl` are the warp's 3 * ntree ints.
+__device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
+                         int* tisl) {
+    const int lane = threadIdx.x & 31;
+    const int ntree = a.ntree;
+    const unsigned slot = LDG(q.world_slot + w);
+    if (slot == 0xffffffffu) return false;
+    const int nnode = (int)LDG(q.nnode + slot);
+    if (nnode > Q_NODE_MAX) return false;
+    const int k = (int)LDG(q.nstatic_rows + slot), nstatic = (int)LDG(q.nstatic + slot);
+    const unsigned row0 = LDG(a.world_rowadr + w);
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    // 1. The static block: from the first static row, and no static row after it.
+    int lo = nr, hi = -1;
+    for (int base = 0; base < nr; base += 32) {
+        const int r = base + lane;
+        const bool st = r < nr && q_row_static(q, LDG(a.row_type + row0 + r), row0 + r);
+        const unsigned m = __ballot_sync(FULL_MASK, st);
+        if (m) {
+            lo = min(lo, base + __ffs(m) - 1);
+            hi = base + 31 - __clz(m);
+        }
+    }
+    const int start = k == 0 ? 0 : lo;
+    if (nr - start < k || hi >= start + k) return false;
+    if (__any_sync(FULL_MASK,
+                   q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
+        return false;
+    // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
+    // sets: lane n gathers node n's neighbours from those joining two or more nodes.
+    const size_t sn = (size_t)slot * ntree;
+    const int* tn = q.tree_node + sn;
+    const int ndyn = (q.flex_static ? nr : nh) - k;
+    unsigned adj = 0, touched = 0;
+    for (int base = 0; base < ndyn; base += 32) {
+        const int d = base + lane;
+        unsigned m = 0;
+        if (d < ndyn) {
+            const unsigned x = hyper_index(a, w, d < start ? d : d + k, nr);
+            const unsigned s1 = LDG(a.supadr + x + 1);
+            for (unsigned j = LDG(a.supadr + x); j < s1; ++j) m |= 1u << LDG(tn + LDG(a.support + j));
+        }
+        touched |= m;
+        for (unsigned joins = __ballot_sync(FULL_MASK, (m & (m - 1)) != 0); joins;
+             joins &= joins - 1) {
+            const unsigned e = __shfl_sync(FULL_MASK, m, __ffs(joins) - 1);
+            if (e >> lane & 1u) adj |= e;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
+    // Components, roots and islands (MuJoCo makes no islands without rows).
+    const int n = lane;
+    const bool in = n < nnode;
+    const int4 zero = make_int4(0, 0, 0, 0);
+    const int4* head = q.node_head + (size_t)slot * Q_HEAD;
+    const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
+    const bool rows = in && LDG(q.node_rows + sn + n) > 0;
+    unsigned reach = in ? adj | 1u << n : 0u;
+    for (int j = 0; j < nnode; ++j) {
+        const unsigned rj = __shfl_sync(FULL_MASK, reach, j);
+        if (reach >> j & 1u) reach |= rj;
+    }
+    const bool active = nr > 0 && (rows || (touched >> n & 1u));
+    const int root = active ? __ffs(reach) - 1 : -1;
+    const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
+    const int nisland = __popc(roots);
+    const int isl = root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
+    // 3. Per group its trees and dofs (the untouched group last), then the places.
+    const size_t T = (size_t)w * ntree, D = (size_t)w * a.nv;
+    s.ntree[n] = 0;
+    s.nv[n] = 0;
+    if (n == 0) {
+        s.ntree[Q_NODE_MAX] = 0;
+        s.nv[Q_NODE_MAX] = 0;
+    }
+    if (n < nisland) {
+        s.cnt_e[n] = 0;
+        s.cnt_ne[n] = 0;
+        s.cnt_nf[n] = 0;
+    }
+    s.isl[n] = in ? isl : -1;
+    __syncwarp();
+    const int g = isl < 0 ? nisland : isl;
+    if (in) {
+        atomicAdd(&s.ntree[g], h1.x - h0.x);
+        atomicAdd(&s.nv[g], h1.y - h0.y);
+    }
+    __syncwarp();
+    const I3 c = n < nisland ? I3{s.ntree[n], s.nv[n], 0} : I3{0, 0, 0};
+    I3 tot;
+    const I3 ex = warp_exscan3(c, &tot);
+    if (n < nisland) {
+        s.cursor[n] = ex.x;
+        const size_t o = T + n;
+        a.island_ntree[o] = c.x;
+        a.island_nv[o] = c.y;
+        a.island_itreeadr[o] = ex.x;
+        a.island_idofadr[o] = ex.y;
+    }
+    // An island's first dof is its smallest tree's (trees own dof blocks in tree order).
+    if (root == n) a.island_dofadr[T + isl] = LDG(a.tree_dofadr + h0.z);
+    // Places past the islands hold -1 after every mapping of the quotient's kernels, so after
+    // a node-level one (a key) only those of its islands that are gone need it (q_node_maps).
+    unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
+    const unsigned long long key = cached[0];
+    const int pad_to = key != 0 ? max(a.nisland[w], nisland) : ntree;
+    __syncwarp();
+    for (int i = nisland + lane; i < pad_to; i += 32) no_island(a, T + i);
+    reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
+    if (n == 0) {
+        const int4 hg = LDG(head);
+        cached[0] = (unsigned long long)(unsigned)hg.x | ((unsigned long long)(unsigned)hg.y << 32);
+        a.nisland[w] = nisland;
+        a.nidof[w] = tot.y;
+        a.rounds[w] = 0;
+        q.stale[w] = 8; // replayed (0), node-level maps (8)
+    }
+    // 4. Trees: island and place (the untouched ones after every island's), then the dofs of
+    // the trees in place order (a scan), then every dof.
+    for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
+    __syncwarp();
+    warp_scatter(
+        ntree, [&](int t) { return tisl[t]; }, s.cursor, tot.x,
+        [&](int t, int place) {
+            a.tree_island[T + t] = tisl[t];
+            a.map_itree2tree[T + place] = t;
+            order[place] = t;
+        });
+    __syncwarp();
+    int before = 0;
+    for (int base = 0; base < ntree; base += 32) {
+        const int p = base + lane;
+        const int t = p < ntree ? order[p] : 0;
+        const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
+        int inc = dn;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(FULL_MASK, inc, o);
+            if (lane >= o) inc += y;
+        }
+        if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
+        before += __shfl_sync(FULL_MASK, inc, 31);
+    }
+    __syncwarp();
+    for (int d = lane; d < a.nv; d += 32) {
+        const int t = LDG(a.dof_treeid + d);
+        const int f = first[t] + d;
+        a.dof_island[D + d] = tisl[t];
+        a.map_dof2idof[D + d] = f;
+        a.map_idof2dof[D + f] = d;
+    }
+    // 5. Rows.
+    row_islands(
+        WarpGroup{}, a, row0, nr, [&](int t) { return tisl[t]; }, s.cnt_e, s.cnt_ne, s.cnt_nf,
+        nullptr);
+    __syncwarp();
+    const int rest = q_island_rows_warp(a, T, nisland, s.cnt_e, s.cnt_ne, s.cnt_nf);
+    __syncwarp();
+    row_scatter<false>(a, row0, nr, nisland, s.cnt_e, rest, nullptr, nullptr);
+    return true;
+}
+
+// QW_WARPS worlds per block, one per warp; then the block's pending worlds, by the block.
+extern "C" __global__ void WORLD_BOUNDS
+    quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    extern __shared__ int smem[];
+    __shared__ QWarp s_warp[QW_WARPS];
+    __shared__ int s_pending[QW_WARPS];
+    const int wid = threadIdx.x >> 5, ntree = a.ntree;
+    const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid;
+    int* mine = smem + wid * 3 * ntree;
+    const bool pending = w < a.nworld && !qw_world(a, q, w, s_warp[wid], mine, mine + ntree,
+                                                     mine + 2 * ntree);
+    if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
+    if (!__syncthreads_or(pending)) return;
+    for (int i = 0; i < QW_WARPS; ++i) {
+        if (!s_pending[i]) continue; // block-uniform
+        q_world<true>(a, q, w0 + i);
+        __syncthreads();
+    }
+}
