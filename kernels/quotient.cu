@@ -223,6 +223,8 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
     __syncwarp();
 }
 
+#define Q_CMP_BATCH 4
+
 // This thread's share (of the group g: a whole block, or a warp) of "world w's static
 // hyperedges are not exactly its slot's stream", for the slot's static rows `k` placed from
 // row `start` on (start + k <= nr) and its static hyperedges `nstatic`: the rows' types,
@@ -238,21 +240,45 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     const size_t se = (size_t)slot * q.max_entries;
     const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
     const unsigned base = a.supadr[row0 + start];
-    for (int i = tid; i <= k; i += bd) {
-        const unsigned r = row0 + start + i;
-        if (a.supadr[r] - base != sadr[i]) bad = 1;
-        // The same type, and still static (an equality renumbered into a dynamic one would not
-        // be: with no dynamic equalities this loads nothing more).
-        if (i < k) {
-            const int t = a.row_type[r];
-            if (t != q.stream_kind[ss + i] || !q_row_static(q, t, r)) bad = 1;
+    // Q_CMP_BATCH elements a thread at a time, loaded before any is compared: a thread then
+    // waits on memory once per batch, not once per element.
+    for (int i0 = 0; i0 <= k; i0 += Q_CMP_BATCH * bd) {
+        unsigned adr[Q_CMP_BATCH], want[Q_CMP_BATCH];
+        int type[Q_CMP_BATCH], kind[Q_CMP_BATCH];
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+            const int i = i0 + u * bd + tid;
+            const unsigned r = row0 + start + i;
+            adr[u] = i <= k ? a.supadr[r] - base : 0u;
+            want[u] = i <= k ? sadr[i] : 0u;
+            type[u] = i < k ? a.row_type[r] : 0;
+            kind[u] = i < k ? q.stream_kind[ss + i] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+            const int i = i0 + u * bd + tid;
+            // The same type, and still static (an equality renumbered into a dynamic one
+            // would not be: with no dynamic equalities this loads nothing more).
+            if (adr[u] != want[u] ||
+                (i < k && (type[u] != kind[u] || !q_row_static(q, type[u], row0 + start + i))))
+                bad = 1;
         }
     }
     const unsigned nent = sadr[k];
     const unsigned have = a.supadr[row0 + start + k] - base;
     const unsigned m = nent < have ? nent : have;
-    for (unsigned j = tid; j < m; j += bd)
-        if (a.support[base + j] != q.stream_support[se + j]) bad = 1;
+    for (unsigned j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
+        int got[Q_CMP_BATCH], want[Q_CMP_BATCH];
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+            const unsigned j = j0 + u * bd + tid;
+            got[u] = j < m ? a.support[base + j] : 0;
+            want[u] = j < m ? q.stream_support[se + j] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u)
+            if (got[u] != want[u]) bad = 1;
+    }
     // Rowless couplings, when static.
     if (q.flex_static) {
         const int ne = nh - nr;

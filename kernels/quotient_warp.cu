@@ -53,15 +53,33 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int k = (int)LDG(q.nstatic_rows + slot), nstatic = (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
-    // 1. The static block: from the first static row, and no static row after it.
+    // Lane n's node (step 2), loaded now so that nothing waits on it there.
+    const size_t sn = (size_t)slot * ntree;
+    const int n = lane;
+    const bool in = n < nnode;
+    const int4 zero = make_int4(0, 0, 0, 0);
+    const int4* head = q.node_head + (size_t)slot * Q_HEAD;
+    const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
+    const bool rows = in && LDG(q.node_rows + sn + n) > 0;
+    // 1. The static block: from the first static row, and no static row after it. The types
+    // of Q_CMP_BATCH chunks of 32 rows are loaded before any is classified.
     int lo = nr, hi = -1;
-    for (int base = 0; base < nr; base += 32) {
-        const int r = base + lane;
-        const bool st = r < nr && q_row_static(q, LDG(a.row_type + row0 + r), row0 + r);
-        const unsigned m = __ballot_sync(FULL_MASK, st);
-        if (m) {
-            lo = min(lo, base + __ffs(m) - 1);
-            hi = base + 31 - __clz(m);
+    for (int base = 0; base < nr; base += 32 * Q_CMP_BATCH) {
+        int type[Q_CMP_BATCH];
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+            const int r = base + 32 * u + lane;
+            type[u] = r < nr ? LDG(a.row_type + row0 + r) : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+            const int r = base + 32 * u + lane;
+            const bool st = r < nr && q_row_static(q, type[u], row0 + r);
+            const unsigned m = __ballot_sync(FULL_MASK, st);
+            if (m) {
+                lo = min(lo, base + 32 * u + __ffs(m) - 1);
+                hi = base + 32 * u + 31 - __clz(m);
+            }
         }
     }
     const int start = k == 0 ? 0 : lo;
@@ -71,7 +89,6 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         return false;
     // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
     // sets: lane n gathers node n's neighbours from those joining two or more nodes.
-    const size_t sn = (size_t)slot * ntree;
     const int* tn = q.tree_node + sn;
     const int ndyn = (q.flex_static ? nr : nh) - k;
     unsigned adj = 0, touched = 0;
@@ -92,12 +109,6 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     }
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
     // Components, roots and islands (MuJoCo makes no islands without rows).
-    const int n = lane;
-    const bool in = n < nnode;
-    const int4 zero = make_int4(0, 0, 0, 0);
-    const int4* head = q.node_head + (size_t)slot * Q_HEAD;
-    const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
-    const bool rows = in && LDG(q.node_rows + sn + n) > 0;
     unsigned reach = in ? adj | 1u << n : 0u;
     for (int j = 0; j < nnode; ++j) {
         const unsigned rj = __shfl_sync(FULL_MASK, reach, j);
