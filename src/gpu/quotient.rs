@@ -24,16 +24,16 @@
 //! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
 //! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
-//! such worlds with one warp each, without block barriers, for batches of more worlds than
-//! multiprocessors with reuse off (see [`QuotientSolver::set_warp_worlds`]); a world it cannot
-//! replay is solved by its block as in the others.
+//! such worlds with one warp each, without block barriers, for batches past two waves with
+//! reuse off (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved by
+//! its block as in the others.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
-use super::maps::BlockShape;
+use super::maps::{BlockShape, beyond_waves};
 use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
@@ -274,6 +274,9 @@ pub struct QuotientSolver {
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
+    /// Blocks of the few kernel a multiprocessor holds: past two waves of them (see
+    /// [`beyond_waves`]) the warp kernel is the default.
+    few_resident: usize,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -376,6 +379,7 @@ impl QuotientSolver {
         };
         node_shape.prepare(&few_kernel)?;
         node_shape.prepare(&aside_kernel)?;
+        let few_resident = node_shape.resident(&few_kernel)?;
         // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
         // block takes its pending worlds once every warp is done); models of few trees only.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
@@ -449,6 +453,7 @@ impl QuotientSolver {
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
+            few_resident,
             shape,
             node_shape,
             few_nodes: None,
@@ -564,8 +569,8 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches of more worlds than the device has multiprocessors, `Some(true)`
-    /// for every batch, `Some(false)` never. Either way only where it applies: every world's
+    /// default) for batches past two waves of the block-per-world kernel (as the register
+    /// caps, [`regcap`]), `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
     /// quotient has at most 32 nodes, the node-level maps are on, reuse is off and the model
     /// has at most 256 trees. A world that does not replay (its static rows changed, a
     /// component asleep, no quotient yet) is then solved by its block of four warps as in the
@@ -868,14 +873,18 @@ impl QuotientSolver {
     /// elsewhere; else the general one.
     fn kernel_choice(&self) -> Kernel {
         let nworld = self.ws.nworld();
-        let many = nworld > self.sm_count;
         if !self.few_launch() {
             return Kernel::General;
         }
-        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(many) {
+        let many_waves = beyond_waves(nworld, self.few_resident, self.sm_count);
+        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(many_waves) {
             return Kernel::Warp;
         }
-        if many { Kernel::Few } else { Kernel::Aside }
+        if nworld > self.sm_count {
+            Kernel::Few
+        } else {
+            Kernel::Aside
+        }
     }
 
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
