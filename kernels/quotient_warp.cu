@@ -214,7 +214,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
 }
 
 // QW_WARPS worlds per block, one per warp; then the block's pending worlds, by the block.
-extern "C" __global__ void WORLD_BOUNDS
+// At most 64 registers a thread, also in the program capped for many waves (regcap): this
+// kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
+// at 64, 58.6 at 40, 70.2 at 32; session 27).
+extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
-use super::maps::{BlockShape, beyond_waves};
+use super::maps::BlockShape;
 use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
@@ -172,6 +172,18 @@ enum Kernel {
     Warp,
 }
 
+/// Whether `nworld` worlds replay faster with a warp each than with a block each, where the
+/// multiprocessors (`sms`) hold `resident` blocks of the few kernel each: past three quarters
+/// of a wave of them. Measured on the H200 (mechanism-90%, 64 trees, 212 rows; 16 blocks a
+/// multiprocessor, 2,112 worlds a wave): at 1,024 worlds (0.48 waves) a warp a world took 19.2
+/// µs against 15.4 for a block (humanoid-50%: 17.1 against 13.1), at 2,048 (0.97) 18.3 against
+/// 20.1, at 4,096 23.3 against 34.1, at 8,192 47.8 against 70.2 (benches/results/logs/
+/// h200-2026-12-01-session27-calls.md). The crossover lies between the first two; a lone warp's
+/// world takes longer than a block's, which pays only once the worlds fill the device.
+fn warp_pays(nworld: usize, resident: usize, sms: usize) -> bool {
+    4 * nworld > 3 * resident * sms
+}
+
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
 fn warp_worlds_from_env() -> Option<bool> {
     match std::env::var("ARCHIPELAGO_Q_WARP").ok()?.trim() {
@@ -274,8 +286,7 @@ pub struct QuotientSolver {
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
-    /// Blocks of the few kernel a multiprocessor holds: past two waves of them (see
-    /// [`beyond_waves`]) the warp kernel is the default.
+    /// Blocks of the few kernel a multiprocessor holds (see [`warp_pays`]).
     few_resident: usize,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
@@ -569,8 +580,8 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches past two waves of the block-per-world kernel (as the register
-    /// caps, [`regcap`]), `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
+    /// default) for batches of more than three quarters of a wave of the block-per-world
+    /// kernel (see `warp_pays`), `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
     /// quotient has at most 32 nodes, the node-level maps are on, reuse is off and the model
     /// has at most 256 trees. A world that does not replay (its static rows changed, a
     /// component asleep, no quotient yet) is then solved by its block of four warps as in the
@@ -876,8 +887,8 @@ impl QuotientSolver {
         if !self.few_launch() {
             return Kernel::General;
         }
-        let many_waves = beyond_waves(nworld, self.few_resident, self.sm_count);
-        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(many_waves) {
+        let pays = warp_pays(nworld, self.few_resident, self.sm_count);
+        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(pays) {
             return Kernel::Warp;
         }
         if nworld > self.sm_count {
@@ -985,5 +996,21 @@ impl Drop for QuotientSolver {
         if let Some((_, t)) = &self.trace {
             eprint!("{}", t.report(self.reuse, self.node_maps));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warp_pays;
+
+    #[test]
+    fn a_warp_a_world_from_three_quarters_of_a_wave() {
+        // The measured cases: mechanism-90% at 16 blocks a multiprocessor on 132.
+        assert!(!warp_pays(1024, 16, 132));
+        assert!(warp_pays(2048, 16, 132));
+        assert!(warp_pays(4096, 16, 132));
+        assert!(warp_pays(8192, 25, 132));
+        assert!(!warp_pays(1584, 16, 132));
+        assert!(warp_pays(1585, 16, 132));
     }
 }
