@@ -172,16 +172,17 @@ enum Kernel {
     Warp,
 }
 
-/// Whether `nworld` worlds replay faster with a warp each than with a block each, where the
-/// multiprocessors (`sms`) hold `resident` blocks of the few kernel each: past three quarters
-/// of a wave of them. Measured on the H200 (mechanism-90%, 64 trees, 212 rows; 16 blocks a
-/// multiprocessor, 2,112 worlds a wave): at 1,024 worlds (0.48 waves) a warp a world took 19.2
-/// µs against 15.4 for a block (humanoid-50%: 17.1 against 13.1), at 2,048 (0.97) 18.3 against
-/// 20.1, at 4,096 23.3 against 34.1, at 8,192 47.8 against 70.2 (benches/results/logs/
-/// h200-2026-12-01-session27-calls.md). The crossover lies between the first two; a lone warp's
-/// world takes longer than a block's, which pays only once the worlds fill the device.
-fn warp_pays(nworld: usize, resident: usize, sms: usize) -> bool {
-    4 * nworld > 3 * resident * sms
+/// Whether `nworld` worlds replay faster with a warp each than with a block each on `sms`
+/// multiprocessors: past eight worlds a multiprocessor (a quarter of the 32 the warp kernel
+/// holds). A lone warp's world takes longer than a block's, which pays only once the worlds
+/// keep the multiprocessors busy. Measured on the H200 (132 multiprocessors; benches/results/
+/// logs/h200-2026-12-01-session27-calls.md), a warp a world against the few kernel, µs: at 1,024
+/// worlds (7.8 a multiprocessor) mechanism-90% 16.8–19.2 against 14.9–15.4, humanoid-50%
+/// 15.8–17.1 against 13.1–13.4, hammock 19.6–22.8 against 23.7–23.9 (the one gain); at 2,048
+/// mechanism-90% 17.9–18.3 against 20.1; at 4,096 23.3 against 34.1; at 8,192 47.8–47.9 against
+/// 70.2–72.1. Where between 1,024 and 2,048 the crossover lies was not measured.
+fn warp_pays(nworld: usize, sms: usize) -> bool {
+    nworld > 8 * sms
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
@@ -286,8 +287,6 @@ pub struct QuotientSolver {
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
-    /// Blocks of the few kernel a multiprocessor holds (see [`warp_pays`]).
-    few_resident: usize,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -390,7 +389,6 @@ impl QuotientSolver {
         };
         node_shape.prepare(&few_kernel)?;
         node_shape.prepare(&aside_kernel)?;
-        let few_resident = node_shape.resident(&few_kernel)?;
         // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
         // block takes its pending worlds once every warp is done); models of few trees only.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
@@ -464,7 +462,6 @@ impl QuotientSolver {
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
-            few_resident,
             shape,
             node_shape,
             few_nodes: None,
@@ -580,8 +577,8 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches of more than three quarters of a wave of the block-per-world
-    /// kernel (see `warp_pays`), `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
+    /// default) for batches of more than eight worlds a multiprocessor (see `warp_pays`),
+    /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
     /// quotient has at most 32 nodes, the node-level maps are on, reuse is off and the model
     /// has at most 256 trees. A world that does not replay (its static rows changed, a
     /// component asleep, no quotient yet) is then solved by its block of four warps as in the
@@ -887,7 +884,7 @@ impl QuotientSolver {
         if !self.few_launch() {
             return Kernel::General;
         }
-        let pays = warp_pays(nworld, self.few_resident, self.sm_count);
+        let pays = warp_pays(nworld, self.sm_count);
         if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(pays) {
             return Kernel::Warp;
         }
@@ -1004,13 +1001,13 @@ mod tests {
     use super::warp_pays;
 
     #[test]
-    fn a_warp_a_world_from_three_quarters_of_a_wave() {
-        // The measured cases: mechanism-90% at 16 blocks a multiprocessor on 132.
-        assert!(!warp_pays(1024, 16, 132));
-        assert!(warp_pays(2048, 16, 132));
-        assert!(warp_pays(4096, 16, 132));
-        assert!(warp_pays(8192, 25, 132));
-        assert!(!warp_pays(1584, 16, 132));
-        assert!(warp_pays(1585, 16, 132));
+    fn a_warp_a_world_past_eight_worlds_a_multiprocessor() {
+        // The measured cases on 132 multiprocessors: slower at 1,024 worlds (on two shapes of
+        // three), faster from 2,048 on.
+        assert!(!warp_pays(1024, 132));
+        assert!(!warp_pays(1056, 132));
+        assert!(warp_pays(1057, 132));
+        assert!(warp_pays(2048, 132));
+        assert!(warp_pays(8192, 132));
     }
 }
