@@ -24,9 +24,9 @@
 //! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
 //! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
-//! such worlds with one warp each, without block barriers, for batches past two waves with
-//! reuse off (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved by
-//! its block as in the others.
+//! such worlds with one warp each, without block barriers, for batches of more than eight
+//! worlds a multiprocessor with reuse off (see [`QuotientSolver::set_warp_worlds`]); a world it
+//! cannot replay is solved by its block as in the others.
 
 use std::sync::Arc;
 
@@ -156,7 +156,7 @@ const NODE_MAPS_MAX: u32 = 32;
 /// Worlds per block of the warp kernel (`QW_WARPS` in `kernels/quotient_warp.cu`).
 const WARP_PER_BLOCK: usize = 4;
 
-/// Trees at most for the warp kernel (`QW_TREES`): its scratch is 3 * ntree ints per warp.
+/// Trees at most for the warp kernel: its scratch is 3 * ntree ints per warp, in shared memory.
 const WARP_TREES_MAX: usize = 256;
 
 /// The kernel of a launch.
@@ -283,7 +283,7 @@ pub struct QuotientSolver {
     warp_kernel: CudaFunction,
     /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
     warp_smem: u32,
-    /// Whether the model and the device allow the warp kernel at all (see `choice`).
+    /// Whether the model and the device allow the warp kernel at all (see `kernel_choice`).
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
@@ -578,9 +578,10 @@ impl QuotientSolver {
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
     /// default) for batches of more than eight worlds a multiprocessor (see `warp_pays`),
-    /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies: every world's
-    /// quotient has at most 32 nodes, the node-level maps are on, reuse is off and the model
-    /// has at most 256 trees. A world that does not replay (its static rows changed, a
+    /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies:
+    /// every world's quotient has at most 32 nodes, the node-level maps are on, reuse is off,
+    /// the model has at most 256 trees and no phase marks are requested (they are the block
+    /// kernels'). A world that does not replay (its static rows changed, a
     /// component asleep, no quotient yet) is then solved by its block of four warps as in the
     /// other kernels, so the outputs and flags are the same. `ARCHIPELAGO_Q_WARP=0` or `=1`
     /// sets `Some(false)` or `Some(true)` at construction (for measurements).
@@ -885,7 +886,8 @@ impl QuotientSolver {
             return Kernel::General;
         }
         let pays = warp_pays(nworld, self.sm_count);
-        if self.warp_fits && !self.reuse && self.warp_worlds.unwrap_or(pays) {
+        let allowed = self.warp_fits && !self.reuse && self.trace.is_none();
+        if allowed && self.warp_worlds.unwrap_or(pays) {
             return Kernel::Warp;
         }
         if nworld > self.sm_count {
