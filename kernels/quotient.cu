@@ -208,17 +208,23 @@ __device__ __forceinline__ void q_bits_union(const Args& a, const int* tn, unsig
     for (unsigned r = m; r; r &= r - 1) atomicOr(&b.adj[__ffs(r) - 1], m);
 }
 
+// The closure of the nodes' neighbour sets (lane n holds node n's, with n itself, for the
+// nnode nodes): Warshall's algorithm, one shuffle per node. Every lane of the warp calls it.
+__device__ __forceinline__ unsigned q_closure(unsigned reach, int nnode) {
+    for (int k = 0; k < nnode; ++k) {
+        const unsigned rk = __shfl_sync(FULL_MASK, reach, k);
+        if (reach >> k & 1u) reach |= rk;
+    }
+    return reach;
+}
+
 // Warp 0, once b is complete: lab[0, nnode) as the union-find would leave it, from the nodes
 // active before (lab >= 0, q_span): -1 for a node neither active nor touched, else the smallest
 // node of its component.
 __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* lab) {
     const int n = threadIdx.x;
     const bool in = n < nnode;
-    unsigned reach = in ? b.adj[n] | 1u << n : 0u;
-    for (int k = 0; k < nnode; ++k) {
-        const unsigned rk = __shfl_sync(FULL_MASK, reach, k);
-        if (reach >> k & 1u) reach |= rk;
-    }
+    const unsigned reach = q_closure(in ? b.adj[n] | 1u << n : 0u, nnode);
     if (in) lab[n] = lab[n] >= 0 || (b.touched >> n & 1u) ? __ffs(reach) - 1 : -1;
     __syncwarp();
 }
@@ -707,6 +713,12 @@ struct QNodes {
     int pad_to;                      // island places to fill with -1: [nisland, pad_to)
 };
 
+// The contraction number of a slot's node head (its first record, two ints).
+__device__ __forceinline__ unsigned long long q_contraction(const int4* head) {
+    const int4 h = LDG(head);
+    return (unsigned long long)(unsigned)h.x | ((unsigned long long)(unsigned)h.y << 32);
+}
+
 // Elements of the ascending v[lo, hi) below x.
 template <class V>
 __device__ __forceinline__ int q_below(V v, int lo, int hi, int x) {
@@ -744,9 +756,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         const int4 zero = make_int4(0, 0, 0, 0);
         const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
         const int a0 = h0.x, a1 = h1.x, p0 = h0.y, p1 = h1.y, mintree = h0.z;
-        const int4 hg = LDG(head);
-        const unsigned long long gen =
-            (unsigned long long)(unsigned)hg.x | ((unsigned long long)(unsigned)hg.y << 32);
+        const unsigned long long gen = q_contraction(head);
         const unsigned long long key = cached[0];
         const int old = reinterpret_cast<const signed char*>(cached + 1)[n];
         const int old_nisland = a.nisland[w];

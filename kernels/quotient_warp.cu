@@ -113,11 +113,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     }
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
     // Components, roots and islands (MuJoCo makes no islands without rows).
-    unsigned reach = in ? adj | 1u << n : 0u;
-    for (int j = 0; j < nnode; ++j) {
-        const unsigned rj = __shfl_sync(FULL_MASK, reach, j);
-        if (reach >> j & 1u) reach |= rj;
-    }
+    const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
     const bool active = nr > 0 && (rows || (touched >> n & 1u));
     const int root = active ? __ffs(reach) - 1 : -1;
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
@@ -166,8 +162,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     for (int i = nisland + lane; i < pad_to; i += 32) no_island(a, T + i);
     reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
     if (n == 0) {
-        const int4 hg = LDG(head);
-        cached[0] = (unsigned long long)(unsigned)hg.x | ((unsigned long long)(unsigned)hg.y << 32);
+        cached[0] = q_contraction(head);
         a.nisland[w] = nisland;
         a.nidof[w] = tot.y;
         a.rounds[w] = 0;
