@@ -385,6 +385,45 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     assert!(kept > 0);
 }
 
+#[test]
+fn reuse_after_warp_steps_starts_from_an_empty_cache() {
+    let Some(gpu) = open() else { return };
+    let (model, cap) = (eight(), four_of_eight(40, 2));
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    let batch = |v: usize| {
+        let mut b = Batch::builder();
+        for w in 0..4 {
+            reuse_world(&mut b, w, v);
+        }
+        b.finish()
+    };
+    let events = Events::new();
+    // (variant, one warp a world, worlds expected to be reused). The warp kernel has no reuse
+    // check and records nothing: after it, the base's cached step no longer describes the
+    // outputs in place (world 0's islands, the rows of worlds 1-3, all moved by variant 1).
+    let plan = [
+        (0, false, 0),
+        (0, false, 4),
+        (1, true, 0),
+        (0, false, 0),
+        (0, false, 4),
+        (0, true, 0),
+    ];
+    for (k, (variant, warps, reused)) in plan.into_iter().enumerate() {
+        s.set_warp_worlds(Some(warps));
+        step(&mut s, &model, &batch(variant), &events);
+        assert_eq!(s.warp_worlds(), warps, "step {k}");
+        assert_eq!(s.reuse_active(), !warps, "step {k}");
+        assert_eq!(
+            s.last_counts().reused,
+            reused,
+            "step {k}: {:?}",
+            s.last_counts()
+        );
+    }
+    assert!(s.reuse());
+}
+
 /// A world of the node-level maps test over 39 trees: static nodes X = {0, 5, 9} (unless
 /// `split`: then {0, 5} and 9 alone), Y = {2, 3, 12} (supports reversed), Z = {20, 30} and the
 /// rowless W = {33, 35, 36}, friction on 7; X's rows only when `x_awake`; then `contacts`.
@@ -911,9 +950,11 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
         batch(&mut rng, 1),
         batch(&mut rng, 0),
     ];
+    // The block kernels, with reuse.
+    q.set_warp_worlds(Some(false));
     for (k, b) in steps.iter().enumerate() {
         step(&mut q, &model, b, &Events::new());
-        assert!(!q.warp_worlds());
+        assert!(!q.warp_worlds() && q.reuse_active());
         let input = Input::new(&model, b).unwrap();
         let mut got = Islands::default();
         block.solve(&input, &mut got).unwrap();
@@ -923,13 +964,17 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
             "block step {k}"
         );
     }
-    // With reuse off a batch of many worlds takes a warp a world; the worlds that lost a
-    // link's rows (one block in ten holds some) are solved by their blocks.
-    q.set_reuse(false).unwrap();
+    // By default a batch of many worlds takes a warp a world, with reuse on (which then does
+    // not apply); the worlds that lost a link's rows (one block in ten holds some) are solved
+    // by their blocks. Then the block kernels again, their reuse cache emptied.
+    q.set_warp_worlds(None);
     for b in &steps {
         step(&mut q, &model, b, &Events::new());
-        if std::env::var("ARCHIPELAGO_Q_WARP").is_err() {
-            assert!(q.warp_worlds());
-        }
+        assert!(q.warp_worlds() && !q.reuse_active());
+    }
+    q.set_warp_worlds(Some(false));
+    for b in &steps {
+        step(&mut q, &model, b, &Events::new());
+        assert!(q.reuse_active());
     }
 }
