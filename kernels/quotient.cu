@@ -136,20 +136,21 @@ struct QArgs {
 // Whether global row r, of type `type`, is static under the policy (src/quotient/classify.rs).
 // Its id is loaded only when some equality is dynamic (then the host uploads the ids).
 __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, unsigned r) {
-    if (type == 0) {
-        if (!q.eq_static) return false;
-        int lo = 0, hi = q.ndynamic_eqs;
-        const int id = hi > 0 ? q.row_id[r] : 0;
-        while (lo < hi) {
-            const int mid = (lo + hi) >> 1;
-            const int v = q.dynamic_eqs[mid];
-            if (v == id) return false;
-            if (v < id) lo = mid + 1;
-            else hi = mid;
-        }
-        return true;
+    // The static types as bits (equality 0, friction 1 and 2): one test for every row.
+    const unsigned types = (q.eq_static ? 1u : 0u) | (q.friction_static ? 6u : 0u);
+    if ((unsigned)type > 2u || !(types >> type & 1u)) return false;
+    if (type != 0 || q.ndynamic_eqs == 0) return true;
+    // An equality, static unless its id is among the dynamic ones (sorted).
+    int lo = 0, hi = q.ndynamic_eqs;
+    const int id = q.row_id[r];
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        const int v = q.dynamic_eqs[mid];
+        if (v == id) return false;
+        if (v < id) lo = mid + 1;
+        else hi = mid;
     }
-    return (type == 1 || type == 2) && q.friction_static;
+    return true;
 }
 
 // The first and last static rows of world w: per thread, per warp (shuffles), then one shared

@@ -65,52 +65,52 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int4* head = q.node_head + (size_t)slot * Q_HEAD;
     const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
     const bool rows = in && LDG(q.node_rows + sn + n) > 0;
-    // 1. The static block: from the first static row, and no static row after it. The types
-    // of Q_CMP_BATCH chunks of 32 rows are loaded before any is classified.
-    int lo = nr, hi = -1;
-    for (int base = 0; base < nr; base += 32 * Q_CMP_BATCH) {
-        int type[Q_CMP_BATCH];
-#pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u) {
-            const int r = base + 32 * u + lane;
-            type[u] = r < nr ? LDG(a.row_type + row0 + r) : -1;
-        }
-#pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u) {
-            const int r = base + 32 * u + lane;
-            const bool st = r < nr && q_row_static(q, type[u], row0 + r);
+    // 1. The static block starts at the first static row (rows before it are dynamic by that
+    // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
+    // slot's stream. Without static rows in the slot every row is checked in step 2.
+    int start = 0;
+    if (k > 0) {
+        start = nr;
+        for (int base = 0; base < nr && start == nr; base += 32) {
+            const int r = base + lane;
+            const bool st = r < nr && q_row_static(q, LDG(a.row_type + row0 + r), row0 + r);
             const unsigned m = __ballot_sync(FULL_MASK, st);
-            if (m) {
-                lo = min(lo, base + 32 * u + __ffs(m) - 1);
-                hi = base + 32 * u + 31 - __clz(m);
-            }
+            if (m) start = base + __ffs(m) - 1;
         }
     }
-    const int start = k == 0 ? 0 : lo;
-    if (nr - start < k || hi >= start + k) return false;
+    if (nr - start < k) return false;
     if (__any_sync(FULL_MASK,
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
         return false;
     // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
-    // sets: lane n gathers node n's neighbours from those joining two or more nodes.
+    // sets: lane n gathers node n's neighbours from those joining two or more nodes. A row
+    // after the block must not be static. Equal sets in consecutive lanes (a contact's rows
+    // share one support) are broadcast once.
     const int* tn = q.tree_node + sn;
     const int ndyn = (q.flex_static ? nr : nh) - k;
     unsigned adj = 0, touched = 0;
+    bool late = false;
     for (int base = 0; base < ndyn; base += 32) {
         const int d = base + lane;
         unsigned m = 0;
         if (d < ndyn) {
-            const unsigned x = hyper_index(a, w, d < start ? d : d + k, nr);
+            const int h = d < start ? d : d + k;
+            if (h >= start + k && h < nr)
+                late |= q_row_static(q, LDG(a.row_type + row0 + h), row0 + h);
+            const unsigned x = hyper_index(a, w, h, nr);
             const unsigned s1 = LDG(a.supadr + x + 1);
             for (unsigned j = LDG(a.supadr + x); j < s1; ++j) m |= 1u << LDG(tn + LDG(a.support + j));
         }
         touched |= m;
-        for (unsigned joins = __ballot_sync(FULL_MASK, (m & (m - 1)) != 0); joins;
+        const unsigned prev = __shfl_up_sync(FULL_MASK, m, 1);
+        const bool fresh = lane == 0 || prev != m;
+        for (unsigned joins = __ballot_sync(FULL_MASK, fresh && (m & (m - 1)) != 0); joins;
              joins &= joins - 1) {
             const unsigned e = __shfl_sync(FULL_MASK, m, __ffs(joins) - 1);
             if (e >> lane & 1u) adj |= e;
         }
     }
+    if (__any_sync(FULL_MASK, late)) return false;
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
     // Components, roots and islands (MuJoCo makes no islands without rows).
     const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
