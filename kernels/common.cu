@@ -436,6 +436,22 @@ struct WarpGroup {
     __device__ I3 exscan3(I3 v, I3* total, int&) const { return warp_exscan3(v, total); }
 };
 
+// Counts a row a lane (of island isl, -1 or less: none; of type `type`) per island in cnt_e
+// (rows), cnt_ne (equality rows) and cnt_nf (friction rows), one shared atomic per run of
+// equal islands (key_group). Every lane of the warp calls it.
+__device__ __forceinline__ void count_rows(int isl, int type, int* cnt_e, int* cnt_ne,
+                                           int* cnt_nf) {
+    const unsigned eq = __ballot_sync(FULL_MASK, type == 0);
+    const unsigned fr = __ballot_sync(FULL_MASK, type == 1 || type == 2);
+    bool lead;
+    const unsigned grp = key_group(isl, &lead);
+    if (isl >= 0 && lead) {
+        atomicAdd(&cnt_e[isl], __popc(grp));
+        if (grp & eq) atomicAdd(&cnt_ne[isl], __popc(grp & eq));
+        if (grp & fr) atomicAdd(&cnt_nf[isl], __popc(grp & fr));
+    }
+}
+
 // One batch of a world's rows as row_islands loads them: ROW_BATCH rows per thread of the
 // group, each with its first tree, its type and its output index.
 struct RowBatch {
@@ -485,15 +501,7 @@ __device__ __forceinline__ void row_batch_islands(const G& g, const Args& a, int
             a.efc_island[b.at[u]] = isl;
             if (mirror) mirror[b.at[u] - r0] = isl;
         }
-        const unsigned eq = __ballot_sync(FULL_MASK, b.type[u] == 0);
-        const unsigned fr = __ballot_sync(FULL_MASK, b.type[u] == 1 || b.type[u] == 2);
-        bool lead;
-        const unsigned grp = key_group(isl, &lead);
-        if (isl >= 0 && lead) {
-            atomicAdd(&cnt_e[isl], __popc(grp));
-            if (grp & eq) atomicAdd(&cnt_ne[isl], __popc(grp & eq));
-            if (grp & fr) atomicAdd(&cnt_nf[isl], __popc(grp & fr));
-        }
+        count_rows(isl, b.type[u], cnt_e, cnt_ne, cnt_nf);
     }
 }
 

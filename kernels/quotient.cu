@@ -72,6 +72,9 @@ struct QArgs {
                                        // smallest tree, 0}
     const int2* tree_place;            // nslot * ntree: {place in its node's list, dofs of
                                        // its node's trees before it}
+    const int4* node_efc;              // nslot * Q_NODE_MAX: per node its static rows, of
+                                       // them equalities and friction rows, 0
+    const unsigned char* row_node;     // nslot * max_static: each static row's node
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static

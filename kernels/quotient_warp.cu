@@ -133,6 +133,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         s.cnt_nf[n] = 0;
     }
     s.isl[n] = in ? isl : -1;
+    // The node's static rows by kind, for step 5.
+    const int4 efc = in ? LDG(q.node_efc + (size_t)slot * Q_NODE_MAX + n) : zero;
     __syncwarp();
     const int g = isl < 0 ? nisland : isl;
     if (in) {
@@ -201,14 +203,50 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         a.map_dof2idof[D + d] = f;
         a.map_idof2dof[D + f] = d;
     }
-    // 5. Rows.
-    row_islands(
-        WarpGroup{}, a, row0, nr, [&](int t) { return tisl[t]; }, s.cnt_e, s.cnt_ne, s.cnt_nf,
-        nullptr);
+    // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
+    // first place (a scan), then each row's island and place, in input order (the quotient's
+    // workspace never follows a canonical order: a deterministic Engine orders rows on the
+    // host, so a.rank is null here).
+    // The static rows' counts are their nodes' (checked against the slot in step 1); the
+    // dynamic rows are counted one by one, their island that of their first tree.
+    if (isl >= 0 && efc.x > 0) {
+        atomicAdd(&s.cnt_e[isl], efc.x);
+        atomicAdd(&s.cnt_ne[isl], efc.y);
+        atomicAdd(&s.cnt_nf[isl], efc.z);
+    }
+    auto dynamic_row_node = [&](int r) {
+        return LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)));
+    };
+    for (int base = 0; base < nr - k; base += 32) {
+        const int d = base + lane;
+        int ri = -2, type = -1;
+        if (d < nr - k) {
+            const int r = d < start ? d : d + k;
+            type = LDG(a.row_type + row0 + r);
+            ri = s.isl[dynamic_row_node(r)];
+        }
+        count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
+    }
     __syncwarp();
     const int rest = q_island_rows_warp(a, T, nisland, s.cnt_e, s.cnt_ne, s.cnt_nf);
     __syncwarp();
-    row_scatter<false>(a, row0, nr, nisland, s.cnt_e, rest, nullptr, nullptr);
+    // A static row's island is its node's (the slot's row_node), with no load of the world's
+    // rows; each row's island is written as the scatter loads it as its key.
+    const unsigned char* rn = q.row_node + (size_t)slot * q.max_static;
+    warp_scatter(
+        nr,
+        [&](int r) {
+            const int node = r >= start && r < start + k ? LDG(rn + (r - start))
+                                                          : dynamic_row_node(r);
+            const int i = s.isl[node];
+            a.efc_island[row0 + r] = i;
+            return i;
+        },
+        s.cnt_e, rest,
+        [&](int r, int place) {
+            a.map_iefc2efc[row0 + place] = r;
+            a.map_efc2iefc[row0 + r] = place;
+        });
     return true;
 }
 

@@ -45,8 +45,8 @@ use crate::error::{Error, Result};
 use crate::islands::Islands;
 use crate::model::Model;
 use crate::quotient::classify::LEARN_MAX;
-use crate::quotient::{Events, Policy, Quotient};
-use crate::rows::{Capacity, Input};
+use crate::quotient::{Events, Policy, Quotient, Tables};
+use crate::rows::{Capacity, Input, RowType};
 use invalidation::GuardFinding;
 
 /// The kernel source: the shared definitions, then the quotient kernel (with its phase marks
@@ -85,6 +85,8 @@ struct QArgs {
     node_dofpre: u64,
     node_head: u64,
     tree_place: u64,
+    node_efc: u64,
+    row_node: u64,
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
@@ -128,6 +130,8 @@ struct QBufs {
     node_dofpre: DevBuf,
     node_head: DevBuf,
     tree_place: DevBuf,
+    node_efc: DevBuf,
+    row_node: DevBuf,
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
@@ -219,24 +223,38 @@ struct NodeTables {
     /// Per slot (`ntree` pairs): each tree's place in its node's list and the dofs of its
     /// node's trees before it.
     place: Vec<i32>,
+    /// Per slot, [`NODE_MAPS_MAX`] records of 4 words: each node's static rows, and of them
+    /// the equalities and the friction rows (the warp kernel's row counts per island).
+    efc: Vec<u32>,
+    /// Per slot (`max_static` bytes): the node of each static row, the one of its first tree
+    /// (the warp kernel's island of a static row, once the row is checked against the slot).
+    row_node: Vec<u8>,
+    max_static: usize,
     last_contraction: u64,
 }
 
 impl NodeTables {
-    fn new(model: &Model, nslot: usize) -> NodeTables {
+    fn new(model: &Model, nslot: usize, max_static: usize) -> NodeTables {
         let t = model.ntree();
         NodeTables {
             dofnum: model.tree_dofnum().iter().map(|&n| n as u32).collect(),
             pre: vec![0; nslot * (t + 1)],
             head: vec![0; nslot * NODE_HEAD * 4],
             place: vec![0; nslot * t * 2],
+            efc: vec![0; nslot * NODE_MAPS_MAX as usize * 4],
+            row_node: vec![0; nslot * max_static],
+            max_static,
             last_contraction: 0,
         }
     }
 
-    /// Fills slot `s`'s tables from its node lists (`adr`: `nnode + 1` offsets into `trees`).
-    fn fill(&mut self, s: usize, trees: &[i32], adr: &[i32]) {
-        let n = trees.len();
+    /// Fills the tables of slot `s` (of at most [`NODE_MAPS_MAX`] nodes) from the cache's.
+    fn fill(&mut self, s: usize, t: &Tables<'_>) {
+        let n = t.ntree;
+        let nnode = t.nnode[s] as usize;
+        let trees = &t.node_trees[s * n..(s + 1) * n];
+        let adr = &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1];
+        self.fill_rows(s, t);
         let pre = &mut self.pre[s * (n + 1)..(s + 1) * (n + 1)];
         let mut sum = 0;
         for (p, &tree) in pre.iter_mut().zip(trees) {
@@ -262,6 +280,31 @@ impl NodeTables {
                 let t = trees[k] as usize;
                 place[2 * t] = (k - a0) as i32;
                 place[2 * t + 1] = (pre[k] - pre[a0]) as i32;
+            }
+        }
+    }
+
+    /// Slot `s`'s static rows (the stream's first `nstatic_rows`): each one's node, and per
+    /// node their count by kind.
+    fn fill_rows(&mut self, s: usize, t: &Tables<'_>) {
+        let (n, ms, me) = (t.ntree, t.max_static, t.max_entries);
+        let tree_node = &t.tree_node[s * n..(s + 1) * n];
+        let kind = &t.stream_kind[s * ms..(s + 1) * ms];
+        let adr = &t.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
+        let support = &t.stream_support[s * me..(s + 1) * me];
+        let m = NODE_MAPS_MAX as usize * 4;
+        let efc = &mut self.efc[s * m..(s + 1) * m];
+        efc.fill(0);
+        let row_node = &mut self.row_node[s * self.max_static..(s + 1) * self.max_static];
+        for i in 0..t.nstatic_rows[s] as usize {
+            let node = tree_node[support[adr[i] as usize] as usize] as usize;
+            row_node[i] = node as u8;
+            let e = &mut efc[4 * node..4 * node + 4];
+            e[0] += 1;
+            match RowType::from_code(kind[i] as i32) {
+                Some(RowType::Equality) => e[1] += 1,
+                Some(RowType::FrictionDof | RowType::FrictionTendon) => e[2] += 1,
+                _ => {}
             }
         }
     }
@@ -432,6 +475,8 @@ impl QuotientSolver {
             node_dofpre: buf("q_node_dofpre", nodes * w * (t + 1) * 4)?,
             node_head: buf("q_node_head", nodes * w * NODE_HEAD * 16)?,
             tree_place: buf("q_tree_place", nodes * w * t * 8)?,
+            node_efc: buf("q_node_efc", nodes * w * NODE_MAPS_MAX as usize * 16)?,
+            row_node: buf("q_row_node", nodes * w * ms)?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -481,7 +526,7 @@ impl QuotientSolver {
             node_maps: true,
             cap,
             last: StepCounts::default(),
-            node_tables: (nodes == 1).then(|| NodeTables::new(model, w)),
+            node_tables: (nodes == 1).then(|| NodeTables::new(model, w, ms)),
             trace: match phase_trace::requested() {
                 true => Some((
                     buf("q_trace", w * phase_trace::MARKS * 8)?,
@@ -518,6 +563,8 @@ impl QuotientSolver {
             &b.node_dofpre,
             &b.node_head,
             &b.tree_place,
+            &b.node_efc,
+            &b.row_node,
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
@@ -834,11 +881,7 @@ impl QuotientSolver {
             let few = t.nnode[s] <= NODE_MAPS_MAX;
             if let Some(nt) = self.node_tables.as_mut().filter(|_| few) {
                 let trees = &t.node_trees[s * n..(s + 1) * n];
-                nt.fill(
-                    s,
-                    trees,
-                    &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
-                );
+                nt.fill(s, &t);
                 let h = NODE_HEAD * 4;
                 b.node_trees.upload_at(s * n, trees, stream)?;
                 let pre = &nt.pre[s * (n + 1)..(s + 1) * (n + 1)];
@@ -847,6 +890,12 @@ impl QuotientSolver {
                     .upload_at(s * h, &nt.head[s * h..(s + 1) * h], stream)?;
                 let place = &nt.place[s * n * 2..(s + 1) * n * 2];
                 b.tree_place.upload_at(s * n * 2, place, stream)?;
+                let m = NODE_MAPS_MAX as usize * 4;
+                b.node_efc
+                    .upload_at(s * m, &nt.efc[s * m..(s + 1) * m], stream)?;
+                let rows = t.nstatic_rows[s] as usize;
+                b.row_node
+                    .upload_at(s * ms, &nt.row_node[s * ms..s * ms + rows], stream)?;
             }
             b.nstatic.upload_at(s, &t.nstatic[s..=s], stream)?;
             b.nstatic_rows
@@ -971,6 +1020,8 @@ impl QuotientSolver {
             node_dofpre: b.node_dofpre.ptr(),
             node_head: b.node_head.ptr(),
             tree_place: b.tree_place.ptr(),
+            node_efc: b.node_efc.ptr(),
+            row_node: b.row_node.ptr(),
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
