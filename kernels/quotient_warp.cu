@@ -57,6 +57,11 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int k = (int)LDG(q.nstatic_rows + slot), nstatic = (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    // Places past the islands hold -1 after every mapping of the quotient's kernels, so after
+    // a node-level one (a key) only those of its last islands that are gone need it
+    // (q_node_maps): how many, loaded now so that step 3 does not wait on it.
+    unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
+    const int pad_from = cached[0] != 0 ? a.nisland[w] : ntree;
     // Lane n's node (step 2), loaded now so that nothing waits on it there.
     const size_t sn = (size_t)slot * ntree;
     const int n = lane;
@@ -155,11 +160,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     }
     // An island's first dof is its smallest tree's (trees own dof blocks in tree order).
     if (root == n) a.island_dofadr[T + isl] = LDG(a.tree_dofadr + h0.z);
-    // Places past the islands hold -1 after every mapping of the quotient's kernels, so after
-    // a node-level one (a key) only those of its islands that are gone need it (q_node_maps).
-    unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
-    const unsigned long long key = cached[0];
-    const int pad_to = key != 0 ? max(a.nisland[w], nisland) : ntree;
+    const int pad_to = max(pad_from, nisland);
     __syncwarp();
     for (int i = nisland + lane; i < pad_to; i += 32) no_island(a, T + i);
     reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
@@ -208,22 +209,21 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
     // host, so a.rank is null here).
     // The static rows' counts are their nodes' (checked against the slot in step 1); the
-    // dynamic rows are counted one by one, their island that of their first tree.
+    // dynamic rows are counted one by one, their island that of their first tree, written
+    // now (the scatter reads it back: one load instead of three).
     if (isl >= 0 && efc.x > 0) {
         atomicAdd(&s.cnt_e[isl], efc.x);
         atomicAdd(&s.cnt_ne[isl], efc.y);
         atomicAdd(&s.cnt_nf[isl], efc.z);
     }
-    auto dynamic_row_node = [&](int r) {
-        return LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)));
-    };
     for (int base = 0; base < nr - k; base += 32) {
         const int d = base + lane;
         int ri = -2, type = -1;
         if (d < nr - k) {
-            const int r = d < start ? d : d + k;
-            type = LDG(a.row_type + row0 + r);
-            ri = s.isl[dynamic_row_node(r)];
+            const unsigned r = row0 + (d < start ? d : d + k);
+            type = LDG(a.row_type + r);
+            ri = s.isl[LDG(tn + LDG(a.support + LDG(a.supadr + r)))];
+            a.efc_island[r] = ri;
         }
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
     }
@@ -231,14 +231,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int rest = q_island_rows_warp(a, T, nisland, s.cnt_e, s.cnt_ne, s.cnt_nf);
     __syncwarp();
     // A static row's island is its node's (the slot's row_node), with no load of the world's
-    // rows; each row's island is written as the scatter loads it as its key.
+    // rows, written as the scatter loads it as its key.
     const unsigned char* rn = q.row_node + (size_t)slot * q.max_static;
     warp_scatter(
         nr,
         [&](int r) {
-            const int node = r >= start && r < start + k ? LDG(rn + (r - start))
-                                                          : dynamic_row_node(r);
-            const int i = s.isl[node];
+            if (r < start || r >= start + k) return a.efc_island[row0 + r];
+            const int i = s.isl[LDG(rn + (r - start))];
             a.efc_island[row0 + r] = i;
             return i;
         },
