@@ -249,12 +249,6 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     return true;
 }
 
-// The block's path for a world the warp did not replay, out of line: the warp path's registers
-// are then allocated apart from its much larger code.
-__device__ __noinline__ void qw_block_world(const Args& a, const QArgs& q, int w) {
-    q_world<true>(a, q, w);
-}
-
 // QW_WARPS worlds per block, one per warp; then the block's pending worlds, by the block.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
@@ -273,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     if (!__syncthreads_or(pending)) return;
     for (int i = 0; i < QW_WARPS; ++i) {
         if (!s_pending[i]) continue; // block-uniform
-        qw_block_world(a, q, w0 + i);
+        q_world<true>(a, q, w0 + i);
         __syncthreads();
     }
 }
