@@ -126,6 +126,16 @@ struct I3 {
     int x, y, z;
 };
 
+// Inclusive scan of one counter across the 32 lanes of a warp.
+__device__ __forceinline__ int warp_inscan(int v) {
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= o) v += y;
+    }
+    return v;
+}
+
 // Inclusive scan of three counters across the 32 lanes of a warp.
 __device__ __forceinline__ I3 warp_inscan3(I3 v) {
     const int lane = threadIdx.x & 31;

@@ -249,7 +249,12 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     const size_t ss = (size_t)slot * q.max_static;
     const size_t se = (size_t)slot * q.max_entries;
     const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
-    const unsigned base = a.supadr[row0 + start];
+    // The block's rows, indexed from its first (pointers and signed indices: each batch's
+    // loads then take one address and constant offsets).
+    const unsigned* wadr = a.supadr + row0 + start;
+    const unsigned char* wtype = a.row_type + row0 + start;
+    const unsigned char* skind = q.stream_kind + ss;
+    const unsigned base = wadr[0];
     // Q_CMP_BATCH elements a thread at a time, loaded before any is compared: a thread then
     // waits on memory once per batch, not once per element.
     for (int i0 = 0; i0 <= k; i0 += Q_CMP_BATCH * bd) {
@@ -258,32 +263,35 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
             const int i = i0 + u * bd + tid;
-            const unsigned r = row0 + start + i;
-            adr[u] = i <= k ? a.supadr[r] - base : 0u;
+            adr[u] = i <= k ? wadr[i] - base : 0u;
             want[u] = i <= k ? sadr[i] : 0u;
-            type[u] = i < k ? a.row_type[r] : 0;
-            kind[u] = i < k ? q.stream_kind[ss + i] : 0;
+            type[u] = i < k ? wtype[i] : 0;
+            kind[u] = i < k ? skind[i] : 0;
         }
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
             const int i = i0 + u * bd + tid;
-            // The same type, and still static (an equality renumbered into a dynamic one
-            // would not be: with no dynamic equalities this loads nothing more).
+            // The same type: static, as the stream's kinds are under the policy the slot was
+            // contracted with, the current one (a new policy rebuilds every world). While
+            // some equalities are dynamic by id, not one of those (an equality renumbered).
             if (adr[u] != want[u] ||
-                (i < k && (type[u] != kind[u] || !q_row_static(q, type[u], row0 + start + i))))
+                (i < k && (type[u] != kind[u] ||
+                           (q.ndynamic_eqs > 0 && !q_row_static(q, type[u], row0 + start + i)))))
                 bad = 1;
         }
     }
     const unsigned nent = sadr[k];
-    const unsigned have = a.supadr[row0 + start + k] - base;
-    const unsigned m = nent < have ? nent : have;
-    for (unsigned j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
+    const unsigned have = wadr[k] - base;
+    const int m = (int)(nent < have ? nent : have);
+    const int* got_at = a.support + base;
+    const int* want_at = q.stream_support + se;
+    for (int j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
         int got[Q_CMP_BATCH], want[Q_CMP_BATCH];
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
-            const unsigned j = j0 + u * bd + tid;
-            got[u] = j < m ? a.support[base + j] : 0;
-            want[u] = j < m ? q.stream_support[se + j] : 0;
+            const int j = j0 + u * bd + tid;
+            got[u] = j < m ? got_at[j] : 0;
+            want[u] = j < m ? want_at[j] : 0;
         }
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u)
@@ -597,13 +605,12 @@ __device__ __forceinline__ int q_island_rows_warp(const Args& a, size_t T, int n
                                                   const int* cnt_nf) {
     const int lane = threadIdx.x & 31;
     const int e = lane < nisland ? cnt_e[lane] : 0;
-    I3 tot;
-    const int adr = warp_exscan3(I3{e, 0, 0}, &tot).x;
+    const int inc = warp_inscan(e), adr = inc - e;
     if (lane < nisland) {
         q_island_rows(a, T + lane, e, adr, cnt_ne[lane], cnt_nf[lane]);
         cnt_e[lane] = adr;
     }
-    return tot.x;
+    return __shfl_sync(FULL_MASK, inc, 31);
 }
 
 // World w's per-island row outputs and row maps (nisland islands), from the row counts that

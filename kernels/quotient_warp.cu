@@ -57,6 +57,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int k = (int)LDG(q.nstatic_rows + slot), nstatic = (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    // The world's rows from its first (signed indices: loads in a loop then take constant
+    // offsets from one address).
+    const unsigned char* wtype = a.row_type + row0;
     // Places past the islands hold -1 after every mapping of the quotient's kernels, so after
     // a node-level one (a key) only those of its last islands that are gone need it
     // (q_node_maps): how many, loaded now so that step 3 does not wait on it.
@@ -78,7 +81,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         start = nr;
         for (int base = 0; base < nr && start == nr; base += 32) {
             const int r = base + lane;
-            const bool st = r < nr && q_row_static(q, LDG(a.row_type + row0 + r), row0 + r);
+            const bool st = r < nr && q_row_static(q, LDG(wtype + r), row0 + r);
             const unsigned m = __ballot_sync(FULL_MASK, st);
             if (m) start = base + __ffs(m) - 1;
         }
@@ -100,9 +103,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         unsigned m = 0;
         if (d < ndyn) {
             const int h = d < start ? d : d + k;
-            if (h >= start + k && h < nr)
-                late |= q_row_static(q, LDG(a.row_type + row0 + h), row0 + h);
-            const unsigned x = hyper_index(a, w, h, nr);
+            if (h >= start + k && h < nr) late |= q_row_static(q, LDG(wtype + h), row0 + h);
+            const unsigned x = h < nr ? row0 + h : hyper_index(a, w, h, nr);
             const unsigned s1 = LDG(a.supadr + x + 1);
             for (unsigned j = LDG(a.supadr + x); j < s1; ++j) m |= 1u << LDG(tn + LDG(a.support + j));
         }
@@ -188,11 +190,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         const int p = base + lane;
         const int t = p < ntree ? order[p] : 0;
         const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
-        int inc = dn;
-        for (int o = 1; o < 32; o <<= 1) {
-            const int y = __shfl_up_sync(FULL_MASK, inc, o);
-            if (lane >= o) inc += y;
-        }
+        const int inc = warp_inscan(dn);
         if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
         before += __shfl_sync(FULL_MASK, inc, 31);
     }
@@ -216,14 +214,15 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         atomicAdd(&s.cnt_ne[isl], efc.y);
         atomicAdd(&s.cnt_nf[isl], efc.z);
     }
+    int* efc_island = a.efc_island + row0;
     for (int base = 0; base < nr - k; base += 32) {
         const int d = base + lane;
         int ri = -2, type = -1;
         if (d < nr - k) {
-            const unsigned r = row0 + (d < start ? d : d + k);
-            type = LDG(a.row_type + r);
-            ri = s.isl[LDG(tn + LDG(a.support + LDG(a.supadr + r)))];
-            a.efc_island[r] = ri;
+            const int r = d < start ? d : d + k;
+            type = LDG(wtype + r);
+            ri = s.isl[LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
+            efc_island[r] = ri;
         }
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
     }
@@ -233,18 +232,19 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // A static row's island is its node's (the slot's row_node), with no load of the world's
     // rows, written as the scatter loads it as its key.
     const unsigned char* rn = q.row_node + (size_t)slot * q.max_static;
+    int *iefc2efc = a.map_iefc2efc + row0, *efc2iefc = a.map_efc2iefc + row0;
     warp_scatter(
         nr,
         [&](int r) {
-            if (r < start || r >= start + k) return a.efc_island[row0 + r];
+            if (r < start || r >= start + k) return efc_island[r];
             const int i = s.isl[LDG(rn + (r - start))];
-            a.efc_island[row0 + r] = i;
+            efc_island[r] = i;
             return i;
         },
         s.cnt_e, rest,
         [&](int r, int place) {
-            a.map_iefc2efc[row0 + place] = r;
-            a.map_efc2iefc[row0 + r] = place;
+            iefc2efc[place] = r;
+            efc2iefc[r] = place;
         });
     return true;
 }
