@@ -285,20 +285,7 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     const int m = (int)(nent < have ? nent : have);
     const int* got_at = a.support + base;
     const int* want_at = q.stream_support + se;
-    // Both 16-byte aligned (a world and a slot that start at a multiple of four entries, as
-    // where every world has a multiple of four): four entries a load, the rest one by one.
-    int j_from = 0;
-    if (((reinterpret_cast<size_t>(got_at) | reinterpret_cast<size_t>(want_at)) & 15) == 0) {
-        const int4* got4 = reinterpret_cast<const int4*>(got_at);
-        const int4* want4 = reinterpret_cast<const int4*>(want_at);
-        const int m4 = m >> 2;
-        for (int j = tid; j < m4; j += bd) {
-            const int4 got = got4[j], want = want4[j];
-            if (got.x != want.x || got.y != want.y || got.z != want.z || got.w != want.w) bad = 1;
-        }
-        j_from = m4 << 2;
-    }
-    for (int j0 = j_from; j0 < m; j0 += Q_CMP_BATCH * bd) {
+    for (int j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
         int got[Q_CMP_BATCH], want[Q_CMP_BATCH];
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
