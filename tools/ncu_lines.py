@@ -4,8 +4,9 @@ instructions executed, with the two most frequent stall reasons per line.
 The page comes from a report of kernels compiled with line tables (ARCHIPELAGO_LINEINFO=1):
     ncu --set full --import-source yes -o rep ...; ncu -i rep.ncu-rep --page source --csv \
         --print-source cuda,sass | gzip > page.csv.gz
-    python3 tools/ncu_lines.py page.csv.gz [TOP]
-Prints the TOP lines (default 40) by samples in file and line order, the total per file, the
+    python3 tools/ncu_lines.py page.csv.gz [TOP] [--by-inst]
+Prints the TOP lines (default 40) by samples (with --by-inst: by instructions executed, where a
+kernel's cost is its issue slots rather than its stalls) in file and line order, the total per file, the
 stall samples by reason over the whole kernel, and the code it ran: distinct machine
 instructions executed, the 128-byte lines they lie in (what the instruction caches had to
 fetch) and the span from the first to the last.
@@ -18,7 +19,9 @@ import gzip
 import os
 import sys
 
-path, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 40
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+by_inst = "--by-inst" in sys.argv[1:]
+path, top = args[0], int(args[1]) if len(args) > 1 else 40
 opener = gzip.open if path.endswith(".gz") else open
 lines = collections.defaultdict(lambda: [0, 0, "", collections.Counter()])
 header, current, fname = None, None, None
@@ -57,8 +60,8 @@ def source(fname, no, text):
 
 
 total = sum(v[0] for v in lines.values()) or 1
-print(f"total stall samples {total}")
-best = sorted(lines.items(), key=lambda kv: -kv[1][0])[:top]
+print(f"total stall samples {total}, instructions executed {sum(v[1] for v in lines.values())}")
+best = sorted(lines.items(), key=lambda kv: -kv[1][1 if by_inst else 0])[:top]
 for (fname, no), (samples, inst, src, why) in sorted(best):
     reasons = ", ".join(f"{k} {v}" for k, v in why.most_common(2))
     print(f"{fname:12s}{no:5d} {samples:6d} {100 * samples / total:5.1f}% {inst:9d}  {source(fname, no, src)}  [{reasons}]")
