@@ -1,34 +1,40 @@
 // `quotient_warp_kernel`: quotient.cu's replay with one warp per world, for batches of many
-// worlds whose every slot has at most Q_NODE_MAX nodes, with reuse off (src/gpu/quotient.rs
-// decides). Compiled after common.cu and quotient.cu, in the same program.
+// worlds whose every slot has at most Q_NODE_MAX nodes (src/gpu/quotient.rs decides). It has
+// no reuse check: where it runs, reuse does not apply. Compiled after common.cu and
+// quotient.cu, in the same program.
 //
 // Why: past a wave of worlds the block-per-world kernel is bound by neither bytes nor issue
 // slots (benches/results/logs/ncu-2026-12-01-session26-8192.md: 16 % of DRAM bandwidth, 46 %
 // of issue slots at 8,192 worlds of mechanism-90%): its phases wait on each other through block
 // barriers, and its block-wide maps are built for worlds of any size. A replayed world of few
 // nodes needs none of that. One warp does all of it without a block barrier:
-//  1. the rows' types (where the static block starts, and that no static row lies outside it),
-//     then the block against the slot's stream (q_static_differs, as the block kernel);
-//  2. each dynamic hyperedge as the set of its nodes; those joining two or more nodes are
-//     broadcast (one shuffle each) into each node's neighbour set, lane n holding node n's;
-//     the closure (Warshall's algorithm, one shuffle per node) gives each node its component,
-//     whose smallest node is its root (node ids ascend with their smallest tree, so ranking
-//     roots by id is the canonical numbering);
+//  1. the static block starts at the first static row; it must be the slot's stream
+//     (q_static_differs, as the block kernel);
+//  2. each dynamic hyperedge (and no row after the block may be static) as the set of its
+//     nodes; those joining two or more nodes are broadcast (one shuffle each, once for a run
+//     of equal sets: a contact's rows) into each node's neighbour set, lane n holding node
+//     n's; the closure (Warshall's algorithm, one shuffle per node) gives each node its
+//     component, whose smallest node is its root (node ids ascend with their smallest tree,
+//     so ranking roots by id is the canonical numbering);
 //  3. per island (lane) its trees and dofs as sums over its nodes; its places by a warp scan;
 //  4. trees in ascending order ranked among their island's by warp matches (warp_scatter),
 //     their dofs' places by one scan over the trees in island order, dofs written in dof order;
-//  5. rows: islands and counts (row_islands), places (q_island_rows_warp, row_scatter), all
-//     with the warp as the group.
+//  5. rows: per island its rows by kind, the static ones from its nodes' counts (the slot's
+//     node_efc) and the dynamic ones one by one; its row outputs and first place by a scan;
+//     then one scatter over the rows, a static row's island from the slot's row_node (no
+//     load of the world's rows), a dynamic row's as written when counted.
 // Per-warp scratch in dynamic shared memory: 3 * ntree ints (the host launches it for models
 // of at most 256 trees: WARP_TREES_MAX). A world that does not replay (no slot, static rows
 // changed, a node asleep) is left pending; once every warp of the block is done, the whole
 // block solves its pending worlds one by one with the block kernel's path (q_world), which
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:
 // replayed, node-level maps) and node-level cache key.
-// Measured (H200, session 27): at 8,192 worlds of mechanism-90% 70.2 µs a step with a block a
-// world, 47.8 with a warp; at 1,024 worlds slower (15.4 against 16.8-19.2), a lone warp's
-// world taking longer than a block's: hence the host's rule, past eight worlds a
-// multiprocessor.
+// Measured (H200): at 8,192 worlds of mechanism-90% 70.2 µs a step with a block a world, 47.8
+// with a warp (session 27), 39.1 after session 28's cuts (instructions a world: 3,219 before,
+// 2,837 after the row cuts and before the last: logs/ncu-2026-12-01-session28-warp.md in
+// benches/results/); at 1,024 worlds slower
+// (15.4 against 16.8-19.2), a lone warp's world taking longer than a block's: hence the host's
+// rule, past eight worlds a multiprocessor.
 
 #define QW_WARPS 4
 

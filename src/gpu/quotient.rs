@@ -184,7 +184,16 @@ enum Kernel {
 /// worlds (7.8 a multiprocessor) mechanism-90% 16.8–19.2 against 14.9–15.4, humanoid-50%
 /// 15.8–17.1 against 13.1–13.4, hammock 19.6–22.8 against 23.7–23.9 (the one gain); at 2,048
 /// mechanism-90% 17.9–18.3 against 20.1; at 4,096 23.3 against 34.1; at 8,192 47.8–47.9 against
-/// 70.2–72.1. Where between 1,024 and 2,048 the crossover lies was not measured.
+/// 70.2–72.1. At 1,536 (11.6 a multiprocessor; session 28, logs/h200-2026-12-01-session28-
+/// calls.md, call 1, the same build) mechanism-90% 17.3 against 17.3–18.0, humanoid-50%
+/// 16.2–16.4 against 15.8–15.9, hammock 20.6–20.7 against 23.2–23.4: about the crossover.
+/// Session 28's cuts then took 1.5–3 µs more off a warp a world at 4,096 (call 4), not
+/// measured at 1,536.
+///
+/// With reuse on, the same rule replaces the block kernels' reuse check: on step sequences at
+/// 1,536 worlds mechanism-90% took 24.4–24.9 µs with a warp a world against 30.2–31.1 with
+/// reuse (the same build, call 1); at 4,096, with 0% and 50% of the worlds at rest, session
+/// 28's main took 28.5–30.2 with reuse on (call 5) where session 27's took 58.2–69.2 (call 2).
 fn warp_pays(nworld: usize, sms: usize) -> bool {
     nworld > 8 * sms
 }
