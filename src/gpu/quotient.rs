@@ -187,7 +187,7 @@ enum Kernel {
 /// 70.2–72.1. At 1,536 (11.6 a multiprocessor; session 28, logs/h200-2026-12-01-session28-
 /// calls.md, call 1, the same build) mechanism-90% 17.3 against 17.3–18.0, humanoid-50%
 /// 16.2–16.4 against 15.8–15.9, hammock 20.6–20.7 against 23.2–23.4: about the crossover.
-/// Session 28's cuts then took 1.5–3 µs more off a warp a world at 4,096 (call 4), not
+/// Session 28's cuts then took about 4–6 µs off a warp a world at 4,096 (calls 2 and 4), not
 /// measured at 1,536.
 ///
 /// With reuse on, the same rule replaces the block kernels' reuse check: on step sequences at
