@@ -310,6 +310,9 @@ pub(super) struct Figures {
     pub rows_only: usize,
     /// Of the world-steps not reused, those mapped from their quotient's nodes.
     pub by_nodes: usize,
+    /// Timed steps on which the quotient with reuse took a warp a replayed world, which has no
+    /// reuse check (`QuotientSolver::reuse_active` false).
+    pub warp_steps: usize,
     /// The quotient with reuse and the tree-level maps only (node-level maps off), when the
     /// model allows node-level maps: mean device µs per step.
     pub quotient_trees: Option<f64>,
@@ -397,6 +400,13 @@ impl Figures {
             self.rows_only,
             if self.ok { "yes" } else { "NO" }
         );
+        if self.warp_steps > 0 {
+            let _ = writeln!(
+                out,
+                "\nquotient (reuse on): a warp a replayed world on {} of the timed steps, where reuse does not apply (that kernel has no reuse check)",
+                self.warp_steps
+            );
+        }
         for p in &self.policies {
             let _ = writeln!(
                 out,
@@ -509,7 +519,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let (mut batch, mut events) = (PinnedBatch::new(g, &cap), Events::new());
     let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
     let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
-    let (mut in_place, mut rows_only, mut by_nodes) = (0, 0, 0);
+    let (mut in_place, mut rows_only, mut by_nodes, mut warp_steps) = (0, 0, 0, 0);
     let mut mismatch = None;
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
@@ -587,6 +597,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             in_place += c.in_place;
             rows_only += c.rows_only;
             by_nodes += c.by_nodes;
+            warp_steps += usize::from(!q.reuse_active());
             for (n, v) in counts
                 .iter_mut()
                 .zip([c.reused, c.replayed, c.masked, c.direct])
@@ -629,6 +640,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         in_place,
         rows_only,
         by_nodes,
+        warp_steps,
         quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
         policies,
         ok: mismatch.is_none(),
@@ -795,6 +807,7 @@ mod tests {
             in_place: 0,
             rows_only: 0,
             by_nodes: 0,
+            warp_steps: 0,
             quotient_trees: None,
             policies: Vec::new(),
             ok: true,
@@ -815,6 +828,19 @@ mod tests {
         figures.report(&seq, &mut out);
         assert!(
             out.contains("took 1.100x the best full rebuild's median wall time (tiled) and 0.990x that of the full rebuild it ran (labelprop)"),
+            "{out}"
+        );
+        assert!(!out.contains("a warp a replayed world"), "{out}");
+        let figures = Figures {
+            warp_steps: 9,
+            ..figures
+        };
+        let mut out = String::new();
+        figures.report(&seq, &mut out);
+        assert!(
+            out.contains(
+                "a warp a replayed world on 9 of the timed steps, where reuse does not apply"
+            ),
             "{out}"
         );
         // A full mode that was not a contender has no wall of its own to compare with.
