@@ -72,6 +72,7 @@ struct QArgs {
                                        // smallest tree, 0}
     const int2* tree_place;            // nslot * ntree: {place in its node's list, dofs of
                                        // its node's trees before it}
+    // For the warp kernel (quotient_warp.cu), the same slots only:
     const int4* node_efc;              // nslot * Q_NODE_MAX: per node its static rows, of
                                        // them equalities and friction rows, 0
     const unsigned char* row_node;     // nslot * max_static: each static row's node
