@@ -364,7 +364,7 @@ pub struct QuotientSolver {
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
-    /// Whether the reuse cache describes the outputs in place (see `cache_for_launch`).
+    /// Whether the reuse cache describes the outputs in place (see `before_launch`).
     cache_valid: bool,
     reuse: bool,
     node_maps: bool,
@@ -736,8 +736,7 @@ impl QuotientSolver {
         if nworld == 0 {
             return Ok(());
         }
-        self.places_for(nworld)?;
-        self.cache_for_launch()?;
+        self.before_launch()?;
         let mut graph = std::mem::take(&mut self.graph);
         let r = graph.replay(&stream, nworld, |s| self.launch(s));
         self.graph = graph;
@@ -751,8 +750,7 @@ impl QuotientSolver {
     /// Runs the kernel on the uploaded batch with a direct launch (no graph).
     pub fn launch_direct(&mut self) -> Result<()> {
         let stream = self.stream.clone();
-        self.places_for(self.ws.nworld())?;
-        self.cache_for_launch()?;
+        self.before_launch()?;
         let r = self.launch(&stream);
         if r.is_err() {
             self.placed_nworld = None;
@@ -760,28 +758,26 @@ impl QuotientSolver {
         r
     }
 
-    /// Before a launch over `nworld` worlds: the places of the worlds' row-level outputs that
-    /// the kernel keeps hold only if the last launch was over as many worlds. A world past a
-    /// smaller launch wrote nothing, while the worlds before it may have written over its rows.
-    fn places_for(&mut self, nworld: usize) -> Result<()> {
+    /// Before a launch, what of the reuse caches still holds.
+    /// - The places of the worlds' row-level outputs hold only if the last launch was over as
+    ///   many worlds: a world past a smaller launch wrote nothing, while the worlds before it
+    ///   may have written over its rows.
+    /// - The cached steps hold only while every launch since they were cleared checked and
+    ///   kept them. A launch without the check (reuse off, or the warp kernel) solves worlds
+    ///   without recording their hyperedges, so the next launch with the check starts from an
+    ///   empty cache.
+    fn before_launch(&mut self) -> Result<()> {
+        let nworld = self.ws.nworld();
         if self.placed_nworld != Some(nworld) {
             let b = &self.bufs.c_rowadr;
             b.fill(0xff, b.bytes(), &self.stream)?;
             self.placed_nworld = Some(nworld);
         }
-        Ok(())
-    }
-
-    /// Before a launch: the reuse cache holds only while every launch since it was cleared
-    /// checked and kept it. A launch without the check (reuse off, or the warp kernel) solves
-    /// worlds without recording their hyperedges, so their cached steps no longer describe the
-    /// outputs in place; the next launch with the check starts from an empty cache.
-    fn cache_for_launch(&mut self) -> Result<()> {
         if !self.reuse_active() {
             self.cache_valid = false;
         } else if !self.cache_valid {
-            let n = self.bufs.c_count.bytes();
-            self.bufs.c_count.fill(0xff, n, &self.stream)?;
+            let b = &self.bufs.c_count;
+            b.fill(0xff, b.bytes(), &self.stream)?;
             self.cache_valid = true;
         }
         Ok(())
