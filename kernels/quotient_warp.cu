@@ -37,6 +37,8 @@
 // rule, past eight worlds a multiprocessor.
 
 #define QW_WARPS 4
+// Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
+#define QW_RUNS 32
 
 // One warp's per-world tables in static shared memory: node -> island, and per group (the
 // islands, then the untouched trees) its trees, dofs and first tree place; the row counters.
@@ -48,7 +50,39 @@ struct QWarp {
     int cnt_e[Q_NODE_MAX];
     int cnt_ne[Q_NODE_MAX];
     int cnt_nf[Q_NODE_MAX];
+    // Per run (of trees, then of static rows): its island, its first element's place less
+    // its first element, its first dof's place less its first dof (trees).
+    int run_isl[QW_RUNS];
+    int run_place[QW_RUNS];
+    int run_dof[QW_RUNS];
 };
+
+// A slot's runs (q.runs, q.run_bytes per slot): consecutive elements of one node, of the
+// static rows and of the trees. Each list is QW_RUNS + 2 words: the count (more than QW_RUNS:
+// the warp takes the general scatter), then per run its first element << 5 | its node, then
+// the count of elements << 5. Then per tree its run (bytes, the tree count rounded up to 4),
+// then per static row its run (bytes).
+#define QR_LIST (QW_RUNS + 2)
+
+// Weighted ranks of the runs among the lanes of equal key (`peers`, warp_peers): per lane the
+// sums of `u` and `v` over the lower lanes of its group (x, y) and over its whole group (z, w),
+// bit by bit, by ballots (no loop over lanes; none at all where every group is one lane).
+__device__ __forceinline__ int4 warp_run_ranks(unsigned peers, unsigned u, unsigned v) {
+    const unsigned lower = (1u << (threadIdx.x & 31)) - 1u;
+    const bool shared = peers != (1u << (threadIdx.x & 31));
+    const unsigned bits = __reduce_or_sync(FULL_MASK, shared ? u | v : 0u);
+    int4 r = make_int4(0, 0, 0, 0);
+    for (int b = 0; bits >> b; ++b) {
+        const unsigned mu = __ballot_sync(FULL_MASK, u >> b & 1u) & peers;
+        const unsigned mv = __ballot_sync(FULL_MASK, v >> b & 1u) & peers;
+        r.x += __popc(mu & lower) << b;
+        r.y += __popc(mv & lower) << b;
+        r.z += __popc(mu) << b;
+        r.w += __popc(mv) << b;
+    }
+    if (!shared) r = make_int4(0, 0, (int)u, (int)v);
+    return r;
+}
 
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written). `order`, `first` and `tisl` are the warp's 3 * ntree ints.
@@ -158,8 +192,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const I3 c = n < nisland ? I3{s.ntree[n], s.nv[n], 0} : I3{0, 0, 0};
     I3 tot;
     const I3 ex = warp_exscan3(c, &tot);
+    // Per group its first tree's and first dof's places (step 4), the untouched group's after
+    // every island's.
+    if (n <= nisland) {
+        s.cursor[n] = n < nisland ? ex.x : tot.x;
+        s.nv[n] = n < nisland ? ex.y : tot.y;
+    }
     if (n < nisland) {
-        s.cursor[n] = ex.x;
         const size_t o = T + n;
         a.island_ntree[o] = c.x;
         a.island_nv[o] = c.y;
@@ -180,25 +219,59 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         q.stale[w] = 8; // replayed (0), node-level maps (8)
     }
     // 4. Trees: island and place (the untouched ones after every island's), then the dofs of
-    // the trees in place order (a scan), then every dof.
-    for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
-    __syncwarp();
-    warp_scatter(
-        ntree, [&](int t) { return tisl[t]; }, s.cursor, tot.x,
-        [&](int t, int place) {
-            a.tree_island[T + t] = tisl[t];
-            a.map_itree2tree[T + place] = t;
-            order[place] = t;
-        });
-    __syncwarp();
-    int before = 0;
-    for (int base = 0; base < ntree; base += 32) {
-        const int p = base + lane;
-        const int t = p < ntree ? order[p] : 0;
-        const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
-        const int inc = warp_inscan(dn);
-        if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
-        before += __shfl_sync(FULL_MASK, inc, 31);
+    // the trees in place order, then every dof. Where the slot's trees form at most QW_RUNS
+    // runs of one node, each run's trees (and their dofs: trees own dof blocks in tree order)
+    // keep their order in one block of places, after its island's runs before it
+    // (warp_run_ranks): no scatter, no scan. Else a scatter, then a scan over the trees in
+    // place order.
+    const unsigned* runs = q.runs + (size_t)slot * q.run_words;
+    const unsigned* tree_runs = runs + QR_LIST;
+    const unsigned char* tree_run = reinterpret_cast<const unsigned char*>(runs + 2 * QR_LIST);
+    const int ntr = (int)LDG(tree_runs);
+    if (ntr <= QW_RUNS) {
+        const bool rin = lane < ntr;
+        const unsigned e0 = rin ? LDG(tree_runs + 1 + lane) : 0u;
+        const unsigned e1 = rin ? LDG(tree_runs + 2 + lane) : 0u;
+        const int t0 = (int)(e0 >> 5), t1 = (int)(e1 >> 5);
+        const int d0 = rin ? LDG(a.tree_dofadr + t0) : 0;
+        const int d1 = rin ? (t1 < ntree ? LDG(a.tree_dofadr + t1) : a.nv) : 0;
+        const int ri = rin ? s.isl[e0 & 31u] : -1;
+        const int key = rin ? (ri < 0 ? nisland : ri) : -2 - lane;
+        const int4 rk = warp_run_ranks(warp_peers(key), t1 - t0, d1 - d0);
+        if (rin) {
+            s.run_isl[lane] = ri;
+            s.run_place[lane] = s.cursor[key] + rk.x - t0;
+            s.run_dof[lane] = s.nv[key] + rk.y - d0;
+        }
+        __syncwarp();
+        for (int t = lane; t < ntree; t += 32) {
+            const int j = LDG(tree_run + t);
+            const int i = s.run_isl[j];
+            tisl[t] = i;
+            first[t] = s.run_dof[j];
+            a.tree_island[T + t] = i;
+            a.map_itree2tree[T + s.run_place[j] + t] = t;
+        }
+    } else {
+        for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
+        __syncwarp();
+        warp_scatter(
+            ntree, [&](int t) { return tisl[t]; }, s.cursor, tot.x,
+            [&](int t, int place) {
+                a.tree_island[T + t] = tisl[t];
+                a.map_itree2tree[T + place] = t;
+                order[place] = t;
+            });
+        __syncwarp();
+        int before = 0;
+        for (int base = 0; base < ntree; base += 32) {
+            const int p = base + lane;
+            const int t = p < ntree ? order[p] : 0;
+            const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
+            const int inc = warp_inscan(dn);
+            if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
+            before += __shfl_sync(FULL_MASK, inc, 31);
+        }
     }
     __syncwarp();
     for (int d = lane; d < a.nv; d += 32) {
@@ -235,23 +308,58 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     __syncwarp();
     const int rest = q_island_rows_warp(a, T, nisland, s.cnt_e, s.cnt_ne, s.cnt_nf);
     __syncwarp();
-    // A static row's island is its node's (the slot's row_node), with no load of the world's
-    // rows, written as the scatter loads it as its key.
-    const unsigned char* rn = q.row_node + (size_t)slot * q.max_static;
     int *iefc2efc = a.map_iefc2efc + row0, *efc2iefc = a.map_efc2iefc + row0;
-    warp_scatter(
-        nr,
-        [&](int r) {
-            if (r < start || r >= start + k) return efc_island[r];
-            const int i = s.isl[LDG(rn + (r - start))];
+    auto place_row = [&](int r, int place) {
+        iefc2efc[place] = r;
+        efc2iefc[r] = place;
+    };
+    const int nrr = (int)LDG(runs);
+    if (nrr <= QW_RUNS) {
+        // Within an island its rows before the block, its static rows, then its rows after the
+        // block. The rows before take their places by a scatter; then each run of static rows
+        // (one node: one island) takes one block of places, after its island's runs before it
+        // (warp_run_ranks); the rows after by a scatter; then each static row its run's place
+        // (the slot's row runs: no load of the world's rows).
+        warp_scatter(start, [&](int r) { return efc_island[r]; }, s.cnt_e, rest, place_row);
+        const bool rin = lane < nrr;
+        const unsigned e0 = rin ? LDG(runs + 1 + lane) : 0u;
+        const unsigned e1 = rin ? LDG(runs + 2 + lane) : 0u;
+        const int p0 = (int)(e0 >> 5);
+        const int ri = rin ? s.isl[e0 & 31u] : -1;
+        const unsigned peers = warp_peers(rin ? ri : -2 - lane);
+        const int4 rk = warp_run_ranks(peers, (e1 >> 5) - p0, 0u);
+        if (rin) {
+            s.run_isl[lane] = ri;
+            s.run_place[lane] = s.cnt_e[ri] + rk.x - p0;
+        }
+        __syncwarp();
+        if (rin && (peers & ((1u << lane) - 1u)) == 0) s.cnt_e[ri] += rk.z;
+        __syncwarp();
+        const int after = start + k;
+        warp_scatter(
+            nr - after, [&](int i) { return efc_island[after + i]; }, s.cnt_e, rest,
+            [&](int i, int place) { place_row(after + i, place); });
+        const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
+        for (int p = lane; p < k; p += 32) {
+            const int j = LDG(row_run + p);
+            const int i = s.run_isl[j], place = s.run_place[j] + p, r = start + p;
             efc_island[r] = i;
-            return i;
-        },
-        s.cnt_e, rest,
-        [&](int r, int place) {
-            iefc2efc[place] = r;
-            efc2iefc[r] = place;
-        });
+            place_row(r, place);
+        }
+    } else {
+        // A static row's island is its node's (the slot's row_node), with no load of the
+        // world's rows, written as the scatter loads it as its key.
+        const unsigned char* rn = q.row_node + (size_t)slot * q.max_static;
+        warp_scatter(
+            nr,
+            [&](int r) {
+                if (r < start || r >= start + k) return efc_island[r];
+                const int i = s.isl[LDG(rn + (r - start))];
+                efc_island[r] = i;
+                return i;
+            },
+            s.cnt_e, rest, place_row);
+    }
     return true;
 }
 

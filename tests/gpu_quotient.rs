@@ -4,7 +4,8 @@
 //! launches, unchanged worlds reuse their last solved step's outputs exactly (and only they),
 //! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
 //! trees, the partition check over nodes, worlds without rows, the scratch in global memory,
-//! the rows by an idle warp at their edges, on batches of either kernel),
+//! the rows by an idle warp at their edges, on batches of either kernel; the warp kernel's
+//! places by runs of one node, and past the most runs),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps, the generated corpus in and out of order, every committed trace with its events, and
 //! the GPU engine in every mode, and a batch of many waves on the register-capped kernels.
@@ -596,6 +597,73 @@ fn worlds_without_rows_take_the_node_level_maps() {
             step_by_nodes(&mut s, &model, &batch(rows), &events, 4);
             assert_eq!(s.warp_worlds(), warps);
         }
+    }
+}
+
+/// One world of the run maps test: `pairs` equalities, each coupling trees t and t + 20 when
+/// `far` (nodes apart in tree order) or 2t and 2t + 1 (nodes of consecutive trees), each
+/// `twice` (the second pass after the first: two runs of rows per node), a joint limit before
+/// them, then `contacts`.
+fn paired_world(
+    b: &mut archipelago::BatchBuilder,
+    (pairs, far, twice): (i32, bool, bool),
+    contacts: &[[i32; 2]],
+) {
+    b.row(RowType::LimitJoint, 0, &[39]);
+    for pass in 0..1 + i32::from(twice) {
+        for t in 0..pairs {
+            let pair = if far { [t, t + 20] } else { [2 * t, 2 * t + 1] };
+            b.row(RowType::Equality, t + 20 * pass, &pair);
+        }
+    }
+    for (k, c) in contacts.iter().enumerate() {
+        b.row(RowType::ContactPyramidal, k as i32, c);
+    }
+    b.end_world();
+}
+
+#[test]
+fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
+    let Some(gpu) = open() else { return };
+    // The warp kernel places a slot's trees, and its static rows, by runs of one node where
+    // they form at most 32 (RUNS_MAX), else one by one. 40 trees of 1-3 dofs; per world
+    // (pairs, far, twice), so runs of rows / of trees: 40 / 40, 20 / 40, 20 / 20, 40 / 20, and
+    // 12 / 28 (28 nodes); every world has at most 32 nodes.
+    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let shapes = [
+        (20, true, true),
+        (20, true, false),
+        (20, false, false),
+        (20, false, true),
+        (12, false, false),
+    ];
+    let cap = Capacity {
+        nworld: shapes.len(),
+        ntree: 40,
+        nv: model.nv(),
+        njmax: 50,
+        nsupport: 100,
+        nedge: 0,
+    };
+    // Contacts join nodes (runs of one island before and after each other), touch single
+    // trees, or none; trees in no island keep their places after every island's.
+    let contacts: [&[[i32; 2]]; 3] = [
+        &[[0, 1], [25, 3], [30, 31], [2, 22]],
+        &[],
+        &[[5, 19], [38, 38], [19, 5], [9, 27]],
+    ];
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    s.set_reuse(false).unwrap();
+    s.set_warp_worlds(Some(true));
+    let events = Events::new();
+    for step in 0..4 {
+        let mut b = Batch::builder();
+        for (w, &shape) in shapes.iter().enumerate() {
+            paired_world(&mut b, shape, contacts[(w + step) % contacts.len()]);
+        }
+        step_by_nodes(&mut s, &model, &b.finish(), &events, shapes.len());
+        assert!(s.warp_worlds());
     }
 }
 

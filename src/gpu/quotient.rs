@@ -87,6 +87,7 @@ struct QArgs {
     tree_place: u64,
     node_efc: u64,
     row_node: u64,
+    runs: u64,
     nstatic: u64,
     nstatic_rows: u64,
     stream_kind: u64,
@@ -112,6 +113,7 @@ struct QArgs {
     cap_hyper: i32,
     cap_entries: i32,
     node_maps: i32,
+    run_words: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -132,6 +134,7 @@ struct QBufs {
     tree_place: DevBuf,
     node_efc: DevBuf,
     row_node: DevBuf,
+    runs: DevBuf,
     nstatic: DevBuf,
     nstatic_rows: DevBuf,
     stream_kind: DevBuf,
@@ -162,6 +165,49 @@ const WARP_PER_BLOCK: usize = 4;
 
 /// Trees at most for the warp kernel: its scratch is 3 * ntree ints per warp, in shared memory.
 const WARP_TREES_MAX: usize = 256;
+
+/// Runs of one node at most, among a slot's static rows or its trees, for the warp kernel to
+/// place them by runs (`QW_RUNS` in `kernels/quotient_warp.cu`); it scatters those of a slot
+/// with more one by one.
+const RUNS_MAX: usize = 32;
+
+/// Words of one list of runs (`QR_LIST`): the count, then per run its first element << 5
+/// | its node, then the element count << 5.
+const RUN_LIST: usize = RUNS_MAX + 2;
+
+/// Bytes per slot of the runs table: the static rows' list of runs, the trees', then per tree
+/// (rounded up to 4 bytes) and per static row its run as a byte.
+fn run_bytes(ntree: usize, max_static: usize) -> usize {
+    8 * RUN_LIST + ntree.next_multiple_of(4) + max_static.next_multiple_of(4)
+}
+
+/// Cuts elements (each one's node, in order; nodes below 32) into runs of one node: their list
+/// (`RUN_LIST` little-endian words, as the kernel reads it) and each element's run in
+/// `run_of`. Past [`RUNS_MAX`] runs only the count is written: the kernel then scatters.
+fn cut_runs(nodes: impl Iterator<Item = u32>, list: &mut [u8], run_of: &mut [u8]) {
+    let mut words = [0u32; RUN_LIST];
+    let (mut count, mut len, mut last) = (0, 0, None);
+    for (i, node) in nodes.enumerate() {
+        if last != Some(node) {
+            if count < RUNS_MAX {
+                words[1 + count] = (i as u32) << 5 | node;
+            }
+            count += 1;
+            last = Some(node);
+        }
+        if count <= RUNS_MAX {
+            run_of[i] = (count - 1) as u8;
+        }
+        len = i + 1;
+    }
+    words[0] = count as u32;
+    if count <= RUNS_MAX {
+        words[1 + count] = (len as u32) << 5;
+    }
+    for (b, w) in list.chunks_exact_mut(4).zip(words) {
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+}
 
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +284,10 @@ struct NodeTables {
     /// Per slot (`max_static` bytes): the node of each static row, the one of its first tree
     /// (the warp kernel's island of a static row, once the row is checked against the slot).
     row_node: Vec<u8>,
+    /// Per slot (`run_bytes`): its runs of one node among the static rows and the trees (see
+    /// [`cut_runs`]), then per tree and per static row its run.
+    runs: Vec<u8>,
+    run_bytes: usize,
     max_static: usize,
     last_contraction: u64,
 }
@@ -252,6 +302,8 @@ impl NodeTables {
             place: vec![0; nslot * t * 2],
             efc: vec![0; nslot * NODE_MAPS_MAX as usize * 4],
             row_node: vec![0; nslot * max_static],
+            runs: vec![0; nslot * run_bytes(t, max_static)],
+            run_bytes: run_bytes(t, max_static),
             max_static,
             last_contraction: 0,
         }
@@ -264,6 +316,7 @@ impl NodeTables {
         let trees = &t.node_trees[s * n..(s + 1) * n];
         let adr = &t.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1];
         self.fill_rows(s, t);
+        self.fill_runs(s, t);
         let pre = &mut self.pre[s * (n + 1)..(s + 1) * (n + 1)];
         let mut sum = 0;
         for (p, &tree) in pre.iter_mut().zip(trees) {
@@ -291,6 +344,20 @@ impl NodeTables {
                 place[2 * t + 1] = (pre[k] - pre[a0]) as i32;
             }
         }
+    }
+
+    /// Slot `s`'s runs of one node among its static rows (after [`fill_rows`](Self::fill_rows))
+    /// and among its trees.
+    fn fill_runs(&mut self, s: usize, t: &Tables<'_>) {
+        let n = t.ntree;
+        let rows = &self.row_node[s * self.max_static..][..t.nstatic_rows[s] as usize];
+        let trees = &t.tree_node[s * n..(s + 1) * n];
+        let runs = &mut self.runs[s * self.run_bytes..(s + 1) * self.run_bytes];
+        let (lists, run_of) = runs.split_at_mut(8 * RUN_LIST);
+        let (row_list, tree_list) = lists.split_at_mut(4 * RUN_LIST);
+        let (tree_run, row_run) = run_of.split_at_mut(n.next_multiple_of(4));
+        cut_runs(rows.iter().map(|&x| x as u32), row_list, row_run);
+        cut_runs(trees.iter().map(|&x| x as u32), tree_list, tree_run);
     }
 
     /// Slot `s`'s static rows (the stream's first `nstatic_rows`): each one's node, and per
@@ -486,6 +553,7 @@ impl QuotientSolver {
             tree_place: buf("q_tree_place", nodes * w * t * 8)?,
             node_efc: buf("q_node_efc", nodes * w * NODE_MAPS_MAX as usize * 16)?,
             row_node: buf("q_row_node", nodes * w * ms)?,
+            runs: buf("q_runs", nodes * w * run_bytes(t, ms))?,
             nstatic: buf("q_nstatic", w * 4)?,
             nstatic_rows: buf("q_nstatic_rows", w * 4)?,
             stream_kind: buf("q_stream_kind", w * ms)?,
@@ -574,6 +642,7 @@ impl QuotientSolver {
             &b.tree_place,
             &b.node_efc,
             &b.row_node,
+            &b.runs,
             &b.nstatic,
             &b.nstatic_rows,
             &b.stream_kind,
@@ -901,6 +970,9 @@ impl QuotientSolver {
                 let rows = t.nstatic_rows[s] as usize;
                 b.row_node
                     .upload_at(s * ms, &nt.row_node[s * ms..s * ms + rows], stream)?;
+                let rb = nt.run_bytes;
+                b.runs
+                    .upload_at(s * rb, &nt.runs[s * rb..(s + 1) * rb], stream)?;
             }
             b.nstatic.upload_at(s, &t.nstatic[s..=s], stream)?;
             b.nstatic_rows
@@ -1027,6 +1099,7 @@ impl QuotientSolver {
             tree_place: b.tree_place.ptr(),
             node_efc: b.node_efc.ptr(),
             row_node: b.row_node.ptr(),
+            runs: b.runs.ptr(),
             nstatic: b.nstatic.ptr(),
             nstatic_rows: b.nstatic_rows.ptr(),
             stream_kind: b.stream_kind.ptr(),
@@ -1052,6 +1125,7 @@ impl QuotientSolver {
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
+            run_words: (run_bytes(t.ntree, t.max_static) / 4) as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
@@ -1088,7 +1162,40 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::warp_pays;
+    use super::{RUN_LIST, RUNS_MAX, cut_runs, warp_pays};
+
+    fn words(list: &[u8]) -> Vec<u32> {
+        let w = list.chunks_exact(4);
+        w.map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn runs_of_one_node_with_their_first_elements_and_the_end() {
+        let (mut list, mut run_of) = ([0u8; 4 * RUN_LIST], [9u8; 7]);
+        cut_runs([3, 3, 1, 1, 1, 3, 0].into_iter(), &mut list, &mut run_of);
+        let w = words(&list);
+        assert_eq!(w[..6], [4, 3, 2 << 5 | 1, 5 << 5 | 3, 6 << 5, 7 << 5]);
+        assert_eq!(run_of, [0, 0, 1, 1, 1, 2, 3]);
+        // No elements: no runs, and the end at 0.
+        cut_runs(std::iter::empty(), &mut list, &mut []);
+        assert_eq!(words(&list)[..2], [0, 0]);
+    }
+
+    #[test]
+    fn past_the_most_runs_only_the_count() {
+        let n = RUNS_MAX + 1;
+        let (mut list, mut run_of) = ([0u8; 4 * RUN_LIST], vec![0u8; n]);
+        cut_runs((0..n as u32).map(|i| i % 2), &mut list, &mut run_of);
+        assert_eq!(words(&list)[0], n as u32);
+        // At the most, every run and the end.
+        cut_runs((0..RUNS_MAX as u32).map(|i| i % 2), &mut list, &mut run_of);
+        let w = words(&list);
+        assert_eq!(w[0], RUNS_MAX as u32);
+        assert_eq!(w[RUNS_MAX], (RUNS_MAX as u32 - 1) << 5 | 1);
+        assert_eq!(w[RUNS_MAX + 1], (RUNS_MAX as u32) << 5);
+        assert_eq!(run_of[RUNS_MAX - 1], RUNS_MAX as u8 - 1);
+    }
 
     #[test]
     fn a_warp_a_world_past_eight_worlds_a_multiprocessor() {
