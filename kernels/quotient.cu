@@ -76,8 +76,8 @@ struct QArgs {
     const int4* node_efc;              // nslot * Q_NODE_MAX: per node its static rows, of
                                        // them equalities and friction rows, 0
     const unsigned char* row_node;     // nslot * max_static: each static row's node
-    const unsigned* runs;              // nslot * run_words: runs of one node among the static
-                                       // rows and the trees (see QR_LIST in quotient_warp.cu)
+    const unsigned char* runs;         // nslot * run_bytes: runs of one node among the static
+                                       // rows and the trees (see QR_ROWS in quotient_warp.cu)
     const unsigned* nstatic;           // per slot: static hyperedges (rows, then rowless)
     const unsigned* nstatic_rows;      // per slot
     const unsigned char* stream_kind;  // nslot * max_static
@@ -112,7 +112,7 @@ struct QArgs {
     int cap_entries;
     int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
                                        // so worlds of few nodes take q_node_maps
-    int run_words;                     // per slot in runs
+    int run_bytes;                     // per slot in runs
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/

@@ -51,36 +51,33 @@ struct QWarp {
     int cnt_ne[Q_NODE_MAX];
     int cnt_nf[Q_NODE_MAX];
     // Per run (of trees, then of static rows): its island, its first element's place less
-    // its first element, its first dof's place less its first dof (trees).
+    // its first element, its first dof's place less its first dof (trees); its weights.
     int run_isl[QW_RUNS];
     int run_place[QW_RUNS];
     int run_dof[QW_RUNS];
+    int2 run_w[QW_RUNS];
 };
 
-// A slot's runs (q.runs, q.run_bytes per slot): consecutive elements of one node, of the
-// static rows and of the trees. Each list is QW_RUNS + 2 words: the count (more than QW_RUNS:
-// the warp takes the general scatter), then per run its first element << 5 | its node, then
-// the count of elements << 5. Then per tree its run (bytes, the tree count rounded up to 4),
-// then per static row its run (bytes).
-#define QR_LIST (QW_RUNS + 2)
+// A slot's runs (q.runs, q.run_bytes per slot: run_bytes in src/gpu/quotient.rs): consecutive
+// elements of one node among its static rows and among its trees. The counts of runs of rows
+// and of trees (more than QW_RUNS: the warp scatters them one by one); per run of rows {first
+// row, row count << 5 | node} from QR_ROWS; per run of trees {first tree, tree count, first
+// dof, dof count << 5 | node} from QR_TREES; then per tree (rounded up to 4 bytes) and per
+// static row its run, a byte each, from QR_BYTES.
+#define QR_ROWS 16
+#define QR_TREES (QR_ROWS + 8 * QW_RUNS)
+#define QR_BYTES (QR_TREES + 16 * QW_RUNS)
 
-// Weighted ranks of the runs among the lanes of equal key (`peers`, warp_peers): per lane the
-// sums of `u` and `v` over the lower lanes of its group (x, y) and over its whole group (z, w),
-// bit by bit, by ballots (no loop over lanes; none at all where every group is one lane).
-__device__ __forceinline__ int4 warp_run_ranks(unsigned peers, unsigned u, unsigned v) {
-    const unsigned lower = (1u << (threadIdx.x & 31)) - 1u;
-    const bool shared = peers != (1u << (threadIdx.x & 31));
-    const unsigned bits = __reduce_or_sync(FULL_MASK, shared ? u | v : 0u);
-    int4 r = make_int4(0, 0, 0, 0);
-    for (int b = 0; bits >> b; ++b) {
-        const unsigned mu = __ballot_sync(FULL_MASK, u >> b & 1u) & peers;
-        const unsigned mv = __ballot_sync(FULL_MASK, v >> b & 1u) & peers;
-        r.x += __popc(mu & lower) << b;
-        r.y += __popc(mv & lower) << b;
-        r.z += __popc(mu) << b;
-        r.w += __popc(mv) << b;
+// Per lane (a run), the sums of the weights w (left by every lane before a __syncwarp) over
+// the lanes of its group (peers, warp_peers) below it: a loop over those lanes only (most
+// runs have few or none).
+__device__ __forceinline__ int2 qw_group_below(unsigned peers, const int2* w) {
+    int2 r = make_int2(0, 0);
+    for (unsigned m = peers & ((1u << (threadIdx.x & 31)) - 1u); m; m &= m - 1) {
+        const int2 x = w[__ffs(m) - 1];
+        r.x += x.x;
+        r.y += x.y;
     }
-    if (!shared) r = make_int4(0, 0, (int)u, (int)v);
     return r;
 }
 
@@ -275,6 +272,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     s.isl[n] = in ? isl : -1;
     // The node's static rows by kind, for step 5.
     const int4 efc = in ? LDG(q.node_efc + (size_t)slot * Q_NODE_MAX + n) : zero;
+    // The counts of the slot's runs (steps 4 and 5).
+    const unsigned char* runs = q.runs + (size_t)slot * q.run_bytes;
+    const uint2 nruns = LDG(reinterpret_cast<const uint2*>(runs));
     __syncwarp();
     const int g = isl < 0 ? nisland : isl;
     if (in) {
@@ -315,26 +315,23 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // the trees in place order, then every dof. Where the slot's trees form at most QW_RUNS
     // runs of one node, each run's trees (and their dofs: trees own dof blocks in tree order)
     // keep their order in one block of places, after its island's runs before it
-    // (warp_run_ranks): no scatter, no scan. Else a scatter, then a scan over the trees in
+    // (qw_group_below): no scatter, no scan. Else a scatter, then a scan over the trees in
     // place order.
-    const unsigned* runs = q.runs + (size_t)slot * q.run_words;
-    const unsigned* tree_runs = runs + QR_LIST;
-    const unsigned char* tree_run = reinterpret_cast<const unsigned char*>(runs + 2 * QR_LIST);
-    const int ntr = (int)LDG(tree_runs);
-    if (ntr <= QW_RUNS) {
-        const bool rin = lane < ntr;
-        const unsigned e0 = rin ? LDG(tree_runs + 1 + lane) : 0u;
-        const unsigned e1 = rin ? LDG(tree_runs + 2 + lane) : 0u;
-        const int t0 = (int)(e0 >> 5), t1 = (int)(e1 >> 5);
-        const int d0 = rin ? LDG(a.tree_dofadr + t0) : 0;
-        const int d1 = rin ? (t1 < ntree ? LDG(a.tree_dofadr + t1) : a.nv) : 0;
-        const int ri = rin ? s.isl[e0 & 31u] : -1;
-        const int key = rin ? (ri < 0 ? nisland : ri) : -2 - lane;
-        const int4 rk = warp_run_ranks(warp_peers(key), t1 - t0, d1 - d0);
-        if (rin) {
+    const unsigned char* tree_run = runs + QR_BYTES;
+    if (nruns.y <= QW_RUNS) {
+        const bool tin = lane < (int)nruns.y;
+        const uint4 trun = tin ? LDG(reinterpret_cast<const uint4*>(runs + QR_TREES) + lane)
+                               : make_uint4(0, 0, 0, 0);
+        const int ri = tin ? s.isl[trun.w & 31u] : -1;
+        const int key = tin ? (ri < 0 ? nisland : ri) : -2 - lane;
+        s.run_w[lane] = make_int2((int)trun.y, (int)(trun.w >> 5));
+        const unsigned peers = warp_peers(key);
+        __syncwarp();
+        const int2 below = qw_group_below(peers, s.run_w);
+        if (tin) {
             s.run_isl[lane] = ri;
-            s.run_place[lane] = s.cursor[key] + rk.x - t0;
-            s.run_dof[lane] = s.nv[key] + rk.y - d0;
+            s.run_place[lane] = s.cursor[key] + below.x - (int)trun.x;
+            s.run_dof[lane] = s.nv[key] + below.y - (int)trun.z;
         }
         __syncwarp();
         for (int t = lane; t < ntree; t += 32) {
@@ -406,27 +403,28 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         iefc2efc[place] = r;
         efc2iefc[r] = place;
     };
-    const int nrr = (int)LDG(runs);
-    if (nrr <= QW_RUNS) {
+    if (nruns.x <= QW_RUNS) {
         // Within an island its rows before the block, its static rows, then its rows after the
         // block. The rows before take their places by a scatter; then each run of static rows
-        // (one node: one island) takes one block of places, after its island's runs before it
-        // (warp_run_ranks); the rows after by a scatter; then each static row its run's place
-        // (the slot's row runs: no load of the world's rows).
+        // (one node: one island) takes one block of places, after its island's runs before it;
+        // the rows after by a scatter; then each static row its run's place (the slot's row
+        // runs: no load of the world's rows).
         warp_scatter(start, [&](int r) { return efc_island[r]; }, s.cnt_e, rest, place_row);
-        const bool rin = lane < nrr;
-        const unsigned e0 = rin ? LDG(runs + 1 + lane) : 0u;
-        const unsigned e1 = rin ? LDG(runs + 2 + lane) : 0u;
-        const int p0 = (int)(e0 >> 5);
-        const int ri = rin ? s.isl[e0 & 31u] : -1;
+        const bool rin = lane < (int)nruns.x;
+        const uint2 rrun =
+            rin ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
+        const int ri = rin ? s.isl[rrun.y & 31u] : -1;
         const unsigned peers = warp_peers(rin ? ri : -2 - lane);
-        const int4 rk = warp_run_ranks(peers, (e1 >> 5) - p0, 0u);
+        s.run_w[lane] = make_int2((int)(rrun.y >> 5), 0);
+        __syncwarp();
+        const int below = qw_group_below(peers, s.run_w).x;
         if (rin) {
             s.run_isl[lane] = ri;
-            s.run_place[lane] = s.cnt_e[ri] + rk.x - p0;
+            s.run_place[lane] = s.cnt_e[ri] + below - (int)rrun.x;
         }
         __syncwarp();
-        if (rin && (peers & ((1u << lane) - 1u)) == 0) s.cnt_e[ri] += rk.z;
+        // The group's last run moves its island's cursor past the group's static rows.
+        if (rin && peers >> lane == 1u) s.cnt_e[ri] += below + (int)(rrun.y >> 5);
         __syncwarp();
         const int after = start + k;
         warp_scatter(

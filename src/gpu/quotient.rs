@@ -113,7 +113,7 @@ struct QArgs {
     cap_hyper: i32,
     cap_entries: i32,
     node_maps: i32,
-    run_words: i32,
+    run_bytes: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -171,40 +171,50 @@ const WARP_TREES_MAX: usize = 256;
 /// with more one by one.
 const RUNS_MAX: usize = 32;
 
-/// Words of one list of runs (`QR_LIST`): the count, then per run its first element << 5
-/// | its node, then the element count << 5.
-const RUN_LIST: usize = RUNS_MAX + 2;
-
-/// Bytes per slot of the runs table: the static rows' list of runs, the trees', then per tree
-/// (rounded up to 4 bytes) and per static row its run as a byte.
+/// Bytes per slot of the runs table (`QR_*` in `kernels/quotient_warp.cu`), a multiple of 16:
+/// the counts of runs of static rows and of trees (16 bytes), then per run of static rows its
+/// first row and its row count << 5 | its node (8 bytes), per run of trees its first tree, tree
+/// count, first dof and dof count << 5 | its node (16 bytes), then per tree (rounded up to 4
+/// bytes) and per static row its run as a byte.
 fn run_bytes(ntree: usize, max_static: usize) -> usize {
-    8 * RUN_LIST + ntree.next_multiple_of(4) + max_static.next_multiple_of(4)
+    (16 + 24 * RUNS_MAX + ntree.next_multiple_of(4) + max_static).next_multiple_of(16)
 }
 
-/// Cuts elements (each one's node, in order; nodes below 32) into runs of one node: their list
-/// (`RUN_LIST` little-endian words, as the kernel reads it) and each element's run in
-/// `run_of`. Past [`RUNS_MAX`] runs only the count is written: the kernel then scatters.
-fn cut_runs(nodes: impl Iterator<Item = u32>, list: &mut [u8], run_of: &mut [u8]) {
-    let mut words = [0u32; RUN_LIST];
-    let (mut count, mut len, mut last) = (0, 0, None);
+/// Cuts elements (each one's node, in order) into runs of consecutive elements of one node:
+/// `run(j, first, count, node)` for each run while there are at most [`RUNS_MAX`], and each
+/// element's run in `run_of` then. Returns the number of runs (past [`RUNS_MAX`], the kernel
+/// scatters the elements one by one).
+fn cut_runs(
+    nodes: impl Iterator<Item = u32>,
+    run_of: &mut [u8],
+    mut run: impl FnMut(usize, usize, usize, u32),
+) -> usize {
+    let (mut count, mut open, mut len) = (0, None, 0);
     for (i, node) in nodes.enumerate() {
-        if last != Some(node) {
-            if count < RUNS_MAX {
-                words[1 + count] = (i as u32) << 5 | node;
+        match open {
+            Some((_, n)) if n == node => {}
+            _ => {
+                if let Some((first, n)) = open.filter(|_| count <= RUNS_MAX) {
+                    run(count - 1, first, i - first, n);
+                }
+                count += 1;
+                open = Some((i, node));
             }
-            count += 1;
-            last = Some(node);
         }
         if count <= RUNS_MAX {
             run_of[i] = (count - 1) as u8;
         }
         len = i + 1;
     }
-    words[0] = count as u32;
-    if count <= RUNS_MAX {
-        words[1 + count] = (len as u32) << 5;
+    if let Some((first, n)) = open.filter(|_| count <= RUNS_MAX) {
+        run(count - 1, first, len - first, n);
     }
-    for (b, w) in list.chunks_exact_mut(4).zip(words) {
+    count
+}
+
+/// Writes `words` little-endian (as the device reads them) from byte `at` of `bytes`.
+fn put_words(bytes: &mut [u8], at: usize, words: &[u32]) {
+    for (b, w) in bytes[at..].chunks_exact_mut(4).zip(words) {
         b.copy_from_slice(&w.to_le_bytes());
     }
 }
@@ -268,6 +278,8 @@ const NODE_CACHE_WORDS: usize = 1 + NODE_MAPS_MAX as usize / 8;
 struct NodeTables {
     /// The model's dofs per tree.
     dofnum: Vec<u32>,
+    /// Its first dof per tree, and the dof count (trees own dof blocks in tree order).
+    dofadr: Vec<u32>,
     /// Per slot (`ntree + 1`): dofs of the slot's `node_trees` before each place.
     pre: Vec<u32>,
     /// Per slot, [`NODE_HEAD`] records of 4 words: {contraction number (low, high), 0, 0},
@@ -297,6 +309,12 @@ impl NodeTables {
         let t = model.ntree();
         NodeTables {
             dofnum: model.tree_dofnum().iter().map(|&n| n as u32).collect(),
+            dofadr: std::iter::once(0)
+                .chain(model.tree_dofnum().iter().scan(0, |sum, &n| {
+                    *sum += n as u32;
+                    Some(*sum)
+                }))
+                .collect(),
             pre: vec![0; nslot * (t + 1)],
             head: vec![0; nslot * NODE_HEAD * 4],
             place: vec![0; nslot * t * 2],
@@ -347,17 +365,34 @@ impl NodeTables {
     }
 
     /// Slot `s`'s runs of one node among its static rows (after [`fill_rows`](Self::fill_rows))
-    /// and among its trees.
+    /// and among its trees (see [`run_bytes`]).
     fn fill_runs(&mut self, s: usize, t: &Tables<'_>) {
         let n = t.ntree;
         let rows = &self.row_node[s * self.max_static..][..t.nstatic_rows[s] as usize];
         let trees = &t.tree_node[s * n..(s + 1) * n];
+        let dofadr = &self.dofadr;
         let runs = &mut self.runs[s * self.run_bytes..(s + 1) * self.run_bytes];
-        let (lists, run_of) = runs.split_at_mut(8 * RUN_LIST);
-        let (row_list, tree_list) = lists.split_at_mut(4 * RUN_LIST);
+        let (lists, run_of) = runs.split_at_mut(16 + 24 * RUNS_MAX);
+        let (head, lists) = lists.split_at_mut(16);
+        let (row_list, tree_list) = lists.split_at_mut(8 * RUNS_MAX);
         let (tree_run, row_run) = run_of.split_at_mut(n.next_multiple_of(4));
-        cut_runs(rows.iter().map(|&x| x as u32), row_list, row_run);
-        cut_runs(trees.iter().map(|&x| x as u32), tree_list, tree_run);
+        let row_runs = cut_runs(
+            rows.iter().map(|&x| x as u32),
+            row_run,
+            |j, first, count, node| {
+                put_words(row_list, 8 * j, &[first as u32, (count as u32) << 5 | node]);
+            },
+        );
+        let tree_runs = cut_runs(
+            trees.iter().map(|&x| x as u32),
+            tree_run,
+            |j, first, count, node| {
+                let (d0, d1) = (dofadr[first], dofadr[first + count]);
+                let words = [first as u32, count as u32, d0, (d1 - d0) << 5 | node];
+                put_words(tree_list, 16 * j, &words);
+            },
+        );
+        put_words(head, 0, &[row_runs as u32, tree_runs as u32, 0, 0]);
     }
 
     /// Slot `s`'s static rows (the stream's first `nstatic_rows`): each one's node, and per
@@ -1125,7 +1160,7 @@ impl QuotientSolver {
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
-            run_words: (run_bytes(t.ntree, t.max_static) / 4) as i32,
+            run_bytes: run_bytes(t.ntree, t.max_static) as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
@@ -1162,39 +1197,36 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{RUN_LIST, RUNS_MAX, cut_runs, warp_pays};
+    use super::{RUNS_MAX, cut_runs, warp_pays};
 
-    fn words(list: &[u8]) -> Vec<u32> {
-        let w = list.chunks_exact(4);
-        w.map(|b| u32::from_le_bytes(b.try_into().unwrap()))
-            .collect()
+    /// The runs of `nodes`: their count, each run's (first, count, node), each element's run.
+    fn runs(nodes: &[u32]) -> (usize, Vec<(usize, usize, u32)>, Vec<u8>) {
+        let (mut list, mut run_of) = (Vec::new(), vec![99u8; nodes.len()]);
+        let count = cut_runs(nodes.iter().copied(), &mut run_of, |j, first, n, node| {
+            assert_eq!(j, list.len());
+            list.push((first, n, node));
+        });
+        (count, list, run_of)
     }
 
     #[test]
-    fn runs_of_one_node_with_their_first_elements_and_the_end() {
-        let (mut list, mut run_of) = ([0u8; 4 * RUN_LIST], [9u8; 7]);
-        cut_runs([3, 3, 1, 1, 1, 3, 0].into_iter(), &mut list, &mut run_of);
-        let w = words(&list);
-        assert_eq!(w[..6], [4, 3, 2 << 5 | 1, 5 << 5 | 3, 6 << 5, 7 << 5]);
+    fn runs_of_one_node_with_their_first_elements_and_counts() {
+        let (count, list, run_of) = runs(&[3, 3, 1, 1, 1, 3, 0]);
+        assert_eq!(count, 4);
+        assert_eq!(list, [(0, 2, 3), (2, 3, 1), (5, 1, 3), (6, 1, 0)]);
         assert_eq!(run_of, [0, 0, 1, 1, 1, 2, 3]);
-        // No elements: no runs, and the end at 0.
-        cut_runs(std::iter::empty(), &mut list, &mut []);
-        assert_eq!(words(&list)[..2], [0, 0]);
+        assert_eq!(runs(&[]), (0, vec![], vec![]));
     }
 
     #[test]
     fn past_the_most_runs_only_the_count() {
-        let n = RUNS_MAX + 1;
-        let (mut list, mut run_of) = ([0u8; 4 * RUN_LIST], vec![0u8; n]);
-        cut_runs((0..n as u32).map(|i| i % 2), &mut list, &mut run_of);
-        assert_eq!(words(&list)[0], n as u32);
-        // At the most, every run and the end.
-        cut_runs((0..RUNS_MAX as u32).map(|i| i % 2), &mut list, &mut run_of);
-        let w = words(&list);
-        assert_eq!(w[0], RUNS_MAX as u32);
-        assert_eq!(w[RUNS_MAX], (RUNS_MAX as u32 - 1) << 5 | 1);
-        assert_eq!(w[RUNS_MAX + 1], (RUNS_MAX as u32) << 5);
+        let alternating = |n: u32| (0..n).map(|i| i % 2).collect::<Vec<_>>();
+        let (count, list, run_of) = runs(&alternating(RUNS_MAX as u32));
+        assert_eq!((count, list.len()), (RUNS_MAX, RUNS_MAX));
+        assert_eq!(list[RUNS_MAX - 1], (RUNS_MAX - 1, 1, 1));
         assert_eq!(run_of[RUNS_MAX - 1], RUNS_MAX as u8 - 1);
+        let (count, list, _) = runs(&alternating(RUNS_MAX as u32 + 1));
+        assert_eq!((count, list.len()), (RUNS_MAX + 1, RUNS_MAX));
     }
 
     #[test]
