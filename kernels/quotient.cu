@@ -239,10 +239,6 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 
 #define Q_CMP_BATCH 4
 
-template <class G>
-__device__ int q_rowless_differ(const G& g, const Args& a, const QArgs& q, int w, unsigned slot,
-                                int nr, int nh, int k, int nstatic, unsigned nent);
-
 // This thread's share (of the group g: a whole block, or a warp) of "world w's static
 // hyperedges are not exactly its slot's stream", for the slot's static rows `k` placed from
 // row `start` on (start + k <= nr) and its static hyperedges `nstatic`: the rows' types,
@@ -305,32 +301,26 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
         for (int u = 0; u < Q_CMP_BATCH; ++u)
             if (got[u] != want[u]) bad = 1;
     }
-    return bad | q_rowless_differ(g, a, q, w, slot, nr, nh, k, nstatic, nent);
-}
-
-// This thread's share of "world w's rowless static hyperedges (when rowless couplings are
-// static) are not exactly its slot's stream's", after its `k` rows of `nent` entries.
-template <class G>
-__device__ int q_rowless_differ(const G& g, const Args& a, const QArgs& q, int w, unsigned slot,
-                                int nr, int nh, int k, int nstatic, unsigned nent) {
-    if (!q.flex_static) return 0;
-    const int tid = g.rank(), bd = g.size();
-    const int ne = nh - nr;
-    if (ne != nstatic - k) return 1;
-    const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
-    const size_t se = (size_t)slot * q.max_entries;
-    const unsigned h0 = hyper_index(a, w, nr, nr);
-    const unsigned ebase = a.supadr[h0];
-    int bad = 0;
-    for (int e = tid; e <= ne; e += bd) {
-        const unsigned h = hyper_index(a, w, nr + e, nr);
-        if (a.supadr[h] - ebase + nent != sadr[k + e]) bad = 1;
+    // Rowless couplings, when static.
+    if (q.flex_static) {
+        const int ne = nh - nr;
+        const int sk = nstatic - k;
+        if (ne != sk) {
+            bad = 1;
+        } else {
+            const unsigned h0 = hyper_index(a, w, nr, nr);
+            const unsigned ebase = a.supadr[h0];
+            for (int e = tid; e <= ne; e += bd) {
+                const unsigned h = hyper_index(a, w, nr + e, nr);
+                if (a.supadr[h] - ebase + nent != sadr[k + e]) bad = 1;
+            }
+            const unsigned sn = sadr[k + ne] - nent;
+            const unsigned hn = a.supadr[hyper_index(a, w, nh, nr)] - ebase;
+            const unsigned mn = sn < hn ? sn : hn;
+            for (unsigned j = tid; j < mn; j += bd)
+                if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
+        }
     }
-    const unsigned sn = sadr[k + ne] - nent;
-    const unsigned hn = a.supadr[hyper_index(a, w, nh, nr)] - ebase;
-    const unsigned mn = sn < hn ? sn : hn;
-    for (unsigned j = tid; j < mn; j += bd)
-        if (a.support[ebase + j] != q.stream_support[se + nent + j]) bad = 1;
     return bad;
 }
 

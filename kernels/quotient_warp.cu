@@ -81,101 +81,6 @@ __device__ __forceinline__ int2 qw_group_below(unsigned peers, const int2* w) {
     return r;
 }
 
-// The valid elements of a chunk of four (j in [lo, hi)): the chunk's first element is
-// `first` (negative or past n - 4 only at the array's ends).
-__device__ __forceinline__ int2 qw_chunk_span(int first, int n) {
-    return make_int2(max(0, -first), min(4, n - first));
-}
-
-// Whether w[i] - off differs from s[i] for some i < n, by one warp (warp-uniform): four words
-// a load from the world (w at any word alignment, loads from aligned addresses) against two
-// aligned loads of the stream, realigned by a warp-uniform shift. Every load is of an aligned
-// chunk that holds an element in [0, n): none reads outside the arrays' allocations.
-__device__ __forceinline__ bool qw_words_differ(const unsigned* w, const unsigned* s, int n,
-                                                unsigned off) {
-    if (n <= 0) return false;
-    const int lane = threadIdx.x & 31;
-    const int aw = (int)((reinterpret_cast<size_t>(w) >> 2) & 3);
-    const int as = (int)((reinterpret_cast<size_t>(s) >> 2) & 3);
-    const uint4* wv = reinterpret_cast<const uint4*>(w - aw);
-    const uint4* sv = reinterpret_cast<const uint4*>(s - as);
-    // The world's chunk c holds elements 4c - aw + j; the stream holds element i at aligned
-    // offset i + as: chunk c + (sd >> 2), position (sd & 3) + j (sd = as - aw).
-    const int sd = as - aw, sh = sd & 3, cs = sd >> 2;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    bool bad = false;
-    for (int c = lane; 4 * c < n + aw; c += 32) {
-        const uint4 x = LDG(wv + c);
-        const int c0 = c + cs;
-        const uint4 A = c0 >= 0 ? LDG(sv + c0) : zero;
-        const uint4 B = 4 * (c0 + 1) < n + as ? LDG(sv + c0 + 1) : zero;
-        unsigned v0, v1, v2, v3;
-        switch (sh) { // warp-uniform
-        case 0: v0 = A.x, v1 = A.y, v2 = A.z, v3 = A.w; break;
-        case 1: v0 = A.y, v1 = A.z, v2 = A.w, v3 = B.x; break;
-        case 2: v0 = A.z, v1 = A.w, v2 = B.x, v3 = B.y; break;
-        default: v0 = A.w, v1 = B.x, v2 = B.y, v3 = B.z; break;
-        }
-        const int2 span = qw_chunk_span(4 * c - aw, n);
-        bad |= span.x <= 0 && 0 < span.y && x.x - off != v0;
-        bad |= span.x <= 1 && 1 < span.y && x.y - off != v1;
-        bad |= span.x <= 2 && 2 < span.y && x.z - off != v2;
-        bad |= span.x <= 3 && 3 < span.y && x.w - off != v3;
-    }
-    return __any_sync(FULL_MASK, bad);
-}
-
-// Whether w[i] differs from s[i] for some byte i < n, by one warp (warp-uniform): four bytes a
-// load, the stream's realigned by a funnel shift.
-__device__ __forceinline__ bool qw_bytes_differ(const unsigned char* w, const unsigned char* s,
-                                                int n) {
-    if (n <= 0) return false;
-    const int lane = threadIdx.x & 31;
-    const int aw = (int)(reinterpret_cast<size_t>(w) & 3);
-    const int as = (int)(reinterpret_cast<size_t>(s) & 3);
-    const unsigned* wv = reinterpret_cast<const unsigned*>(w - aw);
-    const unsigned* sv = reinterpret_cast<const unsigned*>(s - as);
-    const int sd = as - aw, sh = sd & 3, cs = sd >> 2;
-    bool bad = false;
-    for (int c = lane; 4 * c < n + aw; c += 32) {
-        const unsigned x = LDG(wv + c);
-        const int c0 = c + cs;
-        const unsigned A = c0 >= 0 ? LDG(sv + c0) : 0u;
-        const unsigned B = 4 * (c0 + 1) < n + as ? LDG(sv + c0 + 1) : 0u;
-        const unsigned v = __funnelshift_r(A, B, 8 * sh);
-        const int2 span = qw_chunk_span(4 * c - aw, n);
-        const unsigned hi = span.y >= 4 ? 0xffffffffu : (1u << (8 * span.y)) - 1u;
-        const unsigned lo = (1u << (8 * span.x)) - 1u;
-        bad |= ((x ^ v) & hi & ~lo) != 0;
-    }
-    return __any_sync(FULL_MASK, bad);
-}
-
-// q_static_differs for one warp (warp-uniform): the rows' types, relative support offsets and
-// entries compared four at a time (qw_words_differ, qw_bytes_differ). While some equality is
-// dynamic by id, q_static_differs itself (it also tests each row's id).
-__device__ bool qw_static_differs(const Args& a, const QArgs& q, int w, unsigned slot, int nr,
-                                  int nh, int k, int nstatic, int start) {
-    if (q.ndynamic_eqs > 0)
-        return __any_sync(FULL_MASK, q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k,
-                                                      nstatic, start));
-    const unsigned row0 = LDG(a.world_rowadr + w);
-    const unsigned* wadr = a.supadr + row0 + start;
-    const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
-    const unsigned base = LDG(wadr), nent = LDG(sadr + k), have = LDG(wadr + k) - base;
-    if (qw_bytes_differ(a.row_type + row0 + start, q.stream_kind + (size_t)slot * q.max_static,
-                        k) ||
-        qw_words_differ(wadr, sadr, k + 1, base))
-        return true;
-    const int m = (int)(nent < have ? nent : have);
-    const unsigned* got = reinterpret_cast<const unsigned*>(a.support) + base;
-    const unsigned* want =
-        reinterpret_cast<const unsigned*>(q.stream_support) + (size_t)slot * q.max_entries;
-    return qw_words_differ(got, want, m, 0u) ||
-           __any_sync(FULL_MASK,
-                      q_rowless_differ(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, nent));
-}
-
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written). `order`, `first` and `tisl` are the warp's 3 * ntree ints.
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
@@ -219,7 +124,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     if (nr - start < k) return false;
-    if (qw_static_differs(a, q, w, slot, nr, nh, k, nstatic, start)) return false;
+    if (__any_sync(FULL_MASK,
+                   q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
+        return false;
     // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
     // sets: lane n gathers node n's neighbours from those joining two or more nodes. A row
     // after the block must not be static. Equal sets in consecutive lanes (a contact's rows
