@@ -17,12 +17,17 @@
 //     component, whose smallest node is its root (node ids ascend with their smallest tree,
 //     so ranking roots by id is the canonical numbering);
 //  3. per island (lane) its trees and dofs as sums over its nodes; its places by a warp scan;
-//  4. trees in ascending order ranked among their island's by warp matches (warp_scatter),
-//     their dofs' places by one scan over the trees in island order, dofs written in dof order;
+//  4. trees, in ascending order within their island: where the slot's trees form at most
+//     QW_RUNS runs of one node (its run table, host-made), a run a lane, each run's trees and
+//     dofs one block of places after its island's runs before it; else ranked by warp matches
+//     (warp_scatter), their dofs' places by one scan over the trees in island order; then
+//     dofs in dof order;
 //  5. rows: per island its rows by kind, the static ones from its nodes' counts (the slot's
 //     node_efc) and the dynamic ones one by one; its row outputs and first place by a scan;
-//     then one scatter over the rows, a static row's island from the slot's row_node (no
-//     load of the world's rows), a dynamic row's as written when counted.
+//     then, with at most QW_RUNS runs of static rows, the dynamic rows by a scatter and each
+//     run of static rows one block of places, as the trees; else one scatter over every row,
+//     a static row's island from the slot's row_node. Either way no load of the world's
+//     static rows: a dynamic row's island as written when counted.
 // Per-warp scratch in dynamic shared memory: 3 * ntree ints (the host launches it for models
 // of at most 256 trees: WARP_TREES_MAX). A world that does not replay (no slot, static rows
 // changed, a node asleep) is left pending; once every warp of the block is done, the whole

@@ -5,7 +5,8 @@
 //! the node-level maps at their edges (32 nodes, interleaved and sleeping nodes of several
 //! trees, the partition check over nodes, worlds without rows, the scratch in global memory,
 //! the rows by an idle warp at their edges, on batches of either kernel; the warp kernel's
-//! places by runs of one node, and past the most runs),
+//! places by runs of one node, and past the most runs; its guard at every place of its
+//! comparison),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps, the generated corpus in and out of order, every committed trace with its events, and
 //! the GPU engine in every mode, and a batch of many waves on the register-capped kernels.
@@ -664,6 +665,85 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
         }
         step_by_nodes(&mut s, &model, &b.finish(), &events, shapes.len());
         assert!(s.warp_worlds());
+    }
+}
+
+/// An unreported change to one static row of [`guarded_world`].
+#[derive(Clone, Copy)]
+enum Change {
+    /// Its second tree another.
+    Retarget,
+    /// Tendon friction instead of an equality, on the same trees.
+    Kind,
+    /// Its first tree only.
+    Shorter,
+    /// Gone.
+    Dropped,
+}
+
+/// A world of the guard test: `lead` joint limits, then 40 equalities coupling trees t and
+/// t + 20 (twice each), the one at `change` changed, then a contact.
+fn guarded_world(b: &mut archipelago::BatchBuilder, lead: usize, change: Option<(usize, Change)>) {
+    for k in 0..lead {
+        b.row(RowType::LimitJoint, k as i32, &[39]);
+    }
+    for i in 0..40 {
+        let t = (i % 20) as i32;
+        match change.filter(|&(at, _)| at == i).map(|(_, c)| c) {
+            None => b.row(RowType::Equality, i as i32, &[t, t + 20]),
+            Some(Change::Retarget) => b.row(RowType::Equality, i as i32, &[t, (t + 21) % 40]),
+            Some(Change::Kind) => b.row(RowType::FrictionTendon, i as i32, &[t, t + 20]),
+            Some(Change::Shorter) => b.row(RowType::Equality, i as i32, &[t]),
+            Some(Change::Dropped) => b,
+        };
+    }
+    b.row(RowType::ContactPyramidal, 0, &[3, 38]);
+    b.end_world();
+}
+
+#[test]
+fn the_warp_kernel_guard_finds_a_change_at_every_place() {
+    let Some(gpu) = open() else { return };
+    // The warp kernel compares a world's static rows with its slot's, a batch of four a lane:
+    // every kind of unreported change, at the edges of those batches and of the warp's 32
+    // lanes, in worlds whose rows start at every alignment (0-3 leading rows, 41-44 rows a
+    // world). A world found changed is solved directly (and its quotient rebuilt).
+    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let changes = [
+        Change::Retarget,
+        Change::Kind,
+        Change::Shorter,
+        Change::Dropped,
+    ];
+    let places = [0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 31, 32, 33, 38, 39];
+    let nworld = places.len() * 4;
+    let cap = Capacity {
+        nworld,
+        ntree: 40,
+        nv: model.nv(),
+        njmax: 48,
+        nsupport: 100,
+        nedge: 0,
+    };
+    let batch = |changed: bool, shift: usize| {
+        let mut b = Batch::builder();
+        for w in 0..nworld {
+            let change = (places[w / 4], changes[(w + shift) % 4]);
+            guarded_world(&mut b, (w + shift) % 4, changed.then_some(change));
+        }
+        b.finish()
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    s.set_reuse(false).unwrap();
+    s.set_warp_worlds(Some(true));
+    let events = Events::new();
+    for shift in 0..4 {
+        // The first step rebuilds what the last changed (or contracts every world).
+        step(&mut s, &model, &batch(false, shift), &events);
+        step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
+        step(&mut s, &model, &batch(true, shift), &events);
+        assert_eq!(s.last_counts().direct, nworld, "{:?}", s.last_counts());
     }
 }
 
