@@ -73,27 +73,6 @@ struct QWarp {
 #define QR_TREES (QR_ROWS + 8 * QW_RUNS)
 #define QR_BYTES (QR_TREES + 16 * QW_RUNS)
 
-// For each i < n of this lane (lane, lane + 32, ...), f(i, load(i)): QW_BATCH loads issued
-// before any f, so that a lane waits on memory once a batch, not once an element.
-#define QW_BATCH 4
-template <class Load, class F>
-__device__ __forceinline__ void qw_batched(int n, Load load, F f) {
-    const int lane = threadIdx.x & 31;
-    for (int i0 = 0; i0 < n; i0 += 32 * QW_BATCH) {
-        int v[QW_BATCH];
-#pragma unroll
-        for (int u = 0; u < QW_BATCH; ++u) {
-            const int i = i0 + 32 * u + lane;
-            v[u] = i < n ? load(i) : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < QW_BATCH; ++u) {
-            const int i = i0 + 32 * u + lane;
-            if (i < n) f(i, v[u]);
-        }
-    }
-}
-
 // Per lane (a run), the sums of the weights w (left by every lane before a __syncwarp) over
 // the lanes of its group (peers, warp_peers) below it: a loop over those lanes only (most
 // runs have few or none).
@@ -267,15 +246,14 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             s.run_dof[lane] = s.nv[key] + below.y - (int)trun.z;
         }
         __syncwarp();
-        qw_batched(
-            ntree, [&](int t) { return (int)LDG(tree_run + t); },
-            [&](int t, int j) {
-                const int i = s.run_isl[j];
-                tisl[t] = i;
-                first[t] = s.run_dof[j];
-                a.tree_island[T + t] = i;
-                a.map_itree2tree[T + s.run_place[j] + t] = t;
-            });
+        for (int t = lane; t < ntree; t += 32) {
+            const int j = LDG(tree_run + t);
+            const int i = s.run_isl[j];
+            tisl[t] = i;
+            first[t] = s.run_dof[j];
+            a.tree_island[T + t] = i;
+            a.map_itree2tree[T + s.run_place[j] + t] = t;
+        }
     } else {
         for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
         __syncwarp();
@@ -298,14 +276,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     __syncwarp();
-    qw_batched(
-        a.nv, [&](int d) { return LDG(a.dof_treeid + d); },
-        [&](int d, int t) {
-            const int f = first[t] + d;
-            a.dof_island[D + d] = tisl[t];
-            a.map_dof2idof[D + d] = f;
-            a.map_idof2dof[D + f] = d;
-        });
+    for (int d = lane; d < a.nv; d += 32) {
+        const int t = LDG(a.dof_treeid + d);
+        const int f = first[t] + d;
+        a.dof_island[D + d] = tisl[t];
+        a.map_dof2idof[D + d] = f;
+        a.map_idof2dof[D + f] = d;
+    }
     // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
     // first place (a scan), then each row's island and place, in input order (the quotient's
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
@@ -366,13 +343,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             nr - after, [&](int i) { return efc_island[after + i]; }, s.cnt_e, rest,
             [&](int i, int place) { place_row(after + i, place); });
         const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
-        qw_batched(
-            k, [&](int p) { return (int)LDG(row_run + p); },
-            [&](int p, int j) {
-                const int r = start + p;
-                efc_island[r] = s.run_isl[j];
-                place_row(r, s.run_place[j] + p);
-            });
+        for (int p = lane; p < k; p += 32) {
+            const int j = LDG(row_run + p);
+            const int i = s.run_isl[j], place = s.run_place[j] + p, r = start + p;
+            efc_island[r] = i;
+            place_row(r, place);
+        }
     } else {
         // A static row's island is its node's (the slot's row_node), with no load of the
         // world's rows, written as the scatter loads it as its key.
