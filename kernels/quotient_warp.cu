@@ -35,11 +35,12 @@
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:
 // replayed, node-level maps) and node-level cache key.
 // Measured (H200): at 8,192 worlds of mechanism-90% 70.2 µs a step with a block a world, 47.8
-// with a warp (session 27), 39.1 after session 28's cuts (instructions a world: 3,219 before,
-// 2,837 after the row cuts and before the last: logs/ncu-2026-12-01-session28-warp.md in
-// benches/results/); at 1,024 worlds slower
-// (15.4 against 16.8-19.2), a lone warp's world taking longer than a block's: hence the host's
-// rule, past eight worlds a multiprocessor.
+// with a warp (session 27), 39.1 after session 28's cuts, 38.5 with session 29's runs
+// (instructions a world, at 4,096 worlds: 2,190 before the runs, 2,065 with the first form of
+// them: logs/ncu-2026-12-01-session29-warp.md in benches/results/). At 1,024 worlds a lone
+// warp's world takes longer than a block's; there the warp kernel now wins on mechanism-90%
+// and hammock and loses on humanoid-50% (session 29): hence the host's rule, past seven
+// worlds a multiprocessor.
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).

@@ -120,7 +120,7 @@ pub struct Options {
     /// and dof-level outputs of worlds whose partition is unchanged
     /// (`gpu::quotient::QuotientSolver::set_reuse`). On by default; off, every world is solved
     /// every step, which on the H200 costs 4–10% less device time where worlds never repeat.
-    /// Past eight worlds a multiprocessor the GPU quotient replays a world with one warp, which
+    /// Past seven worlds a multiprocessor the GPU quotient replays a world with one warp, which
     /// has no reuse check: there reuse does not apply
     /// (`gpu::quotient::QuotientSolver::set_warp_worlds`).
     pub reuse: bool,

@@ -25,7 +25,7 @@
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
 //! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
 //! such worlds with one warp each, without block barriers and without the reuse check, for
-//! batches of more than eight worlds a multiprocessor (see [`QuotientSolver::set_warp_worlds`]);
+//! batches of more than seven worlds a multiprocessor (see [`QuotientSolver::set_warp_worlds`]);
 //! a world it cannot replay is solved by its block as in the others.
 
 use std::sync::Arc;
@@ -233,25 +233,24 @@ enum Kernel {
 }
 
 /// Whether `nworld` worlds replay faster with a warp each than with a block each on `sms`
-/// multiprocessors: past eight worlds a multiprocessor (a quarter of the 32 the warp kernel
-/// holds). A lone warp's world takes longer than a block's, which pays only once the worlds
-/// keep the multiprocessors busy. Measured on the H200 (132 multiprocessors; benches/results/
-/// logs/h200-2026-12-01-session27-calls.md), a warp a world against the few kernel, µs: at 1,024
-/// worlds (7.8 a multiprocessor) mechanism-90% 16.8–19.2 against 14.9–15.4, humanoid-50%
-/// 15.8–17.1 against 13.1–13.4, hammock 19.6–22.8 against 23.7–23.9 (the one gain); at 2,048
-/// mechanism-90% 17.9–18.3 against 20.1; at 4,096 23.3 against 34.1; at 8,192 47.8–47.9 against
-/// 70.2–72.1. At 1,536 (11.6 a multiprocessor; session 28, logs/h200-2026-12-01-session28-
-/// calls.md, call 1, the same build) mechanism-90% 17.3 against 17.3–18.0, humanoid-50%
-/// 16.2–16.4 against 15.8–15.9, hammock 20.6–20.7 against 23.2–23.4: about the crossover.
-/// Session 28's cuts then took about 4–6 µs off a warp a world at 4,096 (calls 2 and 4), not
-/// measured at 1,536.
+/// multiprocessors: past seven worlds a multiprocessor (the warp kernel holds 32). A lone
+/// warp's world takes longer than a block's, which pays only once the worlds keep the
+/// multiprocessors busy. Measured on the H200 (132 multiprocessors), a warp a world against the
+/// few kernel, µs: at 1,024 worlds (7.8 a multiprocessor; session 29, benches/results/logs/
+/// h200-2026-12-01-session29-calls.md, call 5, the trees and static rows placed by runs)
+/// mechanism-90% 13.8–13.9 against 15.1–15.2, hammock 13.3–13.4 against 24.1, humanoid-50%
+/// 14.6 against 13.5 (there the quotient loses to `block`'s 10.8 either way, so `auto` keeps
+/// `block`). Before session 28's cuts the warp kernel lost at 1,024 on two shapes of three
+/// (session 27: mechanism-90% 16.8–19.2 against 14.9–15.4) and was about even at 1,536
+/// (session 28, call 1); from 2,048 on it won on every shape measured (8,192 worlds of
+/// mechanism-90%, session 27: 47.8–47.9 against 70.2–72.1). Not measured below 1,024.
 ///
 /// With reuse on, the same rule replaces the block kernels' reuse check: on step sequences at
 /// 1,536 worlds mechanism-90% took 24.4–24.9 µs with a warp a world against 30.2–31.1 with
-/// reuse (the same build, call 1); at 4,096, with 0% and 50% of the worlds at rest, session
-/// 28's main took 28.5–30.2 with reuse on (call 5) where session 27's took 58.2–69.2 (call 2).
+/// reuse (session 28, call 1); at 4,096, with 0% and 50% of the worlds at rest, session 28's
+/// main took 28.5–30.2 with reuse on (its call 5) where session 27's took 58.2–69.2.
 fn warp_pays(nworld: usize, sms: usize) -> bool {
-    nworld > 8 * sms
+    nworld > 7 * sms
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
@@ -708,7 +707,7 @@ impl QuotientSolver {
     /// solved every step.
     ///
     /// The warp kernel has no reuse check: where it runs ([`set_warp_worlds`](Self::set_warp_worlds),
-    /// by default past eight worlds a multiprocessor) reuse does not apply, as a warp replays a
+    /// by default past seven worlds a multiprocessor) reuse does not apply, as a warp replays a
     /// world for about what the check costs. A launch with the check after launches without it
     /// (reuse off, or the warp kernel) starts from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
@@ -745,7 +744,7 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches of more than eight worlds a multiprocessor (see `warp_pays`),
+    /// default) for batches of more than seven worlds a multiprocessor (see `warp_pays`),
     /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies:
     /// every world's quotient has at most 32 nodes, the node-level maps are on, the model has
     /// at most 256 trees and no phase marks are requested (they are the block kernels'). A
@@ -1230,12 +1229,12 @@ mod tests {
     }
 
     #[test]
-    fn a_warp_a_world_past_eight_worlds_a_multiprocessor() {
-        // The measured cases on 132 multiprocessors: slower at 1,024 worlds (on two shapes of
-        // three), faster from 2,048 on.
-        assert!(!warp_pays(1024, 132));
-        assert!(!warp_pays(1056, 132));
-        assert!(warp_pays(1057, 132));
+    fn a_warp_a_world_past_seven_worlds_a_multiprocessor() {
+        // The measured cases on 132 multiprocessors: faster at 1,024 worlds on the shapes
+        // where the quotient wins (session 29), and from 2,048 on.
+        assert!(!warp_pays(924, 132));
+        assert!(warp_pays(925, 132));
+        assert!(warp_pays(1024, 132));
         assert!(warp_pays(2048, 132));
         assert!(warp_pays(8192, 132));
     }
