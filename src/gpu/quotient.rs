@@ -1196,7 +1196,10 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{RUNS_MAX, cut_runs, warp_pays};
+    use super::{NODE_MAPS_MAX, NodeTables, RUNS_MAX, cut_runs, dof_blocks, warp_pays};
+    use crate::quotient::{Policy, Quotient};
+    use crate::{Capacity, Input, synth};
+    use invalidation::Events;
 
     /// The runs of `nodes`: their count, each run's (first, count, node), each element's run.
     fn runs(nodes: &[u32]) -> (usize, Vec<(usize, usize, u32)>, Vec<u8>) {
@@ -1215,6 +1218,102 @@ mod tests {
         assert_eq!(list, [(0, 2, 3), (2, 3, 1), (5, 1, 3), (6, 1, 0)]);
         assert_eq!(run_of, [0, 0, 1, 1, 1, 2, 3]);
         assert_eq!(runs(&[]), (0, vec![], vec![]));
+    }
+
+    /// The little-endian word at byte `at`.
+    fn word(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+    }
+
+    /// Checks a list of runs as the warp kernel reads it (`count` runs from byte `list`, each
+    /// `size` bytes: the first element, ..., and `count << 5 | node` in the last word; for
+    /// trees the tree count, the first dof and the dof count there) against the elements'
+    /// nodes and their runs (bytes from `run_of`); `dofs` gives trees' dof spans.
+    fn check_list(
+        runs: &[u8],
+        (count, list, size): (usize, usize, usize),
+        nodes: &[u32],
+        run_of: usize,
+        dofs: Option<&[i32]>,
+    ) {
+        if count > RUNS_MAX {
+            let changes = nodes.windows(2).filter(|p| p[0] != p[1]).count();
+            assert_eq!(count, changes + 1);
+            return;
+        }
+        let mut next = 0;
+        for j in 0..count {
+            let at = list + size * j;
+            let (first, last) = (word(runs, at) as usize, word(runs, at + size - 4));
+            let (len, node) = match dofs {
+                Some(_) => (word(runs, at + 4) as usize, last & 31),
+                None => ((last >> 5) as usize, last & 31),
+            };
+            assert_eq!(first, next, "runs follow each other");
+            assert!(len > 0 && nodes[first..first + len].iter().all(|&n| n == node));
+            assert!(
+                first + len == nodes.len() || nodes[first + len] != node,
+                "maximal"
+            );
+            let of = &runs[run_of + first..run_of + first + len];
+            assert!(of.iter().all(|&r| r as usize == j));
+            if let Some(adr) = dofs {
+                let (d0, nd) = (word(runs, at + 8), last >> 5);
+                assert_eq!((d0, d0 + nd), (adr[first] as u32, adr[first + len] as u32));
+            }
+            next = first + len;
+        }
+        assert_eq!(next, nodes.len());
+    }
+
+    #[test]
+    fn every_slot_s_runs_are_its_rows_and_trees_as_the_warp_kernel_reads_them() {
+        let mut slots = 0;
+        for case in synth::conformance().step_by(41).take(300) {
+            let model = &case.model;
+            if !dof_blocks(model) {
+                continue;
+            }
+            let input = Input::new(model, &case.batch).unwrap();
+            let cap = Capacity::fit(model, &case.batch);
+            let mut q = Quotient::new(&cap, Policy::default());
+            q.prepare(&input, &Events::new()).unwrap();
+            let t = q.cache().tables();
+            let mut nt = NodeTables::new(model, cap.nworld, t.max_static);
+            let nv = [model.nv() as i32];
+            let adr: Vec<i32> = model.tree_dofadr().iter().chain(&nv).copied().collect();
+            let n = t.ntree;
+            let mut seen = vec![false; cap.nworld];
+            for w in 0..case.batch.nworld() {
+                let Some(s) = q.cache().slot_of(w).map(|s| s as usize) else {
+                    continue;
+                };
+                if std::mem::replace(&mut seen[s], true) || t.nnode[s] > NODE_MAPS_MAX {
+                    continue;
+                }
+                nt.fill(s, &t);
+                let runs = &nt.runs[s * nt.run_bytes..(s + 1) * nt.run_bytes];
+                let k = t.nstatic_rows[s] as usize;
+                let rows: Vec<u32> = nt.row_node[s * nt.max_static..][..k]
+                    .iter()
+                    .map(|&x| x as u32)
+                    .collect();
+                let trees: Vec<u32> = t.tree_node[s * n..(s + 1) * n]
+                    .iter()
+                    .map(|&x| x as u32)
+                    .collect();
+                let (tree_run, row_run) = (
+                    16 + 24 * RUNS_MAX,
+                    16 + 24 * RUNS_MAX + n.next_multiple_of(4),
+                );
+                check_list(runs, (word(runs, 0) as usize, 16, 8), &rows, row_run, None);
+                let list = (word(runs, 4) as usize, 16 + 8 * RUNS_MAX, 16);
+                check_list(runs, list, &trees, tree_run, Some(&adr));
+                slots += 1;
+            }
+        }
+        // The corpus's worlds of at most 32 nodes, each slot once (989 at this writing).
+        assert!(slots > 500, "{slots} slots checked");
     }
 
     #[test]
