@@ -122,6 +122,12 @@ fn world(b: &mut archipelago::BatchBuilder, asleep: &[i32], eq0_rows: usize) {
     b.end_world();
 }
 
+/// Forty trees of 1, 2, 3, 1, 2, 3, ... dofs (places and idofs differ from tree ids).
+fn forty() -> Model {
+    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
+    Model::from_dofnum(&dofnum).unwrap()
+}
+
 fn eight() -> Model {
     Model::from_dofnum(&[1; 8]).unwrap()
 }
@@ -454,8 +460,7 @@ fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
     // takes the node-level maps; rows per world around the most one warp maps on its own
     // (BLOCK_SCATTER_MIN = 128: kernels/common.cu), none and a few. A batch of no more worlds
     // than multiprocessors launches quotient_aside_kernel, one of more quotient_few_kernel.
-    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
-    let model = Model::from_dofnum(&dofnum).unwrap();
+    let model = forty();
     let rows = [0, 1, 17, 127, 128, 129, 130];
     let sms = gpu.info().sm_count.max(1) as usize;
     for nworld in [rows.len(), sms + 3] {
@@ -630,8 +635,7 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
     // they form at most 32 (RUNS_MAX), else one by one. 40 trees of 1-3 dofs; per world
     // (pairs, far, twice), so runs of rows / of trees: 40 / 40, 20 / 40, 20 / 20, 40 / 20, and
     // 12 / 28 (28 nodes); every world has at most 32 nodes.
-    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
-    let model = Model::from_dofnum(&dofnum).unwrap();
+    let model = forty();
     let shapes = [
         (20, true, true),
         (20, true, false),
@@ -708,8 +712,7 @@ fn the_warp_kernel_guard_finds_a_change_at_every_place() {
     // every kind of unreported change, at the edges of those batches and of the warp's 32
     // lanes, in worlds whose rows start at every alignment (0-3 leading rows, 41-44 rows a
     // world). A world found changed is solved directly (and its quotient rebuilt).
-    let dofnum: Vec<i32> = (0..40).map(|t| t % 3 + 1).collect();
-    let model = Model::from_dofnum(&dofnum).unwrap();
+    let model = forty();
     let changes = [
         Change::Retarget,
         Change::Kind,
