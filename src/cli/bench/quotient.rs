@@ -2,25 +2,26 @@
 //! the same run, on shapes whose static share of rows is about 0%, 50%, 90% and 99% and on the
 //! committed traces tiled across worlds, plus the cost of a rebuild.
 //!
-//! Per shape: every full-rebuild mode (all but `dense` unless `--modes` names it) and the
-//! quotient, each checked against the CPU `dsu` first; device time per step from CUDA events
-//! around graph replays of one batch (the figure the other tables report; the quotient with
-//! reuse off, since a replayed batch is unchanged by construction), the same replays enqueued
-//! back to back (100 between one pair of events: each launch's overhead then overlaps the
-//! replay before it, as in a loop that does not wait for every step), and wall time per whole
-//! step (host half, uploads, replay, downloads), which is what `auto` compares; rows and
-//! outputs are in page-locked memory (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild
-//! rows time a step whose events invalidate every world (a capacity change) or one world (an
-//! edit), minus a steady step's host half. The quotient's floor is its device time with reuse
-//! on and every world unchanged: only the reuse check runs, which reads every hyperedge (the
-//! row-level outputs are then in place: nothing is written), taken with a block a world (the
-//! warp kernel, which runs past seven worlds a multiprocessor, has no reuse check). The bound
-//! of any step, by any mode, is the empty graph replay plus the bytes a step must move (every support and
-//! offset read once, every output written once) at the measured copy bandwidth: the best full
-//! rebuild divided by it is the most any mode could gain on the shape. Then the same contenders
-//! step a sequence of batches (see [`super::sequence`]): there the quotient with reuse on
-//! reuses the worlds that did not change, where the block kernels run. On synthetic shapes with equalities, toggling sequences (an equality
-//! switched off and on at every step in 10% or all of the worlds) set the quotient with
+//! Per shape: every full-rebuild mode (all but `dense` unless `--modes` names it) and the quotient,
+//! each checked against the CPU `dsu` first; device time per step from CUDA events around graph
+//! replays of one batch (the figure the other tables report; the quotient with reuse off, since a
+//! replayed batch is unchanged by construction), the same replays enqueued back to back (100
+//! between one pair of events: each launch's overhead then overlaps the replay before it, as in a
+//! loop that does not wait for every step), and wall time per whole step (host half, uploads,
+//! replay, downloads), which is what `auto` compares; rows and outputs are in page-locked memory
+//! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time a step whose events invalidate
+//! every world (a capacity change), minus a steady step's host half, and one world (an edit): the
+//! median over worlds of an edit step's host half less that of the steady step just before it. The
+//! quotient's floor is its device time with reuse on and every world unchanged: only the reuse
+//! check runs, which reads every hyperedge (the row-level outputs are then in place: nothing is
+//! written), taken with a block a world (the warp kernel, which runs past seven worlds a
+//! multiprocessor, has no reuse check). The bound of any step, by any mode, is the empty graph
+//! replay plus the bytes a step must move (every support and offset read once, every output written
+//! once) at the measured copy bandwidth: the best full rebuild divided by it is the most any mode
+//! could gain on the shape. Then the same contenders step a sequence of batches (see
+//! [`super::sequence`]): there the quotient with reuse on reuses the worlds that did not change,
+//! where the block kernels run. On synthetic shapes with equalities, toggling sequences (an
+//! equality switched off and on at every step in 10% or all of the worlds) set the quotient with
 //! equalities static against dynamic and learned, by device and by wall time.
 
 use std::fmt::Write as _;
@@ -72,6 +73,10 @@ const TOGGLING_SHARES: [f64; 2] = [0.1, 1.0];
 
 /// Whole steps timed for the wall-time columns.
 const WALL_REPS: usize = 10;
+
+/// Pairs of steps (steady, then one world's edit reported) for the cost of one world's
+/// rebuild: the median of their differences.
+const REBUILD_REPS: usize = 15;
 
 /// Replays enqueued back to back for the last column: each launch's overhead then overlaps
 /// the replay before it, as in a simulation loop that does not wait for every step.
@@ -368,21 +373,33 @@ fn quotient(
     ok &= out.first_mismatch(reference).is_none();
     let counts = q.last_counts();
     let host_us = median(host);
-    let mut rebuild = |events: &Events| -> archipelago::Result<f64> {
+    // A whole step with `events`: its host half's µs.
+    let mut host_step = |events: &Events| -> archipelago::Result<f64> {
         let t = Instant::now();
         q.upload(input, events)?;
         let us = t.elapsed().as_secs_f64() * 1e6;
         q.replay()?;
         out.fill(input, |o| q.download(input, o))?;
         ok &= out.first_mismatch(reference).is_none();
-        Ok((us - host_us).max(0.0))
+        Ok(us)
     };
     let mut all = Events::new();
     all.capacity();
-    let rebuild_all_ms = rebuild(&all)? / 1e3;
-    let mut one = Events::new();
-    one.edit(Some(0), Edit::EqRetargeted { eq: 0 });
-    let rebuild_one_us = rebuild(&one)?;
+    let rebuild_all_ms = (host_step(&all)? - host_us).max(0.0) / 1e3;
+    // One world's rebuild is small against the spread of a host half (its copies), so each
+    // edit step (a different world each time) is paired with a steady step just before it.
+    let nworld = input.batch().nworld();
+    let mut one_us = Vec::with_capacity(REBUILD_REPS);
+    for i in (0..REBUILD_REPS).filter(|_| nworld > 0) {
+        let steady = host_step(&none)?;
+        let mut one = Events::new();
+        one.edit(
+            Some((i * nworld / REBUILD_REPS) as u32),
+            Edit::EqRetargeted { eq: 0 },
+        );
+        one_us.push(host_step(&one)? - steady);
+    }
+    let rebuild_one_us = median(one_us).max(0.0);
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
     let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
@@ -585,7 +602,7 @@ pub(super) fn table(
             summary.bound = bound.is_finite().then_some(bound);
             let _ = writeln!(
                 out,
-                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step)",
+                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked, {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step; one world: the median of {} such pairs)",
                 f.slots,
                 input.batch().nworld(),
                 f.bytes as f64 / (1 << 20) as f64,
@@ -602,7 +619,8 @@ pub(super) fn table(
                 f.host_us,
                 f.first_ms,
                 f.rebuild_all_ms,
-                f.rebuild_one_us
+                f.rebuild_one_us,
+                REBUILD_REPS
             );
             if !capped.is_empty() {
                 let _ = writeln!(
