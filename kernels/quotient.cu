@@ -592,6 +592,14 @@ __device__ __forceinline__ bool q_partition_same(const Args& a, int w, const int
     return !s_part[0] && s_part[1] == a.nisland[w];
 }
 
+// Island o's tree and dof counts and its first tree's and first dof's places.
+__device__ __forceinline__ void q_island_trees(const Args& a, size_t o, I3 count, I3 place) {
+    a.island_ntree[o] = count.x;
+    a.island_nv[o] = count.y;
+    a.island_itreeadr[o] = place.x;
+    a.island_idofadr[o] = place.y;
+}
+
 // Island o's row counts (e rows, ne equality and nf friction rows) and first row.
 __device__ __forceinline__ void q_island_rows(const Args& a, size_t o, int e, int adr, int ne,
                                               int nf) {
@@ -836,13 +844,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         }
         if (n == 0) s.same = same;
         if (!same) {
-            if (n < nisland) {
-                const size_t o = T + n;
-                a.island_ntree[o] = c.x;
-                a.island_nv[o] = c.y;
-                a.island_itreeadr[o] = ex.x;
-                a.island_idofadr[o] = ex.y;
-            }
+            if (n < nisland) q_island_trees(a, T + n, c, ex);
             if (n == 0) {
                 a.nisland[w] = nisland;
                 a.nidof[w] = tot.y;

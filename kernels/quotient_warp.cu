@@ -204,13 +204,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         s.cursor[n] = n < nisland ? ex.x : tot.x;
         s.nv[n] = n < nisland ? ex.y : tot.y;
     }
-    if (n < nisland) {
-        const size_t o = T + n;
-        a.island_ntree[o] = c.x;
-        a.island_nv[o] = c.y;
-        a.island_itreeadr[o] = ex.x;
-        a.island_idofadr[o] = ex.y;
-    }
+    if (n < nisland) q_island_trees(a, T + n, c, ex);
     // An island's first dof is its smallest tree's (trees own dof blocks in tree order).
     if (root == n) a.island_dofadr[T + isl] = LDG(a.tree_dofadr + h0.z);
     const int pad_to = max(pad_from, nisland);
