@@ -275,9 +275,8 @@ const NODE_CACHE_WORDS: usize = 1 + NODE_MAPS_MAX as usize / 8;
 /// The warp that handles the nodes reads one slot's `head` (a few cache lines), the pass over
 /// trees one `place` per tree.
 struct NodeTables {
-    /// The model's dofs per tree.
-    dofnum: Vec<u32>,
-    /// Its first dof per tree, and the dof count (trees own dof blocks in tree order).
+    /// The model's first dof per tree, then its dof count (trees own dof blocks in tree
+    /// order, so a tree's dofs are `dofadr[t]..dofadr[t + 1]`).
     dofadr: Vec<u32>,
     /// Per slot (`ntree + 1`): dofs of the slot's `node_trees` before each place.
     pre: Vec<u32>,
@@ -307,12 +306,11 @@ impl NodeTables {
     fn new(model: &Model, nslot: usize, max_static: usize) -> NodeTables {
         let t = model.ntree();
         NodeTables {
-            dofnum: model.tree_dofnum().iter().map(|&n| n as u32).collect(),
-            dofadr: std::iter::once(0)
-                .chain(model.tree_dofnum().iter().scan(0, |sum, &n| {
-                    *sum += n as u32;
-                    Some(*sum)
-                }))
+            dofadr: model
+                .tree_dofadr()
+                .iter()
+                .chain(&[model.nv() as i32])
+                .map(|&d| d as u32)
                 .collect(),
             pre: vec![0; nslot * (t + 1)],
             head: vec![0; nslot * NODE_HEAD * 4],
@@ -338,7 +336,8 @@ impl NodeTables {
         let mut sum = 0;
         for (p, &tree) in pre.iter_mut().zip(trees) {
             *p = sum;
-            sum += self.dofnum[tree as usize];
+            let t = tree as usize;
+            sum += self.dofadr[t + 1] - self.dofadr[t];
         }
         pre[n] = sum;
         self.last_contraction += 1;
