@@ -18,7 +18,10 @@ for run in "${runs[@]}"; do
     n=$((n + 1)); name=${run%%=*} bin=${run#*=}
     echo "== run $n: $name ($bin)" >> "$out"
     # shellcheck disable=SC2086 # the bench arguments are split on purpose
-    timeout 300 "$bin" bench $args --out /tmp/ab_bench.md > /dev/null 2>&1
-    echo "rc=$?" >> "$out"
-    cat /tmp/ab_bench.md >> "$out"
+    rm -f /tmp/ab_bench.md # a failed run must not leave the last run's table
+    timeout 300 "$bin" bench $args --out /tmp/ab_bench.md > /tmp/ab_bench.err 2>&1
+    rc=$?
+    echo "rc=$rc" >> "$out"
+    [ $rc -ne 0 ] && tail -5 /tmp/ab_bench.err >> "$out"
+    cat /tmp/ab_bench.md >> "$out" 2>/dev/null
 done
