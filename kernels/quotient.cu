@@ -301,13 +301,14 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
         for (int u = 0; u < Q_CMP_BATCH; ++u)
             if (got[u] != want[u]) bad = 1;
     }
-    // Rowless couplings, when static.
+    // Rowless couplings, when static (and the world has some: without, nothing to load, and
+    // a chain of three dependent loads less before the caller's reduction).
     if (q.flex_static) {
         const int ne = nh - nr;
         const int sk = nstatic - k;
         if (ne != sk) {
             bad = 1;
-        } else {
+        } else if (ne > 0) {
             const unsigned h0 = hyper_index(a, w, nr, nr);
             const unsigned ebase = a.supadr[h0];
             for (int e = tid; e <= ne; e += bd) {
