@@ -10,8 +10,9 @@
 #                                           # benches: gpu quotient deterministic (default: all),
 #                                           # with bench options passed on (--shapes a,b ...)
 # Steps can be chained in one call: `tests bench`, `corpus 0..10000 bench gpu`. Logs and
-# Markdown tables go to $OUT (the device tool brings back a few files): commit them under
-# benches/results/ with the date, the GPU and the command.
+# Markdown tables go to $OUT, the logs packed into $OUT/logs.tgz at the end (the device tool
+# brings back at most 8 files): commit them under benches/results/ with the date, the GPU and
+# the command.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--pack" ]; then
@@ -75,4 +76,6 @@ while [ $# -gt 0 ]; do
     *) echo "unknown step $step"; exit 2 ;;
     esac
 done
+# The device tool brings back at most 8 files from $OUT: the logs travel as one archive.
+(cd "$out" && compgen -G '*.log' > /dev/null && tar czf logs.tgz ./*.log && rm -f ./*.log)
 exit $status
