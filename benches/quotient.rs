@@ -359,5 +359,36 @@ fn reuse(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shares, toggles, reuse, gpu);
+criterion_group!(benches, shares, toggles, reuse, record, gpu);
 criterion_main!(benches);
+
+/// Recording a step's toggles without stepping (what `auto` does while a full rebuild solves):
+/// 4,096 worlds each switching equality 0, learned dynamic after two switches (the default
+/// policy), so every event is absorbed.
+fn record(c: &mut Criterion) {
+    let mut g = group(c);
+    const WORLDS: u32 = 4096;
+    let shape = &SHAPES[2];
+    let model = model(shape);
+    let on = batch(shape, 1, |_| false);
+    let cap = Capacity {
+        nworld: WORLDS as usize,
+        ..Capacity::fit(&model, &on)
+    };
+    let mut q = Quotient::new(&cap, Policy::default());
+    let events = [true, false].map(|active| {
+        let mut e = Events::new();
+        for w in 0..WORLDS {
+            e.eq_active(w, 0, active);
+        }
+        e
+    });
+    let mut k = 0;
+    g.bench_function("record/4096-toggles/eq-learn", |b| {
+        b.iter(|| {
+            k ^= 1;
+            q.record(black_box(&events[k])).unwrap()
+        })
+    });
+    g.finish();
+}
