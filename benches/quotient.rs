@@ -3,7 +3,8 @@
 //! classified static (a toggle rebuilds the world) against dynamic (solved every step).
 //!
 //! Also the reuse of unchanged worlds (`Quotient::set_reuse`) on step sequences with 0%, 50%
-//! and 90% of the worlds at rest.
+//! and 90% of the worlds at rest, and what recording a step's events costs without stepping
+//! (as `auto` does while a full rebuild solves).
 //!
 //! `cargo bench --bench quotient`; each benchmark id carries the measured static share.
 
@@ -359,9 +360,6 @@ fn reuse(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shares, toggles, reuse, record, gpu);
-criterion_main!(benches);
-
 /// Recording a step's toggles without stepping (what `auto` does while a full rebuild solves):
 /// 4,096 worlds each switching equality 0, learned dynamic after two switches (the default
 /// policy), so every event is absorbed.
@@ -392,3 +390,6 @@ fn record(c: &mut Criterion) {
     });
     g.finish();
 }
+
+criterion_group!(benches, shares, toggles, reuse, record, gpu);
+criterion_main!(benches);
