@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// scales past one wave of worlds per multiprocessor.
     #[arg(long, requires = "quotient", value_parser = clap::value_parser!(u32).range(1..))]
     worlds: Option<u32>,
+    /// With `--quotient`: each shape's steady step only, without its step sequences (an A/B of
+    /// kernels in a fraction of the time).
+    #[arg(long, requires = "quotient")]
+    no_sequences: bool,
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]
     sort: Sort,
@@ -92,6 +96,7 @@ impl Default for BenchArgs {
             deterministic: false,
             quotient: false,
             worlds: None,
+            no_sequences: false,
             sort: Sort::Auto,
             overlap: Overlap::Auto,
         }

@@ -685,7 +685,11 @@ pub(super) fn table(
             let _ = writeln!(out, "| quotient | — | {e} | — | — |");
         }
     }
-    for mut seq in sequences(name, args.worlds())? {
+    let sequences = match args.no_sequences {
+        true => Vec::new(),
+        false => sequences(name, args.worlds())?,
+    };
+    for mut seq in sequences {
         let f = sequence::run(g, &mut seq, &modes)?;
         all_ok &= f.ok;
         f.report(&seq, out);
@@ -783,6 +787,10 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             100.0 * s.static_rows,
             100.0 * s.static_entries
         );
+    }
+    // Without sequences (`--no-sequences`) neither sequence table.
+    if rows.iter().all(|s| s.sequences.is_empty()) {
+        return out;
     }
     out.push_str(
         "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows / entries | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) | auto Engine median wall / its own full mode's |\n|---|---|---|---|---|---|---|---|---|---|\n",
@@ -923,6 +931,10 @@ mod tests {
         assert!(
             !text.contains("toggle-heavy"),
             "no toggling sequence, no table"
+        );
+        assert!(
+            !text.contains("Summary: step sequences"),
+            "no sequence (--no-sequences), no sequence table"
         );
     }
 
