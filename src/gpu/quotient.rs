@@ -705,9 +705,10 @@ impl QuotientSolver {
     /// the cache for each world solved. Off, every world is checked against its quotient and
     /// solved every step.
     ///
-    /// The warp kernel has no reuse check: where it runs ([`set_warp_worlds`](Self::set_warp_worlds),
-    /// by default past seven worlds a multiprocessor) reuse does not apply, as a warp replays a
-    /// world for about what the check costs. A launch with the check after launches without it
+    /// The warp kernel has no reuse check: where it runs
+    /// ([`set_warp_worlds`](Self::set_warp_worlds), by default past seven worlds a
+    /// multiprocessor) reuse does not apply, as a warp replays a world for about what the check
+    /// costs. A launch with the check after launches without it
     /// (reuse off, or the warp kernel) starts from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
         self.reuse = on;
@@ -729,9 +730,9 @@ impl QuotientSolver {
     /// most 32 nodes gets every output from its nodes: the islands are unions of nodes, so
     /// their counts are sums over nodes, and a tree's place in its island is its place in its
     /// node plus a popcount over the island's one-tree nodes below it and a binary search in
-    /// each of its other nodes of several trees below it, with no scatter or scan over trees. They need trees
-    /// that own consecutive dof blocks in tree order (MuJoCo's layout); other models always
-    /// take the tree-level maps. Off, every world takes the tree-level maps (for comparison).
+    /// each of its other nodes of several trees below it, with no scatter or scan over trees.
+    /// They need trees that own consecutive dof blocks in tree order (MuJoCo's layout); other
+    /// models always take the tree-level maps. Off, every world takes the tree-level maps (for comparison).
     pub fn set_node_maps(&mut self, on: bool) {
         self.node_maps = on;
     }
@@ -761,7 +762,8 @@ impl QuotientSolver {
         self.warp_worlds = choice;
     }
 
-    /// Whether the next launch takes one warp per world ([`set_warp_worlds`](Self::set_warp_worlds)).
+    /// Whether the next launch takes one warp per world
+    /// ([`set_warp_worlds`](Self::set_warp_worlds)).
     pub fn warp_worlds(&self) -> bool {
         self.kernel_choice() == Kernel::Warp
     }

@@ -6,11 +6,11 @@
 //! every world is resident at once. Where a batch spans more than
 //! [`MANY_WAVES`](super::maps::MANY_WAVES) waves, the solver launches a copy of its kernel
 //! compiled with fewer registers instead (`WORLD_MAXNREG` in `kernels/common.cu`): what no
-//! longer fits spills to the L1 cache, and more worlds are in flight. Measured on the H200 at 8,192 worlds (benches/results/
-//! gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs on mechanism-90% and 134.0 →
-//! 116.0 on hammock at 32 registers; the quotient 76.8 → 70.9–71.0 and 101.5 → 99.4–99.9 at 40
-//! (at 32 hammock's took 110.0). Only those two have a cap: the other modes' kernels were not
-//! measured so.
+//! longer fits spills to the L1 cache, and more worlds are in flight. Measured on the H200 at
+//! 8,192 worlds (benches/results/gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs
+//! on mechanism-90% and 134.0 → 116.0 on hammock at 32 registers; the quotient 76.8 →
+//! 70.9–71.0 and 101.5 → 99.4–99.9 at 40 (at 32 hammock's took 110.0). Only those two have a
+//! cap: the other modes' kernels were not measured so.
 //!
 //! The cost is at construction. The first capped solver of a process compiles its program with
 //! NVRTC, and on a machine whose driver cache lacks it the driver assembles it: constructing the
