@@ -732,7 +732,8 @@ impl QuotientSolver {
     /// node plus a popcount over the island's one-tree nodes below it and a binary search in
     /// each of its other nodes of several trees below it, with no scatter or scan over trees.
     /// They need trees that own consecutive dof blocks in tree order (MuJoCo's layout); other
-    /// models always take the tree-level maps. Off, every world takes the tree-level maps (for comparison).
+    /// models always take the tree-level maps. Off, every world takes the tree-level maps (for
+    /// comparison).
     pub fn set_node_maps(&mut self, on: bool) {
         self.node_maps = on;
     }
