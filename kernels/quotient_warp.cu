@@ -141,15 +141,26 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const int ndyn = (q.flex_static ? nr : nh) - k;
     unsigned adj = 0, touched = 0;
     bool late = false;
+    // The lane's first dynamic row's type and first node, kept for step 5.
+    int type0 = -1, node0 = 0;
     for (int base = 0; base < ndyn; base += 32) {
         const int d = base + lane;
         unsigned m = 0;
         if (d < ndyn) {
             const int h = d < start ? d : d + k;
-            if (h >= start + k && h < nr) late |= q_row_static(q, LDG(wtype + h), row0 + h);
+            const int type = h < nr ? LDG(wtype + h) : -1;
+            if (h >= start + k && h < nr) late |= q_row_static(q, type, row0 + h);
             const unsigned x = h < nr ? row0 + h : hyper_index(a, w, h, nr);
-            const unsigned s1 = LDG(a.supadr + x + 1);
-            for (unsigned j = LDG(a.supadr + x); j < s1; ++j) m |= 1u << LDG(tn + LDG(a.support + j));
+            const unsigned s0 = LDG(a.supadr + x), s1 = LDG(a.supadr + x + 1);
+            // Two entries a round: a contact's pair waits on memory twice, not four times.
+            for (unsigned j = s0; j < s1; j += 2) {
+                const int t0 = LDG(a.support + j);
+                const int t1 = j + 1 < s1 ? LDG(a.support + j + 1) : t0;
+                const int n0 = LDG(tn + t0);
+                if (j == s0 && base == 0) node0 = n0;
+                m |= 1u << n0 | 1u << LDG(tn + t1);
+            }
+            if (base == 0) type0 = type;
         }
         touched |= m;
         const unsigned prev = __shfl_up_sync(FULL_MASK, m, 1);
@@ -296,8 +307,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         int ri = -2, type = -1;
         if (d < nr - k) {
             const int r = d < start ? d : d + k;
-            type = LDG(wtype + r);
-            ri = s.isl[LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
+            // The first round's from step 2 (the same rows in the same lanes).
+            type = base == 0 ? type0 : LDG(wtype + r);
+            ri = s.isl[base == 0 ? node0 : LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
             efc_island[r] = ri;
         }
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
