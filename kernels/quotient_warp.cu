@@ -29,7 +29,7 @@
 //     a static row's island from the slot's row_node. Either way no load of the world's
 //     static rows: a dynamic row's island as written when counted.
 // Per-warp scratch in dynamic shared memory: 3 * ntree ints (the host launches it for models
-// of at most 256 trees: WARP_TREES_MAX). A world that does not replay (no slot, static rows
+// of at most 512 trees: WARP_TREES_MAX). A world that does not replay (no slot, static rows
 // changed, a node asleep) is left pending; once every warp of the block is done, the whole
 // block solves its pending worlds one by one with the block kernel's path (q_world), which
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:

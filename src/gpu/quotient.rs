@@ -164,7 +164,10 @@ const NODE_MAPS_MAX: u32 = 32;
 const WARP_PER_BLOCK: usize = 4;
 
 /// Trees at most for the warp kernel: its scratch is 3 * ntree ints per warp, in shared memory.
-const WARP_TREES_MAX: usize = 256;
+/// At 400 trees eight blocks of four warps still fit an H200 multiprocessor (all its registers
+/// allow), at 512 six. Measured at 400 (cloth-99%, 4,096 worlds): 63 µs a step against the
+/// block kernel's 155 (benches/results/logs/h200-2026-12-01-session31-calls.md).
+const WARP_TREES_MAX: usize = 512;
 
 /// Runs of one node at most, among a slot's static rows or its trees, for the warp kernel to
 /// place them by runs (`QW_RUNS` in `kernels/quotient_warp.cu`); it scatters those of a slot
