@@ -751,7 +751,7 @@ impl QuotientSolver {
     /// default) for batches of more than seven worlds a multiprocessor (see `warp_pays`),
     /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies:
     /// every world's quotient has at most 32 nodes, the node-level maps are on, the model has
-    /// at most 256 trees and no phase marks are requested (they are the block kernels'). A
+    /// at most 512 trees and no phase marks are requested (they are the block kernels'). A
     /// world that does not replay (its static rows changed, a component asleep, no quotient
     /// yet) is then solved by its block of four warps as in the other kernels, so the outputs
     /// and flags are the same. The warp kernel has no reuse check, so where it runs reuse does
