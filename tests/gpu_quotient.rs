@@ -672,6 +672,66 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
     }
 }
 
+/// A world of a `w` × `h` grid of trees coupled by one equality per edge (cloth-like), the edges
+/// between rows `cut` and `cut + 1` left out when given (two nodes); then single-tree contacts.
+fn grid_world(
+    b: &mut archipelago::BatchBuilder,
+    (w, h): (i32, i32),
+    cut: Option<i32>,
+    contacts: &[i32],
+) {
+    let mut eq = 0;
+    for y in 0..h {
+        for x in 0..w {
+            let t = y * w + x;
+            if x + 1 < w {
+                b.row(RowType::Equality, eq, &[t, t + 1]);
+                eq += 1;
+            }
+            if y + 1 < h && cut != Some(y) {
+                b.row(RowType::Equality, eq, &[t, t + w]);
+                eq += 1;
+            }
+        }
+    }
+    for (k, &t) in contacts.iter().enumerate() {
+        b.row(RowType::ContactPyramidal, k as i32, &[t]);
+    }
+    b.end_world();
+}
+
+#[test]
+fn the_warp_kernel_takes_models_of_up_to_512_trees() {
+    let Some(gpu) = open() else { return };
+    // Grids of 400 and 512 trees (one node, or two when cut) replay a warp a world against the
+    // oracle; one of 513 trees is past the warp kernel's scratch, so its worlds take blocks.
+    for (w, h) in [(20, 20), (16, 32), (19, 27)] {
+        let ntree = (w * h) as usize;
+        let model = Model::from_dofnum(&vec![3; ntree]).unwrap();
+        let cap = Capacity {
+            nworld: 3,
+            ntree,
+            nv: model.nv(),
+            njmax: 2 * ntree + 8,
+            nsupport: 4 * ntree + 8,
+            nedge: 0,
+        };
+        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        s.set_reuse(false).unwrap();
+        s.set_warp_worlds(Some(true));
+        let events = Events::new();
+        let last = ntree as i32 - 1;
+        for step in 0..3 {
+            let mut b = Batch::builder();
+            grid_world(&mut b, (w, h), None, &[step, last]);
+            grid_world(&mut b, (w, h), Some(h / 2), &[last - step]);
+            grid_world(&mut b, (w, h), Some(step), &[]);
+            step_by_nodes(&mut s, &model, &b.finish(), &events, 3);
+            assert_eq!(s.warp_worlds(), ntree <= 512, "{ntree} trees");
+        }
+    }
+}
+
 /// An unreported change to one static row of [`guarded_world`].
 #[derive(Clone, Copy)]
 enum Change {
