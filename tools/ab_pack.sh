@@ -2,15 +2,14 @@
 # Builds the binaries of other commits for an A/B on the device: per NAME=REV, the release
 # `archipelago` and the quotient's GPU test executable of REV (a branch or commit), built in a
 # temporary worktree, stripped into .dev/NAME/ (next to what `tools/h200_run.sh --pack` put in
-# .dev/). Then, in one device call with carry [".dev"]:
-#   for n in NAME...; do .dev/$n/gpu_quotient-test; done          # each build exact first
-#   tools/ab_bench.sh $OUT/ab.md "--quotient --shapes trace:flex_trampolinex64 --modes tiled" \
-#       main=.dev/archipelago NAME=.dev/NAME/archipelago ...
-#   python3 tools/ab_table.py --steady $OUT/ab.md
+# .dev/). Then, in one device call with carry [".dev"] (each build's quotient test, then the
+# A/B and its tables; see tools/ab_call.sh):
+#   bash tools/ab_call.sh "--quotient --no-sequences --shapes trace:flex_trampolinex64 \
+#       --modes tiled" main=.dev/archipelago NAME=.dev/NAME/archipelago ...
 # Usage: tools/ab_pack.sh NAME=REV [NAME=REV...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || { sed -n 2,10p "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n 2,9p "$0"; exit 2; }
 mkdir -p .dev
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
 for pair in "$@"; do

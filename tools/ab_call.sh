@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One device call of a kernel A/B, after tools/ab_pack.sh built .dev/NAME/ for each experiment
+# (and tools/h200_run.sh --pack put main's build in .dev/): each experiment's quotient test
+# first (a build that fails it is left out of the A/B), then tools/ab_bench.sh over the bench
+# arguments, then its tables by tools/ab_table.py. The device tool brings back at most 8 files,
+# so the call leaves three in $OUT: log.txt (the tests' verdicts and the tables: read it first),
+# ab.md (every run's bench output) and logs.tgz (the tests' logs).
+#   bash tools/ab_call.sh "BENCH ARGS" main=.dev/archipelago NAME=.dev/NAME/archipelago ...
+# e.g. bash tools/ab_call.sh "--quotient --no-sequences --worlds 4096 --modes block \
+#          --shapes q:mechanism-90%,q:cloth-99%" main=.dev/archipelago pf=.dev/pf/archipelago
+# The runs go a b c c b a (ab_bench.sh); name a binary twice to run a b a b b a b a.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 2 ] || { sed -n 2,11p "$0"; exit 2; }
+args=$1; shift
+out=${OUT:-out}
+mkdir -p "$out/logs"
+export ARCHIPELAGO_ROOT=$PWD
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+log=$out/log.txt
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >> "$log" 2>&1
+[ -f .dev/COMMIT ] && echo "main $(cat .dev/COMMIT)" >> "$log"
+runs=()
+declare -A tested
+for run in "$@"; do
+    name=${run%%=*} bin=${run#*=}
+    test=$(dirname "$bin")/gpu_quotient-test
+    if [ -z "${tested[$name]:-}" ] && [ -x "$test" ]; then
+        t0=$SECONDS
+        timeout 200 "$test" > "$out/logs/test-$name.log" 2>&1
+        rc=$?
+        tested[$name]=$rc
+        echo "== test $name rc=$rc in $((SECONDS - t0)) s: $(grep -E '^test result' "$out/logs/test-$name.log" | tail -1)" >> "$log"
+    fi
+    if [ "${tested[$name]:-0}" != 0 ]; then
+        echo "== $name left out: its quotient test failed" >> "$log"
+        continue
+    fi
+    runs+=("$run")
+done
+t0=$SECONDS
+[ ${#runs[@]} -gt 0 ] && bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}"
+echo "== ab in $((SECONDS - t0)) s" >> "$log"
+if [ -f "$out/ab.md" ]; then
+    python3 tools/ab_table.py --steady "$out/ab.md" >> "$log" 2>&1
+    if grep -q '^### Summary: step sequences' "$out/ab.md"; then
+        python3 tools/ab_table.py --sequences "$out/ab.md" >> "$log" 2>&1
+    fi
+fi
+(cd "$out" && tar czf logs.tgz logs && rm -rf logs)
