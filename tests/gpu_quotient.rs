@@ -145,6 +145,15 @@ fn four_of_eight(nsupport: usize, nedge: usize) -> Capacity {
     }
 }
 
+/// A solver under the default policy that gives every replayed world a warp and checks every
+/// world every step (reuse off).
+fn warp_solver(gpu: &gpu::Gpu, cap: Capacity, model: &Model) -> QuotientSolver {
+    let mut s = QuotientSolver::new(gpu, cap, model, Policy::default()).unwrap();
+    s.set_reuse(false).unwrap();
+    s.set_warp_worlds(Some(true));
+    s
+}
+
 /// Steps the solver and checks every output against the oracle.
 fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
     let input = Input::new(model, batch).unwrap();
@@ -658,9 +667,7 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
         &[],
         &[[5, 19], [38, 38], [19, 5], [9, 27]],
     ];
-    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-    s.set_reuse(false).unwrap();
-    s.set_warp_worlds(Some(true));
+    let mut s = warp_solver(&gpu, cap, &model);
     let events = Events::new();
     for step in 0..4 {
         let mut b = Batch::builder();
@@ -716,9 +723,7 @@ fn the_warp_kernel_takes_models_of_up_to_512_trees() {
             nsupport: 4 * ntree + 8,
             nedge: 0,
         };
-        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-        s.set_reuse(false).unwrap();
-        s.set_warp_worlds(Some(true));
+        let mut s = warp_solver(&gpu, cap, &model);
         let events = Events::new();
         let last = ntree as i32 - 1;
         for step in 0..3 {
@@ -797,9 +802,7 @@ fn the_warp_kernel_guard_finds_a_change_at_every_place() {
         }
         b.finish()
     };
-    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-    s.set_reuse(false).unwrap();
-    s.set_warp_worlds(Some(true));
+    let mut s = warp_solver(&gpu, cap, &model);
     let events = Events::new();
     for shift in 0..4 {
         // The first step rebuilds what the last changed (or contracts every world).
