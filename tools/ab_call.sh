@@ -9,9 +9,10 @@
 # e.g. bash tools/ab_call.sh "--quotient --no-sequences --worlds 4096 --modes block \
 #          --shapes q:mechanism-90%,q:cloth-99%" main=.dev/archipelago pf=.dev/pf/archipelago
 # The runs go a b c c b a (ab_bench.sh); name a binary twice to run a b a b b a b a.
+# AB_NO_TESTS=1 skips the tests (a second A/B in the same call, of builds already tested).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n 2,11p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
 args=$1; shift
 out=${OUT:-out}
 mkdir -p "$out/logs"
@@ -25,7 +26,7 @@ declare -A tested
 for run in "$@"; do
     name=${run%%=*} bin=${run#*=}
     test=$(dirname "$bin")/gpu_quotient-test
-    if [ -z "${tested[$name]:-}" ] && [ -x "$test" ]; then
+    if [ -z "${AB_NO_TESTS:-}" ] && [ -z "${tested[$name]:-}" ] && [ -x "$test" ]; then
         t0=$SECONDS
         timeout 200 "$test" > "$out/logs/test-$name.log" 2>&1
         rc=$?
