@@ -106,7 +106,8 @@ struct QArgs {
     int flex_static;
     int max_static;
     int max_entries;
-    int reuse;
+    int reuse;                         // the reuse check (block kernels)
+    int reuse_nodes;                   // the node-level partition check (every kernel)
     int cap_rows;
     int cap_hyper;
     int cap_entries;
@@ -816,7 +817,7 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
             cnt_nf[n] = 0;
         }
         // Same map, same contraction: the tree- and dof-level outputs are in place.
-        const bool same = q.reuse && key == gen && !__any_sync(FULL_MASK, in && old != isl);
+        const bool same = q.reuse_nodes && key == gen && !__any_sync(FULL_MASK, in && old != isl);
         __syncwarp();
         if (in) {
             atomicOr(single ? &s.single[g] : &s.multi[g], bit);

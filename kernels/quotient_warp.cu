@@ -1,7 +1,8 @@
 // `quotient_warp_kernel`: quotient.cu's replay with one warp per world, for batches of many
 // worlds whose every slot has at most Q_NODE_MAX nodes (src/gpu/quotient.rs decides). It has
-// no reuse check: where it runs, reuse does not apply. Compiled after common.cu and
-// quotient.cu, in the same program.
+// no reuse check of hyperedges, only q_node_maps' partition check (reuse on): a world whose
+// node -> island map is the one its outputs were last mapped with over the same contraction
+// maps only its rows. Compiled after common.cu and quotient.cu, in the same program.
 //
 // Why: past a wave of worlds the block-per-world kernel is bound by neither bytes nor issue
 // slots (benches/results/logs/ncu-2026-12-01-session26-8192.md: 16 % of DRAM bandwidth, 46 %
@@ -16,31 +17,36 @@
 //     n's; the closure (Warshall's algorithm, one shuffle per node) gives each node its
 //     component, whose smallest node is its root (node ids ascend with their smallest tree,
 //     so ranking roots by id is the canonical numbering);
-//  3. per island (lane) its trees and dofs as sums over its nodes; its places by a warp scan;
-//  4. trees, in ascending order within their island: where the slot's trees form at most
+//  3. unless the partition is the one the outputs in place were mapped with (reuse on), per
+//     island (lane) its trees and dofs as sums over its nodes; its places by a warp scan;
+//  4. then trees, in ascending order within their island: where the slot's trees form at most
 //     QW_RUNS runs of one node (its run table, host-made), a run a lane, each run's trees and
 //     dofs one block of places after its island's runs before it; else ranked by warp matches
 //     (warp_scatter), their dofs' places by one scan over the trees in island order; then
-//     dofs in dof order;
+//     dofs in dof order; runs of 32 trees or more on average (cloth-like slots) run by run, a
+//     tree and its dofs a lane, with no per-element table;
 //  5. rows: per island its rows by kind, the static ones from its nodes' counts (the slot's
 //     node_efc) and the dynamic ones one by one; its row outputs and first place by a scan;
 //     then, with at most QW_RUNS runs of static rows, the dynamic rows by a scatter and each
-//     run of static rows one block of places, as the trees; else one scatter over every row,
-//     a static row's island from the slot's row_node. Either way no load of the world's
-//     static rows: a dynamic row's island as written when counted.
+//     run of static rows one block of places, as the trees (long runs run by run); else one
+//     scatter over every row, a static row's island from the slot's row_node. Either way no
+//     load of the world's static rows: a dynamic row's island as written when counted.
 // Per-warp scratch in dynamic shared memory: 3 * ntree ints (the host launches it for models
 // of at most 512 trees: WARP_TREES_MAX). A world that does not replay (no slot, static rows
 // changed, a node asleep) is left pending; once every warp of the block is done, the whole
 // block solves its pending worlds one by one with the block kernel's path (q_world), which
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:
-// replayed, node-level maps) and node-level cache key.
+// replayed, node-level maps, | 4: rows only) and node-level cache key.
 // Measured (H200): at 8,192 worlds of mechanism-90% 70.2 µs a step with a block a world, 47.8
 // with a warp (session 27), 39.1 after session 28's cuts, 38.5 with session 29's runs
 // (instructions a world, at 4,096 worlds: 2,190 before the runs, 2,065 with the first form of
 // them: logs/ncu-2026-12-01-session29-warp.md in benches/results/). At 1,024 worlds a lone
 // warp's world takes longer than a block's; there the warp kernel now wins on mechanism-90%
 // and hammock and loses on humanoid-50% (session 29): hence the host's rule, past seven
-// worlds a multiprocessor.
+// worlds a multiprocessor. Session 32: at 4,096 worlds of cloth-99% (400 trees, one or two
+// nodes) 61.8-62.6 µs a step before long runs were mapped run by run, 58.6-59.3 after; with
+// step sequences (reuse on) 74-80 before the partition check, 49-51 after
+// (logs/h200-2026-12-01-session32-calls.md).
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
@@ -89,6 +95,7 @@ __device__ __forceinline__ int2 qw_group_below(unsigned peers, const int2* w) {
 
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written). `order`, `first` and `tisl` are the warp's 3 * ntree ints.
+template <bool REUSE>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
                          int* tisl) {
     const int lane = threadIdx.x & 31;
@@ -107,7 +114,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // a node-level one (a key) only those of its last islands that are gone need it
     // (q_node_maps): how many, loaded now so that step 3 does not wait on it.
     unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
-    const int pad_from = cached[0] != 0 ? a.nisland[w] : ntree;
+    const unsigned long long key = cached[0];
+    const int pad_from = key != 0 ? a.nisland[w] : ntree;
     // Lane n's node (step 2), loaded now so that nothing waits on it there.
     const size_t sn = (size_t)slot * ntree;
     const int n = lane;
@@ -180,13 +188,21 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
     const int nisland = __popc(roots);
     const int isl = root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
-    // 3. Per group its trees and dofs (the untouched group last), then the places.
+    // 3. The partition check (reuse on, as in q_node_maps): the same node -> island map over
+    // the same contraction means that the tree- and dof-level outputs in place are this
+    // step's, so only the rows are mapped (step 5). Else per group its trees and dofs (the
+    // untouched group last), then the places.
     const size_t T = (size_t)w * ntree, D = (size_t)w * a.nv;
-    s.ntree[n] = 0;
-    s.nv[n] = 0;
-    if (n == 0) {
-        s.ntree[Q_NODE_MAX] = 0;
-        s.nv[Q_NODE_MAX] = 0;
+    const bool same = REUSE && key == q_contraction(head) &&
+                      !__any_sync(FULL_MASK, in && reinterpret_cast<const signed char*>(
+                                                       cached + 1)[n] != isl);
+    if (!same) {
+        s.ntree[n] = 0;
+        s.nv[n] = 0;
+        if (n == 0) {
+            s.ntree[Q_NODE_MAX] = 0;
+            s.nv[Q_NODE_MAX] = 0;
+        }
     }
     if (n < nisland) {
         s.cnt_e[n] = 0;
@@ -200,95 +216,129 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const unsigned char* runs = q.runs + (size_t)slot * q.run_bytes;
     const uint2 nruns = LDG(reinterpret_cast<const uint2*>(runs));
     __syncwarp();
-    const int g = isl < 0 ? nisland : isl;
-    if (in) {
-        atomicAdd(&s.ntree[g], h1.x - h0.x);
-        atomicAdd(&s.nv[g], h1.y - h0.y);
-    }
-    __syncwarp();
-    const I3 c = n < nisland ? I3{s.ntree[n], s.nv[n], 0} : I3{0, 0, 0};
-    I3 tot;
-    const I3 ex = warp_exscan3(c, &tot);
-    // Per group its first tree's and first dof's places (step 4), the untouched group's after
-    // every island's.
-    if (n <= nisland) {
-        s.cursor[n] = n < nisland ? ex.x : tot.x;
-        s.nv[n] = n < nisland ? ex.y : tot.y;
-    }
-    if (n < nisland) q_island_trees(a, T + n, c, ex);
-    // An island's first dof is its smallest tree's (trees own dof blocks in tree order).
-    if (root == n) a.island_dofadr[T + isl] = LDG(a.tree_dofadr + h0.z);
-    const int pad_to = max(pad_from, nisland);
-    __syncwarp();
-    for (int i = nisland + lane; i < pad_to; i += 32) no_island(a, T + i);
-    reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
-    if (n == 0) {
-        cached[0] = q_contraction(head);
-        a.nisland[w] = nisland;
-        a.nidof[w] = tot.y;
-        a.rounds[w] = 0;
-        q.stale[w] = 8; // replayed (0), node-level maps (8)
-    }
-    // 4. Trees: island and place (the untouched ones after every island's), then the dofs of
-    // the trees in place order, then every dof. Where the slot's trees form at most QW_RUNS
-    // runs of one node, each run's trees (and their dofs: trees own dof blocks in tree order)
-    // keep their order in one block of places, after its island's runs before it
-    // (qw_group_below): no scatter, no scan. Else a scatter, then a scan over the trees in
-    // place order.
     const unsigned char* tree_run = runs + QR_BYTES;
-    if (nruns.y <= QW_RUNS) {
-        const bool tin = lane < (int)nruns.y;
-        const uint4 trun = tin ? LDG(reinterpret_cast<const uint4*>(runs + QR_TREES) + lane)
-                               : make_uint4(0, 0, 0, 0);
-        const int ri = tin ? s.isl[trun.w & 31u] : -1;
-        const int key = tin ? (ri < 0 ? nisland : ri) : -2 - lane;
-        s.run_w[lane] = make_int2((int)trun.y, (int)(trun.w >> 5));
-        const unsigned peers = warp_peers(key);
-        __syncwarp();
-        const int2 below = qw_group_below(peers, s.run_w);
-        if (tin) {
-            s.run_isl[lane] = ri;
-            s.run_place[lane] = s.cursor[key] + below.x - (int)trun.x;
-            s.run_dof[lane] = s.nv[key] + below.y - (int)trun.z;
+    // Runs of 32 trees or more on average (cloth-like: a few nodes of many trees) are mapped run
+    // by run, a tree and its dofs a lane, with nothing to look up per element.
+    const bool long_tree_runs = nruns.y <= QW_RUNS && 32 * nruns.y <= (unsigned)ntree;
+    if (n == 0) {
+        a.rounds[w] = 0;
+        q.stale[w] = same ? 12 : 8; // replayed (0), node-level maps (8), rows only (4)
+    }
+    if (!same) {
+        const int g = isl < 0 ? nisland : isl;
+        if (in) {
+            atomicAdd(&s.ntree[g], h1.x - h0.x);
+            atomicAdd(&s.nv[g], h1.y - h0.y);
         }
         __syncwarp();
-        for (int t = lane; t < ntree; t += 32) {
-            const int j = LDG(tree_run + t);
-            const int i = s.run_isl[j];
-            tisl[t] = i;
-            first[t] = s.run_dof[j];
-            a.tree_island[T + t] = i;
-            a.map_itree2tree[T + s.run_place[j] + t] = t;
+        const I3 c = n < nisland ? I3{s.ntree[n], s.nv[n], 0} : I3{0, 0, 0};
+        I3 tot;
+        const I3 ex = warp_exscan3(c, &tot);
+        // Per group its first tree's and first dof's places (step 4), the untouched group's after
+        // every island's.
+        if (n <= nisland) {
+            s.cursor[n] = n < nisland ? ex.x : tot.x;
+            s.nv[n] = n < nisland ? ex.y : tot.y;
         }
-    } else {
-        for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
+        if (n < nisland) q_island_trees(a, T + n, c, ex);
+        // An island's first dof is its smallest tree's (trees own dof blocks in tree order).
+        if (root == n) a.island_dofadr[T + isl] = LDG(a.tree_dofadr + h0.z);
+        const int pad_to = max(pad_from, nisland);
         __syncwarp();
-        warp_scatter(
-            ntree, [&](int t) { return tisl[t]; }, s.cursor, tot.x,
-            [&](int t, int place) {
-                a.tree_island[T + t] = tisl[t];
-                a.map_itree2tree[T + place] = t;
-                order[place] = t;
-            });
+        for (int i = nisland + lane; i < pad_to; i += 32) no_island(a, T + i);
+        reinterpret_cast<signed char*>(cached + 1)[n] = (signed char)(in ? isl : -1);
+        if (n == 0) {
+            cached[0] = q_contraction(head);
+            a.nisland[w] = nisland;
+            a.nidof[w] = tot.y;
+        }
+        // 4. Trees: island and place (the untouched ones after every island's), then the dofs of
+        // the trees in place order, then every dof. Where the slot's trees form at most QW_RUNS
+        // runs of one node, each run's trees (and their dofs: trees own dof blocks in tree order)
+        // keep their order in one block of places, after its island's runs before it
+        // (qw_group_below): no scatter, no scan. Else a scatter, then a scan over the trees in
+        // place order.
+        if (nruns.y <= QW_RUNS) {
+            const bool tin = lane < (int)nruns.y;
+            const uint4 trun = tin ? LDG(reinterpret_cast<const uint4*>(runs + QR_TREES) + lane)
+                                   : make_uint4(0, 0, 0, 0);
+            const int ri = tin ? s.isl[trun.w & 31u] : -1;
+            const int key = tin ? (ri < 0 ? nisland : ri) : -2 - lane;
+            s.run_w[lane] = make_int2((int)trun.y, (int)(trun.w >> 5));
+            const unsigned peers = warp_peers(key);
+            __syncwarp();
+            const int2 below = qw_group_below(peers, s.run_w);
+            const int place = tin ? s.cursor[key] + below.x - (int)trun.x : 0;
+            const int dof = tin ? s.nv[key] + below.y - (int)trun.z : 0;
+            if (long_tree_runs) {
+                // Trees own dof blocks in tree order, so a run's dofs are one block too.
+                for (int j = 0; j < (int)nruns.y; ++j) {
+                    const int t0 = (int)__shfl_sync(FULL_MASK, trun.x, j);
+                    const int t1 = t0 + (int)__shfl_sync(FULL_MASK, trun.y, j);
+                    const int d0 = (int)__shfl_sync(FULL_MASK, trun.z, j);
+                    const int d1 = d0 + (int)(__shfl_sync(FULL_MASK, trun.w, j) >> 5);
+                    const int i = __shfl_sync(FULL_MASK, ri, j);
+                    const int pt = __shfl_sync(FULL_MASK, place, j);
+                    const int pd = __shfl_sync(FULL_MASK, dof, j);
+                    for (int t = t0 + lane; t < t1; t += 32) {
+                        a.tree_island[T + t] = i;
+                        a.map_itree2tree[T + pt + t] = t;
+                    }
+                    for (int d = d0 + lane; d < d1; d += 32) {
+                        a.dof_island[D + d] = i;
+                        a.map_dof2idof[D + d] = pd + d;
+                        a.map_idof2dof[D + pd + d] = d;
+                    }
+                }
+            } else {
+                if (tin) {
+                    s.run_isl[lane] = ri;
+                    s.run_place[lane] = place;
+                    s.run_dof[lane] = dof;
+                }
+                __syncwarp();
+                for (int t = lane; t < ntree; t += 32) {
+                    const int j = LDG(tree_run + t);
+                    const int i = s.run_isl[j];
+                    tisl[t] = i;
+                    first[t] = s.run_dof[j];
+                    a.tree_island[T + t] = i;
+                    a.map_itree2tree[T + s.run_place[j] + t] = t;
+                }
+            }
+        } else {
+            for (int t = lane; t < ntree; t += 32) tisl[t] = s.isl[LDG(tn + t)];
+            __syncwarp();
+            warp_scatter(
+                ntree, [&](int t) { return tisl[t]; }, s.cursor, tot.x,
+                [&](int t, int place) {
+                    a.tree_island[T + t] = tisl[t];
+                    a.map_itree2tree[T + place] = t;
+                    order[place] = t;
+                });
+            __syncwarp();
+            int before = 0;
+            for (int base = 0; base < ntree; base += 32) {
+                const int p = base + lane;
+                const int t = p < ntree ? order[p] : 0;
+                const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
+                const int inc = warp_inscan(dn);
+                if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
+                before += __shfl_sync(FULL_MASK, inc, 31);
+            }
+        }
         __syncwarp();
-        int before = 0;
-        for (int base = 0; base < ntree; base += 32) {
-            const int p = base + lane;
-            const int t = p < ntree ? order[p] : 0;
-            const int dn = p < ntree ? LDG(a.tree_dofnum + t) : 0;
-            const int inc = warp_inscan(dn);
-            if (p < ntree) first[t] = before + inc - dn - LDG(a.tree_dofadr + t);
-            before += __shfl_sync(FULL_MASK, inc, 31);
+        if (!long_tree_runs) {
+            for (int d = lane; d < a.nv; d += 32) {
+                const int t = LDG(a.dof_treeid + d);
+                const int f = first[t] + d;
+                a.dof_island[D + d] = tisl[t];
+                a.map_dof2idof[D + d] = f;
+                a.map_idof2dof[D + f] = d;
+            }
         }
     }
     __syncwarp();
-    for (int d = lane; d < a.nv; d += 32) {
-        const int t = LDG(a.dof_treeid + d);
-        const int f = first[t] + d;
-        a.dof_island[D + d] = tisl[t];
-        a.map_dof2idof[D + d] = f;
-        a.map_idof2dof[D + f] = d;
-    }
     // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
     // first place (a scan), then each row's island and place, in input order (the quotient's
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
@@ -337,9 +387,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         s.run_w[lane] = make_int2((int)(rrun.y >> 5), 0);
         __syncwarp();
         const int below = qw_group_below(peers, s.run_w).x;
-        if (rin) {
+        const int place = rin ? s.cnt_e[ri] + below - (int)rrun.x : 0;
+        // Runs of 32 rows or more on average: run by run below, nothing to look up per row.
+        const bool long_runs = 32 * nruns.x <= (unsigned)k;
+        if (rin && !long_runs) {
             s.run_isl[lane] = ri;
-            s.run_place[lane] = s.cnt_e[ri] + below - (int)rrun.x;
+            s.run_place[lane] = place;
         }
         __syncwarp();
         // The group's last run moves its island's cursor past the group's static rows.
@@ -349,12 +402,24 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         warp_scatter(
             nr - after, [&](int i) { return efc_island[after + i]; }, s.cnt_e, rest,
             [&](int i, int place) { place_row(after + i, place); });
-        const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
-        for (int p = lane; p < k; p += 32) {
-            const int j = LDG(row_run + p);
-            const int i = s.run_isl[j], place = s.run_place[j] + p, r = start + p;
-            efc_island[r] = i;
-            place_row(r, place);
+        if (long_runs) {
+            for (int j = 0; j < (int)nruns.x; ++j) {
+                const int p0 = (int)__shfl_sync(FULL_MASK, rrun.x, j);
+                const int p1 = p0 + (int)(__shfl_sync(FULL_MASK, rrun.y, j) >> 5);
+                const int i = __shfl_sync(FULL_MASK, ri, j), at = __shfl_sync(FULL_MASK, place, j);
+                for (int p = p0 + lane; p < p1; p += 32) {
+                    efc_island[start + p] = i;
+                    place_row(start + p, at + p);
+                }
+            }
+        } else {
+            const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
+            for (int p = lane; p < k; p += 32) {
+                const int j = LDG(row_run + p);
+                const int i = s.run_isl[j], at = s.run_place[j] + p, r = start + p;
+                efc_island[r] = i;
+                place_row(r, at);
+            }
         }
     } else {
         // A static row's island is its node's (the slot's row_node), with no load of the
@@ -374,19 +439,21 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
 }
 
 // QW_WARPS worlds per block, one per warp; then the block's pending worlds, by the block.
+// REUSE: with the partition check (reuse on); without it, none of its code, so that a launch
+// with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
 // at 64, 58.6 at 40, 70.2 at 32; session 27).
-extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
-    quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+template <bool REUSE>
+__device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
     __shared__ int s_pending[QW_WARPS];
     const int wid = threadIdx.x >> 5, ntree = a.ntree;
     const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid;
     int* mine = smem + wid * 3 * ntree;
-    const bool pending = w < a.nworld && !qw_world(a, q, w, s_warp[wid], mine, mine + ntree,
-                                                     mine + 2 * ntree);
+    const bool pending = w < a.nworld && !qw_world<REUSE>(a, q, w, s_warp[wid], mine,
+                                                            mine + ntree, mine + 2 * ntree);
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
     for (int i = 0; i < QW_WARPS; ++i) {
@@ -394,4 +461,14 @@ extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
         q_world<true>(a, q, w0 + i);
         __syncthreads();
     }
+}
+
+extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
+    quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<false>(a, q);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
+    quotient_warp_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<true>(a, q);
 }

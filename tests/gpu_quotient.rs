@@ -62,6 +62,7 @@ fn the_quotient_kernels_compile_for_hopper() {
                 "quotient_few_kernel",
                 "quotient_aside_kernel",
                 "quotient_warp_kernel",
+                "quotient_warp_reuse_kernel",
             ] {
                 assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
             }
@@ -679,6 +680,76 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
     }
 }
 
+/// A world of chains: equalities (t, t + 1) along each of `chains` (first and last tree),
+/// listed `twice` (two passes: two runs of rows per chain), after a joint limit; then
+/// `contacts`.
+fn chained_world(
+    b: &mut archipelago::BatchBuilder,
+    (chains, twice): (&[(i32, i32)], bool),
+    contacts: &[[i32; 2]],
+) {
+    b.row(RowType::LimitJoint, 0, &[7]);
+    for pass in 0..1 + i32::from(twice) {
+        for &(first, last) in chains {
+            for t in first..last {
+                b.row(RowType::Equality, t + 96 * pass, &[t, t + 1]);
+            }
+        }
+    }
+    for (k, c) in contacts.iter().enumerate() {
+        b.row(RowType::ContactPyramidal, k as i32, c);
+    }
+    b.end_world();
+}
+
+#[test]
+fn the_warp_kernel_maps_long_runs_run_by_run() {
+    let Some(gpu) = open() else { return };
+    // Runs of 32 elements or more on average are mapped run by run: 96 trees of 1-3 dofs in
+    // one chain (one run of trees and of rows), three (trees run by run, rows one by one), or
+    // two listed twice (both run by run, rows in four runs); contacts join chains into one
+    // island, or touch one tree, or none (the partition check then keeps the trees, reuse on).
+    let dofnum: Vec<i32> = (0..96).map(|t| t % 3 + 1).collect();
+    let model = Model::from_dofnum(&dofnum).unwrap();
+    let shapes: [(&[(i32, i32)], bool); 4] = [
+        (&[(0, 95)], false),
+        (&[(0, 31), (32, 63), (64, 95)], false),
+        (&[(0, 47), (48, 95)], true),
+        (&[(0, 47), (48, 95)], false),
+    ];
+    let cap = Capacity {
+        nworld: shapes.len(),
+        ntree: 96,
+        nv: model.nv(),
+        njmax: 220,
+        nsupport: 440,
+        nedge: 0,
+    };
+    let contacts: [&[[i32; 2]]; 3] = [&[[5, 60], [90, 90]], &[], &[[40, 70], [3, 3]]];
+    for reuse in [false, true] {
+        let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        s.set_reuse(reuse).unwrap();
+        s.set_warp_worlds(Some(true));
+        let events = Events::new();
+        for step in 0..6 {
+            let mut b = Batch::builder();
+            for (w, &shape) in shapes.iter().enumerate() {
+                chained_world(&mut b, shape, contacts[(w + step / 2) % contacts.len()]);
+            }
+            step_by_nodes(&mut s, &model, &b.finish(), &events, shapes.len());
+            assert!(s.warp_worlds());
+            // Every other step repeats the last: the same partition, only the rows mapped; the
+            // others change some world's partition (world 1's, at least).
+            let rows_only = s.last_counts().rows_only;
+            match (reuse, step) {
+                (false, _) | (true, 0) => assert_eq!(rows_only, 0, "step {step}"),
+                (true, _) if step % 2 == 1 => assert_eq!(rows_only, 4, "step {step}"),
+                _ => assert!(rows_only < 4, "step {step}: {rows_only}"),
+            }
+        }
+    }
+}
+
 /// A world of a `w` × `h` grid of trees coupled by one equality per edge (cloth-like), the edges
 /// between rows `cut` and `cut + 1` left out when given (two nodes); then single-tree contacts.
 fn grid_world(
@@ -876,12 +947,13 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         nedge: 4,
     };
     let (mut world_steps, mut reused) = (0u64, 0u64);
-    let (mut by_nodes, mut by_trees, mut by_warps) = (0, 0, 0);
+    let (mut by_nodes, mut by_trees, mut by_warps, mut warp_rows_only) = (0, 0, 0, 0);
     // (policy, reuse, node-level maps, one warp a replayed world: forced or by the rule)
     let runs = policies().into_iter().map(|p| (p, true, true, None));
     let more = [
         (Policy::default(), false, true, None),
         (Policy::default(), false, true, Some(true)),
+        (Policy::default(), true, true, Some(true)),
         (Policy::default(), true, false, None),
     ];
     for (policy, reuse, nodes, warps) in runs.chain(more) {
@@ -920,10 +992,14 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
                     "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} step {step}: {m:?}"
                 );
             }
+            let c = solver.last_counts();
             if solver.warp_worlds() {
                 by_warps += nworld;
+                // The partition check (reuse on): only the rows mapped.
+                if reuse {
+                    warp_rows_only += c.rows_only;
+                }
             }
-            let c = solver.last_counts();
             assert!(nodes || c.by_nodes == 0, "{c:?}");
             by_nodes += c.by_nodes;
             by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
@@ -941,10 +1017,10 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
     }
     // Both maps ran: worlds of few nodes and the others (all-dynamic: a node per tree); and
-    // the warp kernel.
+    // the warp kernel, with its partition check.
     assert!(
-        by_nodes > 0 && by_trees > 0 && by_warps > 0,
-        "{by_nodes} {by_trees} {by_warps}"
+        by_nodes > 0 && by_trees > 0 && by_warps > 0 && warp_rows_only > 0,
+        "{by_nodes} {by_trees} {by_warps} {warp_rows_only}"
     );
     println!(
         "{world_steps} world-steps on the device, {reused} of them reused, {by_nodes} mapped \
@@ -1019,17 +1095,18 @@ fn every_trace_replays_on_the_device_without_mismatch() {
             (Policy::default(), true),
             (Policy::default(), true),
             (Policy::default(), true),
+            (Policy::default(), true),
         ]
         .into_iter()
         .enumerate()
         {
             let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
-            // The last three runs check every world every step (no reuse of unchanged worlds);
-            // the second and the fifth take the tree-level maps in worlds of few nodes too;
-            // the last gives each replayed world of few nodes a warp.
-            s.set_reuse(k < 3).unwrap();
+            // Runs 3-5 check every world every step (no reuse of unchanged worlds); the second
+            // and the fifth take the tree-level maps in worlds of few nodes too; the last two
+            // give each replayed world of few nodes a warp, the last with its partition check.
+            s.set_reuse(k < 3 || k == 6).unwrap();
             s.set_node_maps(k != 1 && k != 4);
-            s.set_warp_worlds(Some(k == 5));
+            s.set_warp_worlds(Some(k >= 5));
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);

@@ -24,9 +24,10 @@
 //! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
 //! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
-//! such worlds with one warp each, without block barriers and without the reuse check, for
-//! batches of more than seven worlds a multiprocessor (see [`QuotientSolver::set_warp_worlds`]);
-//! a world it cannot replay is solved by its block as in the others.
+//! such worlds with one warp each, without block barriers and without the reuse check (it
+//! keeps the node-level partition check), for batches of more than seven worlds a
+//! multiprocessor (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved
+//! by its block as in the others.
 
 use std::sync::Arc;
 
@@ -109,6 +110,7 @@ struct QArgs {
     max_static: i32,
     max_entries: i32,
     reuse: i32,
+    reuse_nodes: i32,
     cap_rows: i32,
     cap_hyper: i32,
     cap_entries: i32,
@@ -231,7 +233,8 @@ enum Kernel {
     Few,
     /// `quotient_aside_kernel`: the same, with each world a multiprocessor to itself.
     Aside,
-    /// `quotient_warp_kernel`: the same, one warp per replayed world, with no reuse check.
+    /// `quotient_warp_kernel`: the same, one warp per replayed world, with no reuse check
+    /// (`quotient_warp_reuse_kernel` with the node-level partition check while reuse is on).
     Warp,
 }
 
@@ -436,6 +439,8 @@ pub struct QuotientSolver {
     aside_kernel: CudaFunction,
     /// One warp per replayed world (see [`Kernel::Warp`]).
     warp_kernel: CudaFunction,
+    /// The same with the node-level partition check, launched while reuse is on.
+    warp_reuse_kernel: CudaFunction,
     /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
     warp_smem: u32,
     /// Whether the model and the device allow the warp kernel at all (see `kernel_choice`).
@@ -463,7 +468,7 @@ pub struct QuotientSolver {
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
     /// nodes take the node-level maps, the threads per block and which kernel.
-    graph_key: Option<[i32; 8]>,
+    graph_key: Option<[i32; 9]>,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -532,6 +537,7 @@ impl QuotientSolver {
         let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
         let warp_kernel = function(&module, "quotient_warp_kernel")?;
+        let warp_reuse_kernel = function(&module, "quotient_warp_reuse_kernel")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -551,11 +557,12 @@ impl QuotientSolver {
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
         let warp_fits = cap.ntree <= WARP_TREES_MAX && warp_smem + 8192 <= info.smem_optin;
         if warp_fits {
-            BlockShape {
+            let warp_shape = BlockShape {
                 threads: 32 * WARP_PER_BLOCK as u32,
                 smem: warp_smem as u32,
-            }
-            .prepare(&warp_kernel)?;
+            };
+            warp_shape.prepare(&warp_kernel)?;
+            warp_shape.prepare(&warp_reuse_kernel)?;
         }
         let needs = Needs {
             fallback: shape.smem == 0,
@@ -619,6 +626,7 @@ impl QuotientSolver {
             few_kernel,
             aside_kernel,
             warp_kernel,
+            warp_reuse_kernel,
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
@@ -708,11 +716,12 @@ impl QuotientSolver {
     /// the cache for each world solved. Off, every world is checked against its quotient and
     /// solved every step.
     ///
-    /// The warp kernel has no reuse check: where it runs
+    /// The warp kernel has no reuse check of hyperedges: where it runs
     /// ([`set_warp_worlds`](Self::set_warp_worlds), by default past seven worlds a
-    /// multiprocessor) reuse does not apply, as a warp replays a world for about what the check
-    /// costs. A launch with the check after launches without it
-    /// (reuse off, or the warp kernel) starts from an empty cache.
+    /// multiprocessor) unchanged worlds are replayed, as a warp replays a world for about what
+    /// the check costs; it keeps the partition check of the node-level maps (reuse on). A launch
+    /// with the reuse check after launches without it (reuse off, or the warp kernel) starts
+    /// from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
         self.reuse = on;
         Ok(())
@@ -754,8 +763,9 @@ impl QuotientSolver {
     /// at most 512 trees and no phase marks are requested (they are the block kernels'). A
     /// world that does not replay (its static rows changed, a component asleep, no quotient
     /// yet) is then solved by its block of four warps as in the other kernels, so the outputs
-    /// and flags are the same. The warp kernel has no reuse check, so where it runs reuse does
-    /// not apply ([`reuse_active`](Self::reuse_active)): past the default threshold a warp
+    /// and flags are the same. The warp kernel has no reuse check of hyperedges (it keeps the
+    /// node-level partition check), so where it runs unchanged worlds are replayed
+    /// ([`reuse_active`](Self::reuse_active)): past the default threshold a warp
     /// replays a world for about what the block kernels' check alone costs (8,192 worlds of
     /// mechanism-90%: 47.9 µs against 44.7 with every world unchanged), and on sequences whose
     /// contacts change it was faster than reuse at every share of worlds at rest measured
@@ -831,6 +841,7 @@ impl QuotientSolver {
             c.friction_static() as i32,
             c.rowless_is_static() as i32,
             self.reuse_active() as i32,
+            self.reuse as i32,
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
@@ -1160,6 +1171,7 @@ impl QuotientSolver {
             max_static: t.max_static as i32,
             max_entries: t.max_entries as i32,
             reuse: reuse as i32,
+            reuse_nodes: self.reuse as i32,
             cap_rows: self.cap.njmax as i32,
             cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
             cap_entries: self.cap.nsupport as i32,
@@ -1175,6 +1187,10 @@ impl QuotientSolver {
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
         let (kernel, grid) = match self.kernel_choice() {
+            Kernel::Warp if self.reuse => (
+                &self.warp_reuse_kernel,
+                nworld.div_ceil(WARP_PER_BLOCK as u32),
+            ),
             Kernel::Warp => (&self.warp_kernel, nworld.div_ceil(WARP_PER_BLOCK as u32)),
             Kernel::Aside => (&self.aside_kernel, nworld),
             Kernel::Few => (&self.few_kernel, nworld),
