@@ -121,7 +121,7 @@ pub struct Options {
     /// (`gpu::quotient::QuotientSolver::set_reuse`). On by default; off, every world is solved
     /// every step, which on the H200 costs 4–10% less device time where worlds never repeat.
     /// Past seven worlds a multiprocessor the GPU quotient replays a world with one warp, which
-    /// has no reuse check: there reuse does not apply
+    /// has no reuse check of rows: there only the partition check applies
     /// (`gpu::quotient::QuotientSolver::set_warp_worlds`).
     pub reuse: bool,
 }

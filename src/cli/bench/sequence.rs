@@ -403,7 +403,7 @@ impl Figures {
         if self.warp_steps > 0 {
             let _ = writeln!(
                 out,
-                "\nquotient (reuse on): a warp a replayed world on {} of the timed steps, where reuse does not apply (that kernel has no reuse check)",
+                "\nquotient (reuse on): a warp a replayed world on {} of the timed steps, where only the partition check applies (that kernel has no reuse check of rows)",
                 self.warp_steps
             );
         }
@@ -866,7 +866,7 @@ mod tests {
         figures.report(&seq, &mut out);
         assert!(
             out.contains(
-                "a warp a replayed world on 9 of the timed steps, where reuse does not apply"
+                "a warp a replayed world on 9 of the timed steps, where only the partition check"
             ),
             "{out}"
         );
