@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The device call that checks main after a kernel merge, within one call's 600 s: the four GPU
+# test executables, the quotient bench at 4,096 worlds on the four shapes of the README's table,
+# every GPU mode against the oracle on the whole corpus with the warp kernel forced wherever it
+# applies, then the bench at 8,192 worlds in the time left. Build here first:
+#   ../shared/tools/device-pack && tools/h200_run.sh --pack && git rev-parse --short HEAD > .dev/COMMIT
+# then on the device (carry [".dev"]): bash tools/h200_verify.sh
+# $OUT gets log.txt (the verdicts: read it first), q4096.md, q8192.md and logs.tgz.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export ARCHIPELAGO_ROOT=$PWD
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+out=${OUT:-out}
+L=$out/log.txt
+mkdir -p "$out/logs"
+{ date -u; echo "main $(cat .dev/COMMIT 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >> "$L" 2>&1
+verdict() { grep -E '^test result' "$1" | tail -1; }
+for t in gpu_quotient determinism gpu_order gpu; do
+    t0=$SECONDS
+    timeout 200 ".dev/$t-test" --nocapture > "$out/logs/test-$t.log" 2>&1
+    echo "== $t rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/test-$t.log")" >> "$L"
+done
+t0=$SECONDS
+timeout 200 .dev/archipelago bench --quotient --worlds 4096 \
+    --shapes q:mechanism-90%,q:humanoid-50%,trace:hammockx4096,q:cloth-99% \
+    --out "$out/q4096.md" > "$out/logs/bench4096.log" 2>&1
+echo "== bench 4096 rc=$? in $((SECONDS - t0)) s" >> "$L"
+t0=$SECONDS
+ARCHIPELAGO_Q_WARP=1 ARCHIPELAGO_GPU_CORPUS=all timeout 150 .dev/gpu-test \
+    every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-warp.log" 2>&1
+echo "== corpus (warp forced) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-warp.log")" >> "$L"
+# What is left of the call's 600 s, less a margin for the archive.
+limit=$((575 - SECONDS))
+echo "8192 limit $limit s" >> "$L"
+t0=$SECONDS
+timeout "$limit" .dev/archipelago bench --quotient --worlds 8192 \
+    --shapes q:mechanism-90%,trace:hammockx8192 --out "$out/q8192.md" > "$out/logs/bench8192.log" 2>&1
+echo "== bench 8192 rc=$? in $((SECONDS - t0)) s" >> "$L"
+(cd "$out" && tar czf logs.tgz logs && rm -rf logs)
+cat "$L"
