@@ -8,7 +8,7 @@
 //! places by runs of one node, and past the most runs; its guard at every place of its
 //! comparison),
 //! long random invalidation sequences of every source with and without reuse and with either
-//! maps, the generated corpus in and out of order, every committed trace with its events, and
+//! maps (and on the warp kernel at every step; a longer device soak, opt-in), the generated corpus in and out of order, every committed trace with its events, and
 //! the GPU engine in every mode, and a batch of many waves on the register-capped kernels.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
@@ -932,22 +932,107 @@ fn node_level_maps_with_the_scratch_in_global_memory() {
     }
 }
 
-#[test]
-fn random_invalidation_of_every_source_matches_the_oracle() {
-    let Some(gpu) = open() else { return };
-    let mut rng = scenes::Rng::new(77);
-    let scene = scenes::Scene::random(&mut rng, 40, 20, 6);
-    let nworld = 64;
+/// The paths a random run of the device quotient took, in world-steps.
+#[derive(Debug, Default)]
+struct Paths {
+    world_steps: u64,
+    reused: u64,
+    by_nodes: usize,
+    by_trees: usize,
+    /// Launched a warp a world, and of those (reuse on) kept their partition: rows only.
+    by_warps: usize,
+    warp_rows_only: usize,
+    /// Solved with a node masked as asleep; solved directly (the guard, partial sleep).
+    masked: usize,
+    direct: usize,
+}
+
+/// One random run: `steps` steps of `nworld` worlds of `scene` mutated by every source (reported
+/// or not, in bursts of every world and of none, half the untouched worlds resting), each step
+/// checked against the oracle; `warps` forces the warp kernel on or off (`None`: the rule).
+fn random_run(
+    gpu: &gpu::Gpu,
+    scene: &scenes::Scene,
+    (nworld, steps): (usize, usize),
+    (policy, reuse, nodes, warps): (Policy, bool, bool, Option<bool>),
+    rng: &mut scenes::Rng,
+    paths: &mut Paths,
+) {
     let cap = Capacity {
         nworld,
-        ntree: 40,
+        ntree: scene.ntree(),
         nv: scene.model.nv(),
         njmax: 400,
         nsupport: 1600,
         nedge: 4,
     };
-    let (mut world_steps, mut reused) = (0u64, 0u64);
-    let (mut by_nodes, mut by_trees, mut by_warps, mut warp_rows_only) = (0, 0, 0, 0);
+    let mut solver = QuotientSolver::new(gpu, cap, &scene.model, policy.clone()).unwrap();
+    solver.set_reuse(reuse).unwrap();
+    solver.set_node_maps(nodes);
+    solver.set_warp_worlds(warps);
+    let mut worlds = vec![scenes::World::new(scene); nworld];
+    let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
+    let (mut out, mut last) = (Islands::default(), Islands::default());
+    let mut prev = Batch::default();
+    for step in 0..steps {
+        events.clear();
+        // Half the worlds left alone emit last step's rows again (resting worlds).
+        let mut repeat: Vec<bool> = (0..nworld).map(|_| rng.chance(0.5)).collect();
+        // Bursts: now and then every world changes at once, or none does.
+        let p = match step % 50 {
+            10 => 1.0,
+            11..=20 => 0.0,
+            _ => 0.15,
+        };
+        for (w, world) in worlds.iter_mut().enumerate() {
+            if step > 0 && rng.chance(p) {
+                let islands = last.world(w).tree_island.to_vec();
+                let (w, r) = (w as u32, &mut *rng);
+                scenes::mutate(scene, world, w, &islands, r, 0.8, &mut events, &mut tally);
+                repeat[w as usize] = false;
+            }
+        }
+        let batch = scenes::batch_repeating(scene, &worlds, &prev, &repeat, rng);
+        let input = Input::new(&scene.model, &batch).unwrap();
+        let want = oracle::solve(&input);
+        solver.step(&input, &events, &mut out).unwrap();
+        if let Some(m) = out.first_mismatch(&want) {
+            panic!("{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} step {step}: {m:?}");
+        }
+        let c = solver.last_counts();
+        // The kernel is chosen at the upload: after the step this names the one that ran.
+        if solver.warp_worlds() {
+            paths.by_warps += nworld;
+            // The partition check (reuse on): only the rows mapped.
+            if reuse {
+                paths.warp_rows_only += c.rows_only;
+            }
+        }
+        assert!(nodes || c.by_nodes == 0, "{c:?}");
+        paths.by_nodes += c.by_nodes;
+        paths.by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
+        paths.masked += c.masked;
+        paths.direct += c.direct;
+        paths.world_steps += nworld as u64;
+        last = want;
+        prev = batch;
+    }
+    let c = solver.quotient().counters();
+    assert_eq!(c.reused > 0, reuse, "{policy:?} {c:?}");
+    paths.reused += c.reused;
+    // With nothing static every world shares the one trivial quotient: nothing to rebuild.
+    if policy != Policy::all_dynamic() {
+        assert!(c.contracted > 1, "{policy:?} {c:?}");
+    }
+    assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
+}
+
+#[test]
+fn random_invalidation_of_every_source_matches_the_oracle() {
+    let Some(gpu) = open() else { return };
+    let mut rng = scenes::Rng::new(77);
+    let scene = scenes::Scene::random(&mut rng, 40, 20, 6);
+    let mut paths = Paths::default();
     // (policy, reuse, node-level maps, one warp a replayed world: forced or by the rule)
     let runs = policies().into_iter().map(|p| (p, true, true, None));
     let more = [
@@ -956,76 +1041,75 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
         (Policy::default(), true, true, Some(true)),
         (Policy::default(), true, false, None),
     ];
-    for (policy, reuse, nodes, warps) in runs.chain(more) {
-        let mut solver = QuotientSolver::new(&gpu, cap, &scene.model, policy.clone()).unwrap();
-        solver.set_reuse(reuse).unwrap();
-        solver.set_node_maps(nodes);
-        solver.set_warp_worlds(warps);
-        let mut worlds = vec![scenes::World::new(&scene); nworld];
-        let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
-        let (mut out, mut last) = (Islands::default(), Islands::default());
-        let mut prev = Batch::default();
-        for step in 0..600 {
-            events.clear();
-            // Half the worlds left alone emit last step's rows again (resting worlds).
-            let mut repeat: Vec<bool> = (0..nworld).map(|_| rng.chance(0.5)).collect();
-            // Bursts: now and then every world changes at once, or none does.
-            let p = match step % 50 {
-                10 => 1.0,
-                11..=20 => 0.0,
-                _ => 0.15,
-            };
-            for (w, world) in worlds.iter_mut().enumerate() {
-                if step > 0 && rng.chance(p) {
-                    let islands = last.world(w).tree_island.to_vec();
-                    let (w, r) = (w as u32, &mut rng);
-                    scenes::mutate(&scene, world, w, &islands, r, 0.8, &mut events, &mut tally);
-                    repeat[w as usize] = false;
-                }
-            }
-            let batch = scenes::batch_repeating(&scene, &worlds, &prev, &repeat, &mut rng);
-            let input = Input::new(&scene.model, &batch).unwrap();
-            let want = oracle::solve(&input);
-            solver.step(&input, &events, &mut out).unwrap();
-            if let Some(m) = out.first_mismatch(&want) {
-                panic!(
-                    "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} step {step}: {m:?}"
-                );
-            }
-            let c = solver.last_counts();
-            if solver.warp_worlds() {
-                by_warps += nworld;
-                // The partition check (reuse on): only the rows mapped.
-                if reuse {
-                    warp_rows_only += c.rows_only;
-                }
-            }
-            assert!(nodes || c.by_nodes == 0, "{c:?}");
-            by_nodes += c.by_nodes;
-            by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
-            world_steps += nworld as u64;
-            last = want;
-            prev = batch;
-        }
-        let c = solver.quotient().counters();
-        assert_eq!(c.reused > 0, reuse, "{policy:?} {c:?}");
-        reused += c.reused;
-        // With nothing static every world shares the one trivial quotient: nothing to rebuild.
-        if policy != Policy::all_dynamic() {
-            assert!(c.contracted > 1, "{policy:?} {c:?}");
-        }
-        assert!(tally.sleeps > 0 && tally.unreported > 0, "{tally:?}");
+    for run in runs.chain(more) {
+        random_run(&gpu, &scene, (64, 600), run, &mut rng, &mut paths);
     }
     // Both maps ran: worlds of few nodes and the others (all-dynamic: a node per tree); and
     // the warp kernel, with its partition check.
+    let p = &paths;
     assert!(
-        by_nodes > 0 && by_trees > 0 && by_warps > 0 && warp_rows_only > 0,
-        "{by_nodes} {by_trees} {by_warps} {warp_rows_only}"
+        p.by_nodes > 0 && p.by_trees > 0 && p.by_warps > 0 && p.warp_rows_only > 0,
+        "{p:?}"
     );
-    println!(
-        "{world_steps} world-steps on the device, {reused} of them reused, {by_nodes} mapped \
-         from their nodes, {by_trees} from their trees, {by_warps} launched a warp a world"
+    println!("{p:?}");
+}
+
+/// The warp kernel (what runs past seven worlds a multiprocessor) under the same random
+/// sequences at every step: with at most 32 trees every slot has at most 32 nodes, so it takes
+/// every world, whatever the mutations split; worlds its guard or a sleeping node stops go to
+/// its block's direct solve. Forced on 96 worlds under every policy, and by the launch rule on
+/// eight worlds a multiprocessor.
+#[test]
+fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
+    let Some(gpu) = open() else { return };
+    let mut rng = scenes::Rng::new(78);
+    let mut paths = Paths::default();
+    for (ntree, neq) in [(32, 24), (20, 8)] {
+        let scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
+        let runs = policies().into_iter().map(|p| (p, true, true, Some(true)));
+        for run in runs.chain([(Policy::default(), false, true, Some(true))]) {
+            random_run(&gpu, &scene, (96, 600), run, &mut rng, &mut paths);
+        }
+    }
+    let many = 8 * gpu.info().sm_count as usize;
+    let scene = scenes::Scene::random(&mut rng, 32, 24, 6);
+    let run = (Policy::default(), true, true, None);
+    random_run(&gpu, &scene, (many, 150), run, &mut rng, &mut paths);
+    let p = &paths;
+    assert_eq!(p.by_warps as u64, p.world_steps, "{p:?}");
+    assert!(
+        p.warp_rows_only > 0 && p.reused > 0 && p.masked > 0 && p.direct > 0,
+        "{p:?}"
     );
+    println!("{p:?}");
+}
+
+/// Many more seeds, scenes and policies than the tests above, on a warp a world and on the
+/// block kernels alike (the launch rule's choice at eight worlds a multiprocessor, and at 96
+/// worlds), with and without reuse and the node-level maps, every step checked against the oracle. Not run by default (a device soak,
+/// minutes): `cargo test --release --test gpu_quotient -- --ignored soak`
+/// (`ARCHIPELAGO_SOAK_SEEDS`, default 40).
+#[test]
+#[ignore = "a long device soak; run with --ignored"]
+fn soak_random_invalidation_on_the_device() {
+    let Some(gpu) = open() else { return };
+    let seeds: u64 = std::env::var("ARCHIPELAGO_SOAK_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    let many = 8 * gpu.info().sm_count as usize;
+    let mut paths = Paths::default();
+    for seed in 0..seeds {
+        let k = seed as usize;
+        let mut rng = scenes::Rng::new(5000 + seed);
+        let (ntree, neq) = [(32, 24), (40, 20), (20, 8), (64, 40)][k % 4];
+        let scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
+        let policy = policies()[(k / 4) % 5].clone();
+        let nworld = if k % 8 < 4 { many } else { 96 };
+        let run = (policy, k % 10 != 9, k % 7 != 6, None);
+        random_run(&gpu, &scene, (nworld, 300), run, &mut rng, &mut paths);
+    }
+    println!("{seeds} seeds: {paths:?}");
 }
 
 #[test]
