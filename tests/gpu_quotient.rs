@@ -1108,6 +1108,7 @@ fn soak_random_invalidation_on_the_device() {
         let nworld = if k % 8 < 4 { many } else { 96 };
         let run = (policy, k % 10 != 9, k % 7 != 6, None);
         random_run(&gpu, &scene, (nworld, 300), run, &mut rng, &mut paths);
+        println!("seed {seed} ({nworld} worlds of {ntree} trees): {paths:?}");
     }
     println!("{seeds} seeds: {paths:?}");
 }
