@@ -9,6 +9,8 @@
 #   bash tools/h200_run.sh bench [NAME...] [--OPTION VALUE...]
 #                                           # benches: gpu quotient deterministic (default: all),
 #                                           # with bench options passed on (--shapes a,b ...)
+#   bash tools/h200_run.sh soak [SEEDS]     # the opt-in device soak (random invalidation of
+#                                           # every source, SEEDS seeds, default 40)
 # Steps can be chained in one call: `tests bench`, `corpus 0..10000 bench gpu`. Logs and
 # Markdown tables go to $OUT, the logs packed into $OUT/logs.tgz at the end (the device tool
 # brings back at most 8 files): commit them under benches/results/ with the date, the GPU and
@@ -55,13 +57,19 @@ while [ $# -gt 0 ]; do
         run_test corpus-gpu gpu 560 every_mode_equals_the_oracle_on_the_generated_corpus
         run_test corpus-determinism determinism 560 on_the_gpu
         unset ARCHIPELAGO_GPU_CORPUS ;;
+    soak)
+        # The opt-in device soak: random invalidation of every source over SEEDS seeds (default
+        # 40; 80 took 288 s on the H200), every step against the oracle.
+        seeds=40
+        if [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then seeds=$1; shift; fi
+        ARCHIPELAGO_SOAK_SEEDS=$seeds run_test soak gpu_quotient 560 --ignored soak ;;
     bench)
         names=()
         while [ $# -gt 0 ] && [[ $1 =~ ^(gpu|quotient|deterministic)$ ]]; do names+=("$1"); shift; done
         extra=()
         while [ $# -gt 0 ] && [[ $1 == --* ]]; do
             extra+=("$1"); shift
-            if [ $# -gt 0 ] && [[ $1 != --* ]] && ! [[ $1 =~ ^(tests|corpus|bench)$ ]]; then
+            if [ $# -gt 0 ] && [[ $1 != --* ]] && ! [[ $1 =~ ^(tests|corpus|soak|bench)$ ]]; then
                 extra+=("$1"); shift
             fi
         done
