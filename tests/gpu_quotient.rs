@@ -1089,9 +1089,10 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
 
 /// Many more seeds, scenes and policies than the tests above, on a warp a world and on the
 /// block kernels alike (the launch rule's choice at eight worlds a multiprocessor, and at 96
-/// worlds), with and without reuse and the node-level maps, every step checked against the oracle. Not run by default (a device soak,
-/// minutes): `cargo test --release --test gpu_quotient -- --ignored soak`
-/// (`ARCHIPELAGO_SOAK_SEEDS`, default 40).
+/// worlds), with and without reuse and the node-level maps, every step checked against the
+/// oracle. Not run by default (a device soak, minutes; 80 seeds took 288 s on an H200):
+/// `cargo test --release --test gpu_quotient -- --ignored soak` (`ARCHIPELAGO_SOAK_SEEDS`,
+/// default 40), or `bash tools/h200_run.sh soak [SEEDS]`.
 #[test]
 #[ignore = "a long device soak; run with --ignored"]
 fn soak_random_invalidation_on_the_device() {
