@@ -8,8 +8,9 @@
 //! places by runs of one node, and past the most runs; its guard at every place of its
 //! comparison),
 //! long random invalidation sequences of every source with and without reuse and with either
-//! maps (and on the warp kernel at every step; a longer device soak, opt-in), the generated corpus in and out of order, every committed trace with its events, and
-//! the GPU engine in every mode, and a batch of many waves on the register-capped kernels.
+//! maps (and on the warp kernel at every step; a longer device soak, opt-in), the generated
+//! corpus in and out of order, every committed trace with its events, and the GPU engine in
+//! every mode, and a batch of many waves on the register-capped kernels.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
