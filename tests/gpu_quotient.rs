@@ -520,7 +520,8 @@ fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
 fn node_level_maps_match_the_oracle_at_their_edges() {
     let Some(gpu) = open() else { return };
     // 32 nodes exactly (4 of several trees, 28 of one); one world of 33 (X split) and an empty
-    // one (39 one-tree nodes) take the tree-level maps. Dofs per tree vary, so places and idofs differ.
+    // one (39 one-tree nodes) take the tree-level maps. Dofs per tree vary, so places and
+    // idofs differ.
     let dofnum: Vec<i32> = (0..39).map(|t| t % 3 + 1).collect();
     let model = Model::from_dofnum(&dofnum).unwrap();
     let cap = Capacity {
