@@ -32,23 +32,6 @@ fn paths_taken(r: &Run) {
     }
 }
 
-fn capacity(scene: &Scene, nworld: usize) -> Capacity {
-    let neq_rows: usize = scene.eqs.iter().map(|e| e.1).sum();
-    let njmax = neq_rows
-        + scene.dof_friction.len()
-        + 2 * scene.tendons.len()
-        + 3
-        + 3 * (2 * scene.contacts + 1);
-    Capacity {
-        nworld,
-        ntree: scene.ntree(),
-        nv: scene.model.nv(),
-        njmax,
-        nsupport: 4 * njmax + 8 * scene.flexes.len(),
-        nedge: scene.flexes.len(),
-    }
-}
-
 fn check(label: &str, step: usize, got: &Islands, want: &Islands, batch: &Batch) {
     if let Some(m) = got.first_mismatch(want) {
         let w = m.world;
@@ -67,7 +50,7 @@ fn check(label: &str, step: usize, got: &Islands, want: &Islands, batch: &Batch)
 fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run {
     let mut rng = Rng::new(seed);
     let mut scene = Scene::random(&mut rng, ntree, ntree / 2, ntree / 6);
-    let cap = capacity(&scene, nworld);
+    let cap = scene.capacity(nworld);
     let mut worlds = vec![World::new(&scene); nworld];
     let dynamic_eq = Policy {
         eq: EqPolicy::Dynamic,

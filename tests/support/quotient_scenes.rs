@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use archipelago::{Batch, BatchBuilder, Model, RowType};
+use archipelago::{Batch, BatchBuilder, Capacity, Model, RowType};
 use invalidation::{Edit, Events};
 
 pub use archipelago::synth::Rng;
@@ -28,6 +28,10 @@ pub struct Scene {
     pub flexes: Vec<Vec<i32>>,
     /// Contacts per world-step (mean).
     pub contacts: usize,
+    /// Whether `mutate` puts islands to sleep. A world rebuilt while some of its trees sleep
+    /// contracts without their rows, so each of them is a node of its own: scenes of more than
+    /// 32 trees that must keep every slot within 32 nodes (the warp kernel) leave sleep out.
+    pub sleeps: bool,
 }
 
 impl Scene {
@@ -61,11 +65,30 @@ impl Scene {
             tendons,
             flexes,
             contacts,
+            sleeps: true,
         }
     }
 
     pub fn ntree(&self) -> usize {
         self.model.ntree()
+    }
+
+    /// A capacity that every batch of `nworld` worlds of this scene fits, whatever `mutate` did.
+    pub fn capacity(&self, nworld: usize) -> Capacity {
+        let neq_rows: usize = self.eqs.iter().map(|e| e.1).sum();
+        let njmax = neq_rows
+            + self.dof_friction.len()
+            + 2 * self.tendons.len()
+            + 3
+            + 3 * (2 * self.contacts + 1);
+        Capacity {
+            nworld,
+            ntree: self.ntree(),
+            nv: self.model.nv(),
+            njmax,
+            nsupport: 4 * njmax + 8 * self.flexes.len(),
+            nedge: self.flexes.len(),
+        }
     }
 }
 
@@ -221,7 +244,7 @@ pub fn mutate(
             });
             tally.eq_toggles += 1;
         }
-        2 | 3 => {
+        2 | 3 if scene.sleeps => {
             // Sleep an island (or part of one).
             let t = rng.below(ntree);
             if !world.awake[t] {
