@@ -1057,9 +1057,10 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
 /// sequences at every step: with at most 32 trees every slot has at most 32 nodes, so it takes
 /// every world, whatever the mutations split; worlds its guard or a sleeping node stops go to
 /// its block's direct solve. Forced on 96 worlds under every policy, and by the launch rule on
-/// eight worlds a multiprocessor. Then scenes of 64 to 400 trees (its runs of trees past the
-/// most, and runs of 32 or more): there equalities stay static and nothing sleeps, so that
-/// their many couplings keep every slot within 32 nodes.
+/// eight worlds a multiprocessor. Then scenes of 64 to 400 trees in a few nodes, interleaved
+/// (more runs of one node than its run tables hold: the per-element maps past them): there
+/// equalities stay static and nothing sleeps, so that their many couplings keep every slot
+/// within 32 nodes.
 #[test]
 fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
     let Some(gpu) = open() else { return };
