@@ -634,6 +634,11 @@ fn paired_world(
             b.row(RowType::Equality, t + 20 * pass, &pair);
         }
     }
+    contacts_then_end(b, contacts);
+}
+
+/// Appends `contacts` (pyramidal, numbered from 0) and ends the world.
+fn contacts_then_end(b: &mut archipelago::BatchBuilder, contacts: &[[i32; 2]]) {
     for (k, c) in contacts.iter().enumerate() {
         b.row(RowType::ContactPyramidal, k as i32, c);
     }
@@ -698,10 +703,7 @@ fn chained_world(
             }
         }
     }
-    for (k, c) in contacts.iter().enumerate() {
-        b.row(RowType::ContactPyramidal, k as i32, c);
-    }
-    b.end_world();
+    contacts_then_end(b, contacts);
 }
 
 #[test]
