@@ -260,48 +260,48 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     const unsigned char* wtype = a.row_type + row0 + start;
     const unsigned char* skind = q.stream_kind + ss;
     const unsigned base = wadr[0];
-    // Q_CMP_BATCH elements a thread at a time, loaded before any is compared: a thread then
-    // waits on memory once per batch, not once per element.
-    for (int i0 = 0; i0 <= k; i0 += Q_CMP_BATCH * bd) {
-        unsigned adr[Q_CMP_BATCH], want[Q_CMP_BATCH];
-        int type[Q_CMP_BATCH], kind[Q_CMP_BATCH];
+    // Q_CMP_BATCH rows a thread at a time, loaded before any is compared: a thread then waits
+    // on memory once per batch, not once per row. Past the block both sides load as zero, so
+    // the comparison needs no bound and no branch: the differing bits are or-ed together. The
+    // same type is static, as the stream's kinds are under the policy the slot was contracted
+    // with, the current one (a new policy rebuilds every world).
+    unsigned diff = 0;
+    for (int i0 = 0; i0 < k; i0 += Q_CMP_BATCH * bd) {
+        unsigned adr[Q_CMP_BATCH], want[Q_CMP_BATCH], type[Q_CMP_BATCH], kind[Q_CMP_BATCH];
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
             const int i = i0 + u * bd + tid;
-            adr[u] = i <= k ? wadr[i] - base : 0u;
-            want[u] = i <= k ? sadr[i] : 0u;
-            type[u] = i < k ? wtype[i] : 0;
-            kind[u] = i < k ? skind[i] : 0;
+            adr[u] = i < k ? wadr[i] - base : 0u;
+            want[u] = i < k ? sadr[i] : 0u;
+            type[u] = i < k ? wtype[i] : 0u;
+            kind[u] = i < k ? skind[i] : 0u;
         }
 #pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u) {
-            const int i = i0 + u * bd + tid;
-            // The same type: static, as the stream's kinds are under the policy the slot was
-            // contracted with, the current one (a new policy rebuilds every world). While
-            // some equalities are dynamic by id, not one of those (an equality renumbered).
-            if (adr[u] != want[u] ||
-                (i < k && (type[u] != kind[u] ||
-                           (q.ndynamic_eqs > 0 && !q_row_static(q, type[u], row0 + start + i)))))
-                bad = 1;
-        }
+        for (int u = 0; u < Q_CMP_BATCH; ++u) diff |= (adr[u] ^ want[u]) | (type[u] ^ kind[u]);
     }
+    // While some equalities are dynamic by id, none of the block's may be one of those (an
+    // equality renumbered): a second pass over the types, which only such a policy pays for.
+    if (q.ndynamic_eqs > 0)
+        for (int i = tid; i < k; i += bd)
+            if (wtype[i] == 0 && !q_row_static(q, 0, row0 + start + i)) bad = 1;
     const unsigned nent = sadr[k];
     const unsigned have = wadr[k] - base;
+    diff |= have ^ nent;
     const int m = (int)(nent < have ? nent : have);
     const int* got_at = a.support + base;
     const int* want_at = q.stream_support + se;
     for (int j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
-        int got[Q_CMP_BATCH], want[Q_CMP_BATCH];
+        unsigned got[Q_CMP_BATCH], want[Q_CMP_BATCH];
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) {
             const int j = j0 + u * bd + tid;
-            got[u] = j < m ? got_at[j] : 0;
-            want[u] = j < m ? want_at[j] : 0;
+            got[u] = j < m ? got_at[j] : 0u;
+            want[u] = j < m ? want_at[j] : 0u;
         }
 #pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u)
-            if (got[u] != want[u]) bad = 1;
+        for (int u = 0; u < Q_CMP_BATCH; ++u) diff |= got[u] ^ want[u];
     }
+    if (diff != 0) bad = 1;
     // Rowless couplings, when static (and the world has some: without, nothing to load, and
     // a chain of three dependent loads less before the caller's reduction).
     if (q.flex_static) {
