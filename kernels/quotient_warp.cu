@@ -297,6 +297,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                     s.run_dof[lane] = dof;
                 }
                 __syncwarp();
+#pragma unroll 2
                 for (int t = lane; t < ntree; t += 32) {
                     const int j = LDG(tree_run + t);
                     const int i = s.run_isl[j];
@@ -329,6 +330,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
         __syncwarp();
         if (!long_tree_runs) {
+#pragma unroll 2
             for (int d = lane; d < a.nv; d += 32) {
                 const int t = LDG(a.dof_treeid + d);
                 const int f = first[t] + d;
@@ -414,6 +416,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             }
         } else {
             const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
+#pragma unroll 2
             for (int p = lane; p < k; p += 32) {
                 const int j = LDG(row_run + p);
                 const int i = s.run_isl[j], at = s.run_place[j] + p, r = start + p;
