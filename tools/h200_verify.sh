@@ -29,8 +29,9 @@ t0=$SECONDS
 ARCHIPELAGO_Q_WARP=1 ARCHIPELAGO_GPU_CORPUS=all timeout 150 .dev/gpu-test \
     every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-warp.log" 2>&1
 echo "== corpus (warp forced) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-warp.log")" >> "$L"
-# What is left of the call's 600 s, less a margin for the archive.
-limit=$((575 - SECONDS))
+# What is left of the call's 600 s (or of VERIFY_END s, where less device time is left), less
+# a margin for the archive.
+limit=$((${VERIFY_END:-575} - SECONDS))
 echo "8192 limit $limit s" >> "$L"
 t0=$SECONDS
 timeout "$limit" .dev/archipelago bench --quotient --worlds 8192 \
