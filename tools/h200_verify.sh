@@ -5,6 +5,7 @@
 # applies, then the bench at 8,192 worlds in the time left. Build here first:
 #   ../shared/tools/device-pack && tools/h200_run.sh --pack && git rev-parse --short HEAD > .dev/COMMIT
 # then on the device (carry [".dev"]): bash tools/h200_verify.sh
+# (VERIFY_END=S ends the 8,192-world bench by S s instead of 575, where less device time is left.)
 # $OUT gets log.txt (the verdicts: read it first), q4096.md, q8192.md and logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
