@@ -46,7 +46,12 @@
 // worlds a multiprocessor. Session 32: at 4,096 worlds of cloth-99% (400 trees, one or two
 // nodes) 61.8-62.6 µs a step before long runs were mapped run by run, 58.6-59.3 after; with
 // step sequences (reuse on) 74-80 before the partition check, 49-51 after
-// (logs/h200-2026-12-01-session32-calls.md).
+// (logs/h200-2026-12-01-session32-calls.md). Where a step goes (session 35, 4,096 worlds,
+// builds each without one part): of mechanism-90%'s 17.1 µs, the guard 1.4-1.9, step 1 about
+// 0.5, step 4's per-element tree and dof loops about 1.0, step 5's static rows about 2.0 (9.4 MB
+// of stores); of hammock's 23.3, the guard 3.9-4.5. The guard placed last, after the stores,
+// was slower (its loads then wait behind them), and so was asking L1 for the rows ahead
+// (logs/h200-2026-12-01-session35-calls.md).
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
