@@ -112,6 +112,29 @@ pub fn libraries_present() -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// The oldest compute capability the kernels compile for: they use the warp reductions
+/// (`__reduce_add_sync`) of Ampere (8.0) and later.
+pub const MIN_CAPABILITY: (i32, i32) = (8, 0);
+
+/// Whether the device `name`, of compute capability `cc`, can run the kernels; if not, why
+/// (reported as no usable device, as a missing one: callers fall back to the CPU).
+///
+/// ```
+/// use archipelago::gpu::supports;
+/// assert!(supports("NVIDIA H200", (9, 0)).is_ok());
+/// assert!(supports("Tesla T4", (7, 5)).unwrap_err().contains("8.0 or newer"));
+/// ```
+pub fn supports(name: &str, cc: (i32, i32)) -> std::result::Result<(), String> {
+    if cc >= MIN_CAPABILITY {
+        return Ok(());
+    }
+    let (major, minor) = MIN_CAPABILITY;
+    Err(format!(
+        "{name} has compute capability {}.{}; the kernels need {major}.{minor} or newer",
+        cc.0, cc.1
+    ))
+}
+
 /// Whether NVRTC alone can be loaded (enough to compile the kernels, not to run them).
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library by its usual names.
@@ -160,6 +183,8 @@ impl Gpu {
                 ));
             }
         };
+        // Before NVRTC: on an older device the compile would fail on the first Ampere intrinsic.
+        supports(&info.name, info.capability).map_err(Error::NoDevice)?;
         let stream = ctx.new_stream().map_err(cuda("cuStreamCreate"))?;
         let (kernels, compile_s, load_s) = module::Kernels::load(&ctx, info.capability)?;
         info.compile_s = compile_s;
