@@ -44,6 +44,10 @@ t0=$SECONDS
 echo "== ab in $((SECONDS - t0)) s" >> "$log"
 if [ -f "$out/ab.md" ]; then
     python3 tools/ab_table.py --steady "$out/ab.md" >> "$log" 2>&1
+    if grep -q 'L2 flushed before each |$' "$out/ab.md"; then
+        echo "L2 flushed before each step:" >> "$log"
+        python3 tools/ab_table.py --cold "$out/ab.md" >> "$log" 2>&1
+    fi
     if grep -q '^### Summary: step sequences' "$out/ab.md"; then
         python3 tools/ab_table.py --sequences "$out/ab.md" >> "$log" 2>&1
     fi

@@ -12,6 +12,8 @@
                                                 # quotient step with every world unchanged (µs)
     python3 tools/ab_table.py --back AB.md      # `bench --quotient`: per shape and mode, every
                                                 # run's device µs per step back to back
+    python3 tools/ab_table.py --cold AB.md      # `bench --quotient`: per shape and mode, every
+                                                # run's device µs per step after an L2 flush
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
 """
@@ -23,6 +25,7 @@ steady = "--steady" in sys.argv[1:]
 sequences = "--sequences" in sys.argv[1:]
 floor = "--floor" in sys.argv[1:]
 back = "--back" in sys.argv[1:]
+cold = "--cold" in sys.argv[1:]
 wall = "--wall" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
@@ -67,6 +70,12 @@ for line in open(path, encoding="utf-8"):
         if m:
             runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
         continue
+    if cold:
+        # | mode | construct ms | device µs/step | wall µs/step | equals CPU | back to back | cold |
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|", line)
+        if m:
+            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
+        continue
     if steady or wall:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
         m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| ([\d.]+) \| ([\d.]+) \| \w+ \|", line)
@@ -77,9 +86,9 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences or steady or floor or back or wall:
+if sequences or steady or floor or back or cold or wall:
     # One row per (shape, sequence) or (shape, mode), one column per run.
-    second = "sequence" if sequences else "mode" if steady or back or wall else "step"
+    second = "sequence" if sequences else "mode" if steady or back or cold or wall else "step"
     print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
     for (shape, what), cells in runs.items():

@@ -125,6 +125,57 @@ pub fn time_replays_us(
         .collect()
 }
 
+/// Device time of `n` calls of `replay` on `stream`, each between two CUDA events and each
+/// after an L2 flush (enqueued before the first event, so not timed), in microseconds: a step
+/// whose inputs, tables and outputs are not in L2, as after the rest of a simulation's step.
+pub fn time_replays_cold_us(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    flush: &L2Flush,
+    n: usize,
+    mut replay: impl FnMut() -> Result<()>,
+) -> Result<Vec<f64>> {
+    let events = EventPair::new(ctx)?;
+    (0..n)
+        .map(|_| {
+            flush.enqueue(stream)?;
+            events.time_us(stream, &mut replay)
+        })
+        .collect()
+}
+
+/// A device buffer twice the size of the L2 cache, written over to evict whatever a step left
+/// in L2 (its rows, its tables, its outputs) before a cold step is timed
+/// ([`time_replays_cold_us`]). The writes keep the device busy until the step starts, so a
+/// cold step's time is its data's, not the clocks' after an idle gap.
+pub struct L2Flush {
+    buf: super::workspace::DevBuf,
+}
+
+impl L2Flush {
+    /// Allocates the buffer: twice the device's L2 cache (at least 8 MiB).
+    pub fn new(gpu: &super::Gpu) -> Result<L2Flush> {
+        let l2 = gpu
+            .ctx()
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(cuda("cuDeviceGetAttribute"))?;
+        let bytes = (2 * l2.max(0) as usize).max(8 << 20);
+        Ok(L2Flush {
+            buf: super::workspace::DevBuf::new(gpu.ctx(), "l2 flush", bytes)?,
+        })
+    }
+
+    /// Bytes written by each flush.
+    pub fn bytes(&self) -> usize {
+        self.buf.bytes()
+    }
+
+    /// Enqueues the flush on `stream` (a memset of the whole buffer).
+    pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
+        self.buf.fill(0, self.buf.bytes(), stream)
+    }
+}
+
 /// Device time per call of `n` calls of `replay` enqueued back to back between one pair of CUDA
 /// events, in microseconds, after `warmup` untimed calls: a step's cost in a loop that does
 /// not wait for each step, where each launch's overhead overlaps the step before it (a
