@@ -16,11 +16,15 @@
 //! equalities dynamic (solved every step) and learned (dynamic once switched twice). Every
 //! contender steps the same sequence in the same order;
 //! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
-//! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed.
+//! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed. The
+//! full rebuilds and the quotient without reuse then replay the step again, at once and after
+//! an L2 flush ([`Again`]): what a sequence step costs beyond those is the first replay's
+//! after its upload and the host's work, not the step's data.
 
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use archipelago::gpu::graph::L2Flush;
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::classify::LEARN_AFTER;
@@ -302,6 +306,9 @@ pub(super) struct Figures {
     pub quotient: f64,
     /// The quotient without reuse (every world checked and solved): mean device µs per step.
     pub quotient_off: f64,
+    /// Per full-rebuild mode and the quotient without reuse (by name), the same steps
+    /// replayed again: [`Again`].
+    pub again: Vec<(String, Again)>,
     /// World-steps the quotient reused, replayed, masked and solved directly (timed steps).
     pub counts: [usize; 4],
     /// Of the world-steps reused, those whose row-level outputs were still in place (no copy).
@@ -334,6 +341,16 @@ pub(super) struct Figures {
     pub auto_full: Option<Mode>,
 }
 
+/// What a sequence step's first replay costs beyond the step itself: after it is downloaded,
+/// each step is replayed once more at once (its rows, tables and outputs in L2, the device
+/// just busy) and once more after an L2 flush (`gpu::graph::L2Flush`: the device busy, L2
+/// holding none of the step's data). Mean device µs per step of each.
+#[derive(Default)]
+pub(super) struct Again {
+    pub at_once: f64,
+    pub flushed: f64,
+}
+
 /// A quotient contender with reuse on and another classification policy.
 pub(super) struct PolicyFigures {
     pub label: &'static str,
@@ -362,11 +379,19 @@ impl Figures {
             "\nstep sequence: {}; mean device µs per step over the {timed} steps after the first, each stepped once in order (upload, one timed graph replay, download, compared with the CPU)\n",
             seq.label
         );
-        out.push_str("| mode | device µs/step (sequence) |\n|---|---|\n");
+        out.push_str("| mode | device µs/step (sequence) | the same step again at once | again after an L2 flush |\n|---|---|---|---|\n");
+        let again = |who: &str| {
+            self.again
+                .iter()
+                .find(|(w, _)| w == who)
+                .map_or("— | —".to_string(), |(_, a)| {
+                    format!("{:.1} | {:.1}", a.at_once, a.flushed)
+                })
+        };
         for (m, r) in &self.full {
             match r {
-                Ok(us) => writeln!(out, "| {m} | {us:.1} |"),
-                Err(e) => writeln!(out, "| {m} | {e} |"),
+                Ok(us) => writeln!(out, "| {m} | {us:.1} | {} |", again(m.name())),
+                Err(e) => writeln!(out, "| {m} | {e} | — | — |"),
             }
             .expect("writing to a String");
         }
@@ -374,21 +399,26 @@ impl Figures {
         let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
-            "| quotient (reuse off) | {:.1} |\n| quotient (reuse on) | {:.1} |",
-            self.quotient_off, self.quotient
+            "| quotient (reuse off) | {:.1} | {} |\n| quotient (reuse on) | {:.1} | — | — |",
+            self.quotient_off,
+            again("quotient (reuse off)"),
+            self.quotient
         );
         if let Some(us) = self.quotient_trees {
             let _ = writeln!(
                 out,
-                "| quotient (reuse on, tree-level maps only) | {us:.1} |"
+                "| quotient (reuse on, tree-level maps only) | {us:.1} | — | — |"
             );
         }
         for p in &self.policies {
             let _ = writeln!(
                 out,
-                "| quotient (reuse on, {}) | {:.1} |",
+                "| quotient (reuse on, {}) | {:.1} | — | — |",
                 p.label, p.device
             );
+        }
+        if !self.again.is_empty() {
+            out.push_str("\n(again: after the step's download, its batch replayed once more at once, then once more after an L2 flush, neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
         }
         let _ = writeln!(
             out,
@@ -476,21 +506,26 @@ impl Figures {
 
 /// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
 /// lockstep.
+/// A full-rebuild mode in a sequence: its solver (or why it could not be made), the device µs
+/// of each step's first replay and of its replays again ([`Again`]).
+type Contender = (Mode, Result<Solver, String>, Vec<f64>, Vec<[f64; 2]>);
+
 pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
     let model = seq.model.clone();
-    let mut full: Vec<(Mode, Result<Solver, String>, Vec<f64>)> = modes
+    let mut full: Vec<Contender> = modes
         .iter()
         .map(|&m| {
             let s = Solver::new(g, m, cap, &model).map_err(|e| e.to_string());
-            (m, s, Vec::new())
+            (m, s, Vec::new(), Vec::new())
         })
         .collect();
+    let flush = L2Flush::new(g)?;
     let mut q = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q.set_reuse(true)?;
     let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q_off.set_reuse(false)?;
-    let mut quotient_off = Vec::new();
+    let (mut quotient_off, mut quotient_off_again) = (Vec::new(), Vec::new());
     // The quotient with reuse on and the node-level maps off, where the model has them.
     let mut q_trees = if q.node_maps() {
         let mut t = QuotientSolver::new(g, cap, &model, Policy::default())?;
@@ -545,7 +580,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
         let nfull = full.len();
         for j in 0..nfull {
             let i = (j + k) % nfull;
-            let (m, solver, times) = &mut full[i];
+            let (m, solver, times, again) = &mut full[i];
             let Ok(s) = solver else { continue };
             let t = Instant::now();
             s.upload(&input)?;
@@ -556,12 +591,17 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             if k > 0 {
                 times.push(us);
                 walls[i].push(wall);
+                again.push([s.time_replays(0, 1)?[0], s.time_replays_cold(&flush, 1)?[0]]);
             }
         }
         let us = replay_once(&mut q_off, &input, &events, &mut out)?;
         check("quotient (reuse off)", &out);
         if k > 0 {
             quotient_off.push(us);
+            quotient_off_again.push([
+                q_off.time_replays(0, 1)?[0],
+                q_off.time_replays_cold(&flush, 1)?[0],
+            ]);
         }
         // The tree-level maps run before the quotient on even steps and after it on odd ones,
         // so that neither always finds the caches as the other left them.
@@ -620,11 +660,21 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let median = |v: &[f64]| super::median(v.to_vec());
+    let again_of = |v: &[[f64; 2]]| Again {
+        at_once: v.iter().map(|a| a[0]).sum::<f64>() / v.len().max(1) as f64,
+        flushed: v.iter().map(|a| a[1]).sum::<f64>() / v.len().max(1) as f64,
+    };
+    let mut again: Vec<(String, Again)> = full
+        .iter()
+        .filter(|(_, s, _, _)| s.is_ok())
+        .map(|(m, _, _, a)| (m.name().to_string(), again_of(a)))
+        .collect();
+    again.push(("quotient (reuse off)".into(), again_of(&quotient_off_again)));
     let mut wall: Vec<(String, f64)> = full
         .iter()
         .zip(&walls)
-        .filter(|((_, s, _), _)| s.is_ok())
-        .map(|((m, _, _), w)| (m.name().to_string(), median(w)))
+        .filter(|((_, s, _, _), _)| s.is_ok())
+        .map(|((m, _, _, _), w)| (m.name().to_string(), median(w)))
         .collect();
     wall.push(("quotient".into(), median(&walls[full.len()])));
     let policies: Vec<PolicyFigures> = policies
@@ -644,10 +694,11 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     Ok(Figures {
         full: full
             .into_iter()
-            .map(|(m, s, t)| (m, s.map(|_| mean(&t))))
+            .map(|(m, s, t, _)| (m, s.map(|_| mean(&t))))
             .collect(),
         quotient: mean(&quotient),
         quotient_off: mean(&quotient_off),
+        again,
         counts,
         in_place,
         rows_only,
@@ -830,6 +881,13 @@ mod tests {
             full: vec![(Mode::Labelprop, Ok(20.0)), (Mode::Tiled, Ok(25.0))],
             quotient: 30.0,
             quotient_off: 31.0,
+            again: vec![(
+                "tiled".into(),
+                Again {
+                    at_once: 21.0,
+                    flushed: 22.5,
+                },
+            )],
             counts: [0, 10, 0, 0],
             in_place: 0,
             rows_only: 0,
@@ -858,6 +916,13 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("a warp a replayed world"), "{out}");
+        // The replays again, where a contender has them.
+        assert!(out.contains("| tiled | 25.0 | 21.0 | 22.5 |"), "{out}");
+        assert!(out.contains("| labelprop | 20.0 | — | — |"), "{out}");
+        assert!(
+            out.contains("| quotient (reuse on) | 30.0 | — | — |"),
+            "{out}"
+        );
         let figures = Figures {
             warp_steps: 9,
             ..figures
