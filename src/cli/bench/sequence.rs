@@ -17,9 +17,10 @@
 //! contender steps the same sequence in the same order;
 //! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
 //! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed. The
-//! full rebuilds and the quotient without reuse then replay the step again, at once and after
-//! an L2 flush ([`Again`]): what a sequence step costs beyond those is the first replay's
-//! after its upload and the host's work, not the step's data.
+//! full rebuilds and the quotient without reuse then replay the step again, after its check
+//! (the device idle meanwhile) and after an L2 flush (the device busy until then), which
+//! splits a sequence step's cost beyond a steady step's between the L2 and the idle device
+//! ([`Again`]).
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -341,13 +342,17 @@ pub(super) struct Figures {
     pub auto_full: Option<Mode>,
 }
 
-/// What a sequence step's first replay costs beyond the step itself: after it is downloaded,
-/// each step is replayed once more at once (its rows, tables and outputs in L2, the device
-/// just busy) and once more after an L2 flush (`gpu::graph::L2Flush`: the device busy, L2
-/// holding none of the step's data). Mean device µs per step of each.
+/// A sequence step replayed again, mean device µs per step of each replay. A step's first
+/// replay follows its upload and the host's work since the last replay (the device idle
+/// meanwhile) and finds in L2 whatever the other contenders left there. Once it is downloaded
+/// and checked, the step is replayed again: after the check, with the device idle as before but
+/// the step's data in L2; then after an L2 flush (`gpu::graph::L2Flush`), with the device busy
+/// until the replay and none of the step's data in L2. Against a steady step (replays with
+/// little idle time between them, the data in L2), the first tells what the idle device costs
+/// and the second what the L2 does.
 #[derive(Default)]
 pub(super) struct Again {
-    pub at_once: f64,
+    pub after_check: f64,
     pub flushed: f64,
 }
 
@@ -379,13 +384,13 @@ impl Figures {
             "\nstep sequence: {}; mean device µs per step over the {timed} steps after the first, each stepped once in order (upload, one timed graph replay, download, compared with the CPU)\n",
             seq.label
         );
-        out.push_str("| mode | device µs/step (sequence) | the same step again at once | again after an L2 flush |\n|---|---|---|---|\n");
+        out.push_str("| mode | device µs/step (sequence) | again after its check (device idle) | again after an L2 flush (device busy) |\n|---|---|---|---|\n");
         let again = |who: &str| {
             self.again
                 .iter()
                 .find(|(w, _)| w == who)
                 .map_or("— | —".to_string(), |(_, a)| {
-                    format!("{:.1} | {:.1}", a.at_once, a.flushed)
+                    format!("{:.1} | {:.1}", a.after_check, a.flushed)
                 })
         };
         for (m, r) in &self.full {
@@ -418,7 +423,7 @@ impl Figures {
             );
         }
         if !self.again.is_empty() {
-            out.push_str("\n(again: after the step's download, its batch replayed once more at once, then once more after an L2 flush, neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
+            out.push_str("\n(again: once the step is downloaded and checked, its batch replayed once more, then once more after an L2 flush; neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
         }
         let _ = writeln!(
             out,
@@ -661,7 +666,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let median = |v: &[f64]| super::median(v.to_vec());
     let again_of = |v: &[[f64; 2]]| Again {
-        at_once: v.iter().map(|a| a[0]).sum::<f64>() / v.len().max(1) as f64,
+        after_check: v.iter().map(|a| a[0]).sum::<f64>() / v.len().max(1) as f64,
         flushed: v.iter().map(|a| a[1]).sum::<f64>() / v.len().max(1) as f64,
     };
     let mut again: Vec<(String, Again)> = full
@@ -884,7 +889,7 @@ mod tests {
             again: vec![(
                 "tiled".into(),
                 Again {
-                    at_once: 21.0,
+                    after_check: 21.0,
                     flushed: 22.5,
                 },
             )],
