@@ -125,31 +125,14 @@ pub fn time_replays_us(
         .collect()
 }
 
-/// Device time of `n` calls of `replay` on `stream`, each between two CUDA events and each
-/// after an L2 flush (enqueued before the first event, so not timed), in microseconds: a step
-/// whose inputs, tables and outputs are not in L2, as after the rest of a simulation's step.
-pub fn time_replays_cold_us(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    flush: &L2Flush,
-    n: usize,
-    mut replay: impl FnMut() -> Result<()>,
-) -> Result<Vec<f64>> {
-    let events = EventPair::new(ctx)?;
-    (0..n)
-        .map(|_| {
-            flush.enqueue(stream)?;
-            events.time_us(stream, &mut replay)
-        })
-        .collect()
-}
-
 /// A device buffer twice the size of the L2 cache, written over to evict whatever a step left
 /// in L2 (its rows, its tables, its outputs) before a cold step is timed
-/// ([`time_replays_cold_us`]). The writes keep the device busy until the step starts, so a
-/// cold step's time is its data's, not the clocks' after an idle gap.
+/// ([`time_replays`](Self::time_replays)). The writes keep the device busy until the step
+/// starts, so a cold step's time is its data's, not that of a device woken from idle.
 pub struct L2Flush {
     buf: super::workspace::DevBuf,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
 }
 
 impl L2Flush {
@@ -162,6 +145,8 @@ impl L2Flush {
         let bytes = (2 * l2.max(0) as usize).max(8 << 20);
         Ok(L2Flush {
             buf: super::workspace::DevBuf::new(gpu.ctx(), "l2 flush", bytes)?,
+            ctx: gpu.ctx().clone(),
+            stream: gpu.stream().clone(),
         })
     }
 
@@ -170,9 +155,21 @@ impl L2Flush {
         self.buf.bytes()
     }
 
-    /// Enqueues the flush on `stream` (a memset of the whole buffer).
-    pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
-        self.buf.fill(0, self.buf.bytes(), stream)
+    /// Device time of `n` calls of `replay`, each between two CUDA events after a flush
+    /// (enqueued before the first event, so not timed), in microseconds: a step with none of its
+    /// data in L2. `replay` enqueues on the device's one stream, as every solver's `replay` does.
+    pub fn time_replays(
+        &self,
+        n: usize,
+        mut replay: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        let events = EventPair::new(&self.ctx)?;
+        (0..n)
+            .map(|_| {
+                self.buf.fill(0, self.buf.bytes(), &self.stream)?;
+                events.time_us(&self.stream, &mut replay)
+            })
+            .collect()
     }
 }
 

@@ -451,17 +451,6 @@ impl Solver {
         super::graph::time_replays_us(&ctx, &stream, warmup, n, || self.replay())
     }
 
-    /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events
-    /// after an L2 flush, in microseconds: the step with nothing of its own in L2.
-    pub fn time_replays_cold(
-        &mut self,
-        flush: &super::graph::L2Flush,
-        n: usize,
-    ) -> Result<Vec<f64>> {
-        let (ctx, stream) = (self.ws.ctx().clone(), self.stream.clone());
-        super::graph::time_replays_cold_us(&ctx, &stream, flush, n, || self.replay())
-    }
-
     /// Device time per replay of `n` graph replays of the uploaded batch enqueued back to back
     /// between one pair of CUDA events, in microseconds (after `warmup` untimed replays).
     pub fn time_back_to_back(&mut self, warmup: usize, n: usize) -> Result<f64> {

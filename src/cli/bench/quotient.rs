@@ -312,7 +312,7 @@ fn full_mode(
     solver.upload(input)?;
     let device = solver.time_replays(2, args.reps.max(1))?;
     let back_us = solver.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median(solver.time_replays_cold(flush, args.reps.max(1))?);
+    let cold_us = median(flush.time_replays(args.reps.max(1), || solver.replay())?);
     let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
     Ok(Timed {
         name: mode.to_string(),
@@ -413,7 +413,7 @@ fn quotient(
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
     let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median(q.time_replays_cold(flush, args.reps.max(1))?);
+    let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
     // The same step with the tree-level maps only, where node-level maps apply.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {

@@ -596,7 +596,10 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             if k > 0 {
                 times.push(us);
                 walls[i].push(wall);
-                again.push([s.time_replays(0, 1)?[0], s.time_replays_cold(&flush, 1)?[0]]);
+                again.push([
+                    s.time_replays(0, 1)?[0],
+                    flush.time_replays(1, || s.replay())?[0],
+                ]);
             }
         }
         let us = replay_once(&mut q_off, &input, &events, &mut out)?;
@@ -605,7 +608,7 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             quotient_off.push(us);
             quotient_off_again.push([
                 q_off.time_replays(0, 1)?[0],
-                q_off.time_replays_cold(&flush, 1)?[0],
+                flush.time_replays(1, || q_off.replay())?[0],
             ]);
         }
         // The tree-level maps run before the quotient on even steps and after it on odd ones,
