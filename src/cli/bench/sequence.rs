@@ -350,7 +350,6 @@ pub(super) struct Figures {
 /// until the replay and none of the step's data in L2. Against a steady step (replays with
 /// little idle time between them, the data in L2), the first tells what the idle device costs
 /// and the second what the L2 does.
-#[derive(Default)]
 pub(super) struct Again {
     pub after_check: f64,
     pub flushed: f64,
@@ -509,12 +508,12 @@ impl Figures {
     }
 }
 
-/// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
-/// lockstep.
 /// A full-rebuild mode in a sequence: its solver (or why it could not be made), the device µs
 /// of each step's first replay and of its replays again ([`Again`]).
 type Contender = (Mode, Result<Solver, String>, Vec<f64>, Vec<[f64; 2]>);
 
+/// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
+/// lockstep.
 pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
     let model = seq.model.clone();
