@@ -478,6 +478,9 @@ pub(super) struct Summary {
     /// The least device µs any step can take on the shape: the empty replay plus the floor
     /// bytes at the measured copy bandwidth.
     bound: Option<f64>,
+    /// With an L2 flush before each step: the best full rebuild (mode, device µs) and the
+    /// quotient's device µs.
+    cold: Option<(String, f64, f64)>,
     sequences: Vec<SequenceLine>,
 }
 
@@ -606,6 +609,7 @@ pub(super) fn table(
         quotient: None,
         unchanged: None,
         bound: None,
+        cold: None,
         sequences: Vec::new(),
     };
     match quotient(g, input, reference, args, &flush) {
@@ -698,6 +702,7 @@ pub(super) fn table(
                 );
             }
             if let Some((mode, d)) = &best_cold {
+                summary.cold = Some((mode.clone(), *d, f.timed.cold_us));
                 let _ = writeln!(
                     out,
                     "\nwith L2 flushed before each step ({:.0} MB written over, not timed; every mode's rows, tables and outputs then come from device memory, as after the rest of a simulation's step): vs best full rebuild ({mode}) device {:.2}x",
@@ -759,7 +764,7 @@ pub(super) fn table(
 /// The summary table over every shape.
 pub(super) fn summary(rows: &[Summary]) -> String {
     let mut out = String::from(
-        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that | bound of any step (device µs) | best full ÷ bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that | bound of any step (device µs) | best full ÷ bound | L2 flushed before each step: best full, quotient (device µs) | speedup there |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         let best = s
@@ -806,9 +811,15 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         // changed costs more), and the bound of any step (launch and bytes at full bandwidth):
         // over the latter, the most any mode could gain.
         let ((floor, ceiling), (bound, most)) = (over(s.unchanged), over(s.bound));
+        let (cold, cold_speed) = s
+            .cold
+            .as_ref()
+            .map_or(("—".into(), "—".into()), |(m, d, q)| {
+                (format!("{m} {d:.1}, {q:.1}"), format!("{:.2}x", d / q))
+            });
         let _ = writeln!(
             out,
-            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} |",
+            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} | {cold} | {cold_speed} |",
             s.shape,
             100.0 * s.static_rows,
             100.0 * s.static_entries
@@ -941,6 +952,7 @@ mod tests {
             quotient: Some((16.0, 1800.0)),
             unchanged: Some(8.0),
             bound: Some(5.0),
+            cold: Some(("warp".into(), 20.0, 12.5)),
             sequences: Vec::new(),
         };
         let text = summary(&[row]);
@@ -949,7 +961,7 @@ mod tests {
             .find(|l| l.starts_with("| q:mechanism-90%"))
             .expect("a row for the shape");
         assert!(
-            line.ends_with("| block | 8.0 | 2.00x | 5.0 | 3.20x |"),
+            line.ends_with("| block | 8.0 | 2.00x | 5.0 | 3.20x | warp 20.0, 12.5 | 1.60x |"),
             "{line}"
         );
         let header = text.lines().nth(2).expect("a header");
@@ -1000,6 +1012,7 @@ mod tests {
             quotient: None,
             unchanged: None,
             bound: None,
+            cold: None,
             sequences: vec![
                 line("ten", [900.0, 500.0, 400.0], 450.0),
                 line("all", [9000.0, 500.0, 600.0], 450.0),
