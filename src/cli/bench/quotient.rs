@@ -721,7 +721,7 @@ pub(super) fn table(
         false => sequences(name, args.worlds())?,
     };
     for mut seq in sequences {
-        let f = sequence::run(g, &mut seq, &modes)?;
+        let f = sequence::run(g, &mut seq, &modes, &flush)?;
         all_ok &= f.ok;
         f.report(&seq, out);
         let [reused, ..] = f.counts;

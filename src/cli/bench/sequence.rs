@@ -513,8 +513,13 @@ impl Figures {
 type Contender = (Mode, Result<Solver, String>, Vec<f64>, Vec<[f64; 2]>);
 
 /// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
-/// lockstep.
-pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::Result<Figures> {
+/// lockstep; `flush` evicts L2 before the replays again ([`Again`]).
+pub(super) fn run(
+    g: &Gpu,
+    seq: &mut Sequence,
+    modes: &[Mode],
+    flush: &L2Flush,
+) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
     let model = seq.model.clone();
     let mut full: Vec<Contender> = modes
@@ -524,7 +529,6 @@ pub(super) fn run(g: &Gpu, seq: &mut Sequence, modes: &[Mode]) -> archipelago::R
             (m, s, Vec::new(), Vec::new())
         })
         .collect();
-    let flush = L2Flush::new(g)?;
     let mut q = QuotientSolver::new(g, cap, &model, Policy::default())?;
     q.set_reuse(true)?;
     let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
