@@ -114,6 +114,12 @@ struct QArgs {
     int node_maps;                     // 1: trees own consecutive dof blocks in tree order,
                                        // so worlds of few nodes take q_node_maps
     int run_bytes;                     // per slot in runs
+    // When every world of the launch has the same slot: that slot, its nodes, static rows and
+    // static hyperedges (the warp kernel then waits on none of them); else one_slot = -1.
+    int one_slot;
+    int one_nnode;
+    int one_k;
+    int one_nstatic;
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/

@@ -100,16 +100,21 @@ __device__ __forceinline__ int2 qw_group_below(unsigned peers, const int2* w) {
 
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written). `order`, `first` and `tisl` are the warp's 3 * ntree ints.
-template <bool REUSE>
+template <bool REUSE, bool ONE>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
                          int* tisl) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
-    const unsigned slot = LDG(q.world_slot + w);
+    // A batch of one slot (the usual case: every world of one model) takes it and its counts
+    // from the arguments: no wait on the world's slot, then on the slot's counts, before the
+    // world's own loads.
+    const bool one = ONE;
+    const unsigned slot = one ? (unsigned)q.one_slot : LDG(q.world_slot + w);
     if (slot == 0xffffffffu) return false;
-    const int nnode = (int)LDG(q.nnode + slot);
+    const int nnode = one ? q.one_nnode : (int)LDG(q.nnode + slot);
     if (nnode > Q_NODE_MAX) return false;
-    const int k = (int)LDG(q.nstatic_rows + slot), nstatic = (int)LDG(q.nstatic + slot);
+    const int k = one ? q.one_k : (int)LDG(q.nstatic_rows + slot);
+    const int nstatic = one ? q.one_nstatic : (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     // The world's rows from its first (signed indices: loads in a loop then take constant
@@ -455,7 +460,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
 // at 64, 58.6 at 40, 70.2 at 32; session 27).
-template <bool REUSE>
+template <bool REUSE, bool ONE>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
@@ -463,7 +468,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     const int wid = threadIdx.x >> 5, ntree = a.ntree;
     const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid;
     int* mine = smem + wid * 3 * ntree;
-    const bool pending = w < a.nworld && !qw_world<REUSE>(a, q, w, s_warp[wid], mine,
+    const bool pending = w < a.nworld && !qw_world<REUSE, ONE>(a, q, w, s_warp[wid], mine,
                                                             mine + ntree, mine + 2 * ntree);
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
@@ -476,10 +481,22 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false>(a, q);
+    qw_block<false, false>(a, q);
+}
+
+// The same for a launch whose worlds all have one slot (q.one_slot).
+extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
+    quotient_warp_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<false, true>(a, q);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<true>(a, q);
+    qw_block<true, false>(a, q);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
+    quotient_warp_reuse_one_kernel(const __grid_constant__ Args a,
+                                   const __grid_constant__ QArgs q) {
+    qw_block<true, true>(a, q);
 }

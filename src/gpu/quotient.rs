@@ -116,6 +116,10 @@ struct QArgs {
     cap_entries: i32,
     node_maps: i32,
     run_bytes: i32,
+    one_slot: i32,
+    one_nnode: i32,
+    one_k: i32,
+    one_nstatic: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -441,6 +445,9 @@ pub struct QuotientSolver {
     warp_kernel: CudaFunction,
     /// The same with the node-level partition check, launched while reuse is on.
     warp_reuse_kernel: CudaFunction,
+    /// The two for a batch of one slot (see `one_slot`).
+    warp_one_kernel: CudaFunction,
+    warp_reuse_one_kernel: CudaFunction,
     /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
     warp_smem: u32,
     /// Whether the model and the device allow the warp kernel at all (see `kernel_choice`).
@@ -468,7 +475,11 @@ pub struct QuotientSolver {
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
     /// nodes take the node-level maps, the threads per block and which kernel.
-    graph_key: Option<[i32; 9]>,
+    graph_key: Option<[i32; 13]>,
+    /// For the first `.0` worlds, when every one has the same slot: that slot, its nodes, its
+    /// static rows and its static hyperedges (the warp kernel then loads none of them); else
+    /// -1 and zeros. None: the slots changed since.
+    one_slot: Option<(usize, [i32; 4])>,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -538,6 +549,8 @@ impl QuotientSolver {
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
         let warp_kernel = function(&module, "quotient_warp_kernel")?;
         let warp_reuse_kernel = function(&module, "quotient_warp_reuse_kernel")?;
+        let warp_one_kernel = function(&module, "quotient_warp_one_kernel")?;
+        let warp_reuse_one_kernel = function(&module, "quotient_warp_reuse_one_kernel")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -563,6 +576,8 @@ impl QuotientSolver {
             };
             warp_shape.prepare(&warp_kernel)?;
             warp_shape.prepare(&warp_reuse_kernel)?;
+            warp_shape.prepare(&warp_one_kernel)?;
+            warp_shape.prepare(&warp_reuse_one_kernel)?;
         }
         let needs = Needs {
             fallback: shape.smem == 0,
@@ -627,6 +642,8 @@ impl QuotientSolver {
             aside_kernel,
             warp_kernel,
             warp_reuse_kernel,
+            warp_one_kernel,
+            warp_reuse_one_kernel,
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
@@ -641,6 +658,7 @@ impl QuotientSolver {
             slots_on_device: Vec::with_capacity(w),
             graph: StepGraph::default(),
             graph_key: None,
+            one_slot: None,
             placed_nworld: None,
             cache_valid: true,
             reuse: true,
@@ -828,6 +846,23 @@ impl QuotientSolver {
                 .all(|&s| t.nnode.get(s as usize).is_some_and(|&n| n <= NODE_MAPS_MAX));
             self.few_nodes = Some((nworld, few));
         }
+        if self.one_slot.is_none_or(|(n, _)| n != nworld) {
+            let t = self.quotient.cache().tables();
+            let first = t.world_slot.first().copied().unwrap_or(u32::MAX);
+            let one = first != u32::MAX && t.world_slot[..nworld].iter().all(|&s| s == first);
+            let v = if one {
+                let s = first as usize;
+                [
+                    first as i32,
+                    t.nnode[s] as i32,
+                    t.nstatic_rows[s] as i32,
+                    t.nstatic[s] as i32,
+                ]
+            } else {
+                [-1, 0, 0, 0]
+            };
+            self.one_slot = Some((nworld, v));
+        }
         Ok(())
     }
 
@@ -845,6 +880,10 @@ impl QuotientSolver {
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
+            self.one().0,
+            self.one().1,
+            self.one().2,
+            self.one().3,
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -1044,6 +1083,7 @@ impl QuotientSolver {
         }
         if slots_changed || !contracted.is_empty() {
             self.few_nodes = None;
+            self.one_slot = None;
         }
         self.contracted = contracted;
         let c = self.quotient.classifier();
@@ -1117,6 +1157,12 @@ impl QuotientSolver {
         }
     }
 
+    /// The batch's one slot and its counts (see `one_slot`), as the kernel takes them.
+    fn one(&self) -> (i32, i32, i32, i32) {
+        let [s, n, k, h] = self.one_slot.map_or([-1, 0, 0, 0], |(_, v)| v);
+        (s, n, k, h)
+    }
+
     /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
     /// buffer of this solver or a scalar of the classifier, fixed until the graph is recaptured.
     fn launch(&self, stream: &CudaStream) -> Result<()> {
@@ -1177,6 +1223,10 @@ impl QuotientSolver {
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
             run_bytes: run_bytes(t.ntree, t.max_static) as i32,
+            one_slot: self.one().0,
+            one_nnode: self.one().1,
+            one_k: self.one().2,
+            one_nstatic: self.one().3,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
@@ -1187,11 +1237,15 @@ impl QuotientSolver {
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
         let (kernel, grid) = match self.kernel_choice() {
-            Kernel::Warp if self.reuse => (
-                &self.warp_reuse_kernel,
-                nworld.div_ceil(WARP_PER_BLOCK as u32),
-            ),
-            Kernel::Warp => (&self.warp_kernel, nworld.div_ceil(WARP_PER_BLOCK as u32)),
+            Kernel::Warp => {
+                let k = match (self.reuse, self.one().0 >= 0) {
+                    (true, true) => &self.warp_reuse_one_kernel,
+                    (true, false) => &self.warp_reuse_kernel,
+                    (false, true) => &self.warp_one_kernel,
+                    (false, false) => &self.warp_kernel,
+                };
+                (k, nworld.div_ceil(WARP_PER_BLOCK as u32))
+            }
             Kernel::Aside => (&self.aside_kernel, nworld),
             Kernel::Few => (&self.few_kernel, nworld),
             Kernel::General => (&self.kernel, nworld),
