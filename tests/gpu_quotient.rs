@@ -6,7 +6,7 @@
 //! trees, the partition check over nodes, worlds without rows, the scratch in global memory,
 //! the rows by an idle warp at their edges, on batches of either kernel; the warp kernel's
 //! places by runs of one node, and past the most runs; its guard at every place of its
-//! comparison),
+//! comparison; a batch of one slot and of two),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps (and on the warp kernel at every step; a longer device soak, opt-in), the generated
 //! corpus in and out of order, every committed trace with its events, and the GPU engine in
@@ -888,6 +888,59 @@ fn the_warp_kernel_guard_finds_a_change_at_every_place() {
         step(&mut s, &model, &batch(true, shift), &events);
         assert_eq!(s.last_counts().direct, nworld, "{:?}", s.last_counts());
     }
+}
+
+#[test]
+fn the_warp_kernel_takes_a_batch_s_one_slot_from_its_arguments() {
+    let Some(gpu) = open() else { return };
+    // 64 worlds of two loops of four trees (two nodes) and a contact each. While every world
+    // shares one slot the warp kernel takes it and its counts from its arguments; once world
+    // 37 couples the loops (unreported: its guard sends it to the block, which rebuilds it)
+    // the batch has two slots and the warp kernel loads each world's.
+    let model = eight();
+    let nworld = 64;
+    let batch = |odd: bool, shift: i32| {
+        let mut b = Batch::builder();
+        for w in 0..nworld as i32 {
+            for t in 0..8 {
+                b.row(RowType::Equality, t, &[t, 4 * (t / 4) + (t + 1) % 4]);
+            }
+            if odd && w == 37 {
+                b.row(RowType::Equality, 8, &[3, 4]);
+            }
+            b.row(
+                RowType::ContactPyramidal,
+                0,
+                &[(w + shift) % 8, (w + 3) % 8],
+            );
+            b.end_world();
+        }
+        b.finish()
+    };
+    let cap = Capacity {
+        nworld,
+        ntree: 8,
+        nv: 8,
+        njmax: 12,
+        nsupport: 24,
+        nedge: 0,
+    };
+    let mut s = warp_solver(&gpu, cap, &model);
+    let events = Events::new();
+    step(&mut s, &model, &batch(false, 0), &events);
+    for shift in 1..3 {
+        step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
+        assert!(s.batch_slot().is_some());
+    }
+    step(&mut s, &model, &batch(true, 3), &events);
+    assert_eq!(s.last_counts().direct, 1, "{:?}", s.last_counts());
+    for shift in 4..6 {
+        step_by_nodes(&mut s, &model, &batch(true, shift), &events, nworld);
+        assert_eq!(s.batch_slot(), None);
+    }
+    // World 37 back as the others: found by its guard again, then one slot or two, exactly.
+    step(&mut s, &model, &batch(false, 6), &events);
+    step_by_nodes(&mut s, &model, &batch(false, 7), &events, nworld);
 }
 
 #[test]
