@@ -1144,8 +1144,9 @@ impl QuotientSolver {
         self.node_maps() && self.slots.is_some_and(|b| b.few_nodes)
     }
 
-    /// The kernel for the uploaded batch: the warp kernel where [`set_warp_worlds`](Self::set_warp_worlds)
-    /// (Self::set_warp_worlds) allows it, else for a [`few_launch`](Self::few_launch) the
+    /// The kernel for the uploaded batch: the warp kernel where
+    /// [`set_warp_worlds`](Self::set_warp_worlds) allows it, else for a
+    /// [`few_launch`](Self::few_launch) the
     /// aside kernel where each world has a multiprocessor to itself and the few kernel
     /// elsewhere; else the general one.
     fn kernel_choice(&self) -> Kernel {
