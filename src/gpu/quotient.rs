@@ -1146,9 +1146,8 @@ impl QuotientSolver {
 
     /// The kernel for the uploaded batch: the warp kernel where
     /// [`set_warp_worlds`](Self::set_warp_worlds) allows it, else for a
-    /// [`few_launch`](Self::few_launch) the
-    /// aside kernel where each world has a multiprocessor to itself and the few kernel
-    /// elsewhere; else the general one.
+    /// [`few_launch`](Self::few_launch) the aside kernel where each world has a multiprocessor
+    /// to itself and the few kernel elsewhere; else the general one.
     fn kernel_choice(&self) -> Kernel {
         let nworld = self.ws.nworld();
         if !self.few_launch() {
