@@ -51,7 +51,9 @@
 // 0.5, step 4's per-element tree and dof loops about 1.0, step 5's static rows about 2.0 (9.4 MB
 // of stores); of hammock's 23.3, the guard 3.9-4.5. The guard placed last, after the stores,
 // was slower (its loads then wait behind them), and so was asking L1 for the rows ahead
-// (logs/h200-2026-12-01-session35-calls.md).
+// (logs/h200-2026-12-01-session35-calls.md). Session 37: a batch of one slot (ONE) takes it
+// and its counts from the arguments, 0.2-0.9 µs a step less on each shape at 4,096 worlds
+// (logs/h200-2026-12-02-session37-calls.md).
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
