@@ -110,13 +110,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
     // from the arguments: no wait on the world's slot, then on the slot's counts, before the
     // world's own loads.
-    const bool one = ONE;
-    const unsigned slot = one ? (unsigned)q.one_slot : LDG(q.world_slot + w);
+    const unsigned slot = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
     if (slot == 0xffffffffu) return false;
-    const int nnode = one ? q.one_nnode : (int)LDG(q.nnode + slot);
+    const int nnode = ONE ? q.one_nnode : (int)LDG(q.nnode + slot);
     if (nnode > Q_NODE_MAX) return false;
-    const int k = one ? q.one_k : (int)LDG(q.nstatic_rows + slot);
-    const int nstatic = one ? q.one_nstatic : (int)LDG(q.nstatic + slot);
+    const int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
+    const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     // The world's rows from its first (signed indices: loads in a loop then take constant
@@ -471,7 +470,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid;
     int* mine = smem + wid * 3 * ntree;
     const bool pending = w < a.nworld && !qw_world<REUSE, ONE>(a, q, w, s_warp[wid], mine,
-                                                            mine + ntree, mine + 2 * ntree);
+                                                                 mine + ntree, mine + 2 * ntree);
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
     for (int i = 0; i < QW_WARPS; ++i) {
@@ -486,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     qw_block<false, false>(a, q);
 }
 
-// The same for a launch whose worlds all have one slot (q.one_slot).
+// The same for a launch whose worlds all have one slot (q.one_slot; the host checks it).
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     qw_block<false, true>(a, q);
