@@ -131,7 +131,7 @@ pub fn time_replays_us(
 /// starts, so a cold step's time is its data's, not that of a device woken from idle.
 pub struct L2Flush {
     buf: super::workspace::DevBuf,
-    ctx: Arc<CudaContext>,
+    events: EventPair,
     stream: Arc<CudaStream>,
 }
 
@@ -145,7 +145,7 @@ impl L2Flush {
         let bytes = (2 * l2.max(0) as usize).max(8 << 20);
         Ok(L2Flush {
             buf: super::workspace::DevBuf::new(gpu.ctx(), "l2 flush", bytes)?,
-            ctx: gpu.ctx().clone(),
+            events: EventPair::new(gpu.ctx())?,
             stream: gpu.stream().clone(),
         })
     }
@@ -163,11 +163,10 @@ impl L2Flush {
         n: usize,
         mut replay: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
-        let events = EventPair::new(&self.ctx)?;
         (0..n)
             .map(|_| {
                 self.buf.fill(0, self.buf.bytes(), &self.stream)?;
-                events.time_us(&self.stream, &mut replay)
+                self.events.time_us(&self.stream, &mut replay)
             })
             .collect()
     }

@@ -892,6 +892,7 @@ impl QuotientSolver {
     /// again when the world count or the classification changes).
     pub fn replay(&mut self) -> Result<()> {
         let c = self.quotient.classifier();
+        let one = self.one();
         let key = [
             self.eqs_on_device.len() as i32,
             c.eq_static() as i32,
@@ -902,10 +903,10 @@ impl QuotientSolver {
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
-            self.one()[0],
-            self.one()[1],
-            self.one()[2],
-            self.one()[3],
+            one[0],
+            one[1],
+            one[2],
+            one[3],
         ];
         if self.graph_key != Some(key) {
             self.graph = StepGraph::default();
@@ -1209,6 +1210,7 @@ impl QuotientSolver {
         }
         let c = self.quotient.classifier();
         let t = self.quotient.cache().tables();
+        let one = self.one();
         let q = QArgs {
             row_id: b.row_id.ptr(),
             world_slot: b.world_slot.ptr(),
@@ -1252,10 +1254,10 @@ impl QuotientSolver {
             cap_entries: self.cap.nsupport as i32,
             node_maps: self.node_maps() as i32,
             run_bytes: run_bytes(t.ntree, t.max_static) as i32,
-            one_slot: self.one()[0],
-            one_nnode: self.one()[1],
-            one_k: self.one()[2],
-            one_nstatic: self.one()[3],
+            one_slot: one[0],
+            one_nnode: one[1],
+            one_k: one[2],
+            one_nstatic: one[3],
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
