@@ -53,7 +53,10 @@
 // was slower (its loads then wait behind them), and so was asking L1 for the rows ahead
 // (logs/h200-2026-12-01-session35-calls.md). Session 37: a batch of one slot (ONE) takes it
 // and its counts from the arguments, 0.2-0.9 µs a step less on each shape at 4,096 worlds
-// (logs/h200-2026-12-02-session37-calls.md).
+// (logs/h200-2026-12-02-session37-calls.md). Session 38: a world's rows staged in shared
+// memory by bulk copies (cp.async.bulk from one lane; all three arrays, or the entries alone
+// landing while the guard's rows run) were 1.6-4.4 µs slower on mechanism-90% and hammock, and
+// blocks of eight or sixteen warps no faster (logs/h200-2026-12-02-session38-calls.md).
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
