@@ -20,7 +20,12 @@ export ARCHIPELAGO_ROOT=$PWD
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 log=$out/log.txt
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >> "$log" 2>&1
-[ -f .dev/COMMIT ] && echo "main $(cat .dev/COMMIT)" >> "$log"
+# Each build's commit where its folder records one (tools/ab_pack.sh; tools/h200_run.sh --pack
+# leaves .dev/COMMIT only where the caller wrote it, as tools/h200_verify.sh says).
+for run in "$@"; do
+    name=${run%%=*} dir=$(dirname "${run#*=}")
+    [ -f "$dir/COMMIT" ] && echo "$name: $(cat "$dir/COMMIT") ($dir)"
+done | sort -u >> "$log"
 runs=()
 declare -A tested
 for run in "$@"; do

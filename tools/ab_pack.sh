@@ -30,6 +30,8 @@ for l in sys.stdin:
     cp "$CARGO_TARGET_DIR/release/archipelago" ".dev/$name/"
     cp "$exe" ".dev/$name/gpu_quotient-test"
     strip ".dev/$name"/*
+    # Which commit this build is, for the call's log (tools/ab_call.sh).
+    git rev-parse --short "$rev" > ".dev/$name/COMMIT"
     git worktree remove --force "$tree"
     echo "$name ($rev, $(git rev-parse --short "$rev")): $(du -sh ".dev/$name" | cut -f1)"
 done
