@@ -493,7 +493,8 @@ pub struct QuotientSolver {
     warp_kernel: CudaFunction,
     /// The same with the node-level partition check, launched while reuse is on.
     warp_reuse_kernel: CudaFunction,
-    /// The two for a batch of one slot (see `one_slot`).
+    /// The two for a batch whose worlds all have one slot (see [`OneSlot`] and
+    /// [`batch_slot`](Self::batch_slot)).
     warp_one_kernel: CudaFunction,
     warp_reuse_one_kernel: CudaFunction,
     /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
