@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call of a kernel A/B, after tools/ab_pack.sh built .dev/NAME/ for each experiment
 # (and tools/h200_run.sh --pack put main's build in .dev/): each experiment's quotient test
-# first (a build that fails it is left out of the A/B), then tools/ab_bench.sh over the bench
-# arguments, then its tables by tools/ab_table.py. The device tool brings back at most 8 files,
+# first, all side by side (a build that fails it is left out of the A/B), then
+# tools/ab_bench.sh over the bench arguments, then its tables by tools/ab_table.py. The device tool brings back at most 8 files,
 # so the call leaves three in $OUT: log.txt (the tests' verdicts and the tables: read it first),
 # ab.md (every run's bench output) and logs.tgz (the tests' logs).
 #   bash tools/ab_call.sh "BENCH ARGS" main=.dev/archipelago NAME=.dev/NAME/archipelago ...
@@ -26,18 +26,25 @@ for run in "$@"; do
     name=${run%%=*} dir=$(dirname "${run#*=}")
     [ -f "$dir/COMMIT" ] && echo "$name: $(cat "$dir/COMMIT") ($dir)"
 done | sort -u >> "$log"
-runs=()
-declare -A tested
+# The builds' tests run side by side (each is mostly host work: the oracle and NVRTC).
+declare -A tested pids
+t0=$SECONDS
 for run in "$@"; do
     name=${run%%=*} bin=${run#*=}
     test=$(dirname "$bin")/gpu_quotient-test
-    if [ -z "${AB_NO_TESTS:-}" ] && [ -z "${tested[$name]:-}" ] && [ -x "$test" ]; then
-        t0=$SECONDS
-        timeout 200 "$test" > "$out/logs/test-$name.log" 2>&1
-        rc=$?
-        tested[$name]=$rc
-        echo "== test $name rc=$rc in $((SECONDS - t0)) s: $(grep -E '^test result' "$out/logs/test-$name.log" | tail -1)" >> "$log"
+    if [ -z "${AB_NO_TESTS:-}" ] && [ -z "${pids[$name]:-}" ] && [ -x "$test" ]; then
+        timeout 300 "$test" > "$out/logs/test-$name.log" 2>&1 &
+        pids[$name]=$!
     fi
+done
+for name in "${!pids[@]}"; do
+    wait "${pids[$name]}"
+    tested[$name]=$?
+    echo "== test $name rc=${tested[$name]} by $((SECONDS - t0)) s: $(grep -E '^test result' "$out/logs/test-$name.log" | tail -1)" >> "$log"
+done
+runs=()
+for run in "$@"; do
+    name=${run%%=*}
     if [ "${tested[$name]:-0}" != 0 ]; then
         echo "== $name left out: its quotient test failed" >> "$log"
         continue
