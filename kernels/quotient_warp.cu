@@ -57,6 +57,10 @@
 // memory by bulk copies (cp.async.bulk from one lane; all three arrays, or the entries alone
 // landing while the guard's rows run) were 1.6-4.4 µs slower on mechanism-90% and hammock, and
 // blocks of eight or sixteen warps no faster (logs/h200-2026-12-02-session38-calls.md).
+// Session 39: runs found by ballots over their first elements instead of the run table were
+// even; group sums by bit planes, the static block compared at row 0 before its start is looked
+// for, and the node head copied in by cp.async were slower
+// (logs/h200-2026-12-02-session39-calls.md).
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
