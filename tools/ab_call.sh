@@ -55,10 +55,10 @@ t0=$SECONDS
 [ ${#runs[@]} -gt 0 ] && bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}"
 echo "== ab in $((SECONDS - t0)) s" >> "$log"
 if [ -f "$out/ab.md" ]; then
-    python3 tools/ab_table.py --steady "$out/ab.md" >> "$log" 2>&1
+    python3 tools/ab_table.py --steady --means "$out/ab.md" >> "$log" 2>&1
     if grep -q 'L2 flushed before each |$' "$out/ab.md"; then
         echo "L2 flushed before each step:" >> "$log"
-        python3 tools/ab_table.py --cold "$out/ab.md" >> "$log" 2>&1
+        python3 tools/ab_table.py --cold --means "$out/ab.md" >> "$log" 2>&1
     fi
     if grep -q '^### Summary: step sequences' "$out/ab.md"; then
         python3 tools/ab_table.py --sequences "$out/ab.md" >> "$log" 2>&1

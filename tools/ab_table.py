@@ -16,6 +16,8 @@
                                                 # run's device µs per step after an L2 flush
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
+With --means besides one of the last five, then per shape and mode each binary's mean over its
+runs and its difference from the first binary's (the A/B's verdict, computed, not typed).
 """
 import collections
 import re
@@ -27,6 +29,7 @@ floor = "--floor" in sys.argv[1:]
 back = "--back" in sys.argv[1:]
 cold = "--cold" in sys.argv[1:]
 wall = "--wall" in sys.argv[1:]
+means = "--means" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
 runs = collections.defaultdict(list)
@@ -95,6 +98,25 @@ if sequences or steady or floor or back or cold or wall:
         by_run = {(n, k): us for n, k, us in cells}
         row = " | ".join(by_run.get(r, "-") for r in order)
         print(f"| {shape} | {what} | {row} |")
+    if means and not sequences:
+        names = list(dict.fromkeys(n for n, _ in order))
+        print(f"\n| shape | {second} | " + " | ".join(f"{n}: mean (vs {names[0]})" for n in names) + " |")
+        print("|---|---|" + "---|" * len(names))
+        for (shape, what), cells in runs.items():
+            mean = {}
+            for n in names:
+                v = [float(us) for m, _, us in cells if m == n]
+                mean[n] = sum(v) / len(v) if v else None
+            base = mean[names[0]]
+            row = []
+            for n in names:
+                if mean[n] is None:
+                    row.append("-")
+                elif n == names[0] or base is None:
+                    row.append(f"{mean[n]:.2f}")
+                else:
+                    row.append(f"{mean[n]:.2f} ({mean[n] - base:+.2f})")
+            print(f"| {shape} | {what} | " + " | ".join(row) + " |")
     sys.exit(0)
 
 names = list(dict.fromkeys(k[2] for k in runs))
