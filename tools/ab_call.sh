@@ -2,9 +2,10 @@
 # One device call of a kernel A/B, after tools/ab_pack.sh built .dev/NAME/ for each experiment
 # (and tools/h200_run.sh --pack put main's build in .dev/): each experiment's quotient test
 # first, all side by side (a build that fails it is left out of the A/B), then
-# tools/ab_bench.sh over the bench arguments, then its tables by tools/ab_table.py. The device tool brings back at most 8 files,
-# so the call leaves three in $OUT: log.txt (the tests' verdicts and the tables: read it first),
-# ab.md (every run's bench output) and logs.tgz (the tests' logs).
+# tools/ab_bench.sh over the bench arguments, then its tables by tools/ab_table.py (every run's
+# figures, then each build's means). The device tool brings back at most 8 files, so the call
+# leaves three in $OUT: log.txt (the tests' verdicts and the tables: read it first), ab.md
+# (every run's bench output) and logs.tgz (the tests' logs).
 #   bash tools/ab_call.sh "BENCH ARGS" main=.dev/archipelago NAME=.dev/NAME/archipelago ...
 # e.g. bash tools/ab_call.sh "--quotient --no-sequences --worlds 4096 --modes block \
 #          --shapes q:mechanism-90%,q:cloth-99%" main=.dev/archipelago pf=.dev/pf/archipelago

@@ -16,8 +16,9 @@
                                                 # run's device µs per step after an L2 flush
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
-With --means besides one of the last five, then per shape and mode each binary's mean over its
-runs and its difference from the first binary's (the A/B's verdict, computed, not typed).
+With --means besides --steady, --floor, --back, --cold or --wall: then also per shape and mode
+each binary's mean over its runs and its difference from the first binary's (the A/B's verdict,
+computed rather than typed).
 """
 import collections
 import re
@@ -100,7 +101,8 @@ if sequences or steady or floor or back or cold or wall:
         print(f"| {shape} | {what} | {row} |")
     if means and not sequences:
         names = list(dict.fromkeys(n for n, _ in order))
-        print(f"\n| shape | {second} | " + " | ".join(f"{n}: mean (vs {names[0]})" for n in names) + " |")
+        heads = " | ".join(f"{n}: mean (vs {names[0]})" for n in names)
+        print(f"\n| shape | {second} | {heads} |")
         print("|---|---|" + "---|" * len(names))
         for (shape, what), cells in runs.items():
             mean = {}
