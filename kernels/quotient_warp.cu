@@ -37,30 +37,16 @@
 // block solves its pending worlds one by one with the block kernel's path (q_world), which
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:
 // replayed, node-level maps, | 4: rows only) and node-level cache key.
-// Measured (H200): at 8,192 worlds of mechanism-90% 70.2 µs a step with a block a world, 47.8
-// with a warp (session 27), 39.1 after session 28's cuts, 38.5 with session 29's runs
-// (instructions a world, at 4,096 worlds: 2,190 before the runs, 2,065 with the first form of
-// them: logs/ncu-2026-12-01-session29-warp.md in benches/results/). At 1,024 worlds a lone
-// warp's world takes longer than a block's; there the warp kernel now wins on mechanism-90%
-// and hammock and loses on humanoid-50% (session 29): hence the host's rule, past seven
-// worlds a multiprocessor. Session 32: at 4,096 worlds of cloth-99% (400 trees, one or two
-// nodes) 61.8-62.6 µs a step before long runs were mapped run by run, 58.6-59.3 after; with
-// step sequences (reuse on) 74-80 before the partition check, 49-51 after
-// (logs/h200-2026-12-01-session32-calls.md). Where a step goes (session 35, 4,096 worlds,
-// builds each without one part): of mechanism-90%'s 17.1 µs, the guard 1.4-1.9, step 1 about
-// 0.5, step 4's per-element tree and dof loops about 1.0, step 5's static rows about 2.0 (9.4 MB
-// of stores); of hammock's 23.3, the guard 3.9-4.5. The guard placed last, after the stores,
-// was slower (its loads then wait behind them), and so was asking L1 for the rows ahead
-// (logs/h200-2026-12-01-session35-calls.md). Session 37: a batch of one slot (ONE) takes it
-// and its counts from the arguments, 0.2-0.9 µs a step less on each shape at 4,096 worlds
-// (logs/h200-2026-12-02-session37-calls.md). Session 38: a world's rows staged in shared
-// memory by bulk copies (cp.async.bulk from one lane; all three arrays, or the entries alone
-// landing while the guard's rows run) were 1.6-4.4 µs slower on mechanism-90% and hammock, and
-// blocks of eight or sixteen warps no faster (logs/h200-2026-12-02-session38-calls.md).
-// Session 39: runs found by ballots over their first elements instead of the run table were
-// even; group sums by bit planes, the static block compared at row 0 before its start is looked
-// for, and the node head copied in by cp.async were slower
-// (logs/h200-2026-12-02-session39-calls.md).
+// Measured on the H200 (each choice's A/B, and what was tried and dropped: sessions 27-39 of
+// benches/results/gpu-h200-notes.md): a warp a world took 8,192 worlds of mechanism-90% from
+// 70.2 µs a step (a block a world) to 47.8 (session 27); at 1,024 worlds a lone warp's world
+// can take longer than a block's, hence the host's rule, past seven worlds a multiprocessor
+// (session 29). Of mechanism-90%'s 17.1 µs at 4,096 worlds (session 35), the guard took
+// 1.4-1.9, step 1 about 0.5, step 4's per-element loops about 1.0 and step 5's static rows
+// about 2.0. Loads issued earlier, rows staged in shared memory (by lanes or by bulk copies),
+// L1 and L2 prefetch, bigger blocks and tables copied in by cp.async were all slower or even:
+// at 64 registers a thread, with every world's warp resident, whatever holds a value longer
+// spills or moves the register allocation against the step.
 
 #define QW_WARPS 4
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
