@@ -31,6 +31,8 @@ def load(path):
     with opener(path, "rt", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     # Header, units, then one row per kernel profiled: the first.
+    if len(rows) < 3:
+        sys.exit(f"{path}: no profiled kernel in this page")
     return dict(zip(rows[0], rows[2]))
 
 
