@@ -259,13 +259,12 @@ impl Batch {
             });
         }
         let ntree = model.ntree();
-        // The common case in two flat passes (no empty row support, every tree id in range;
-        // they vectorize); only a batch that fails them is walked world by world for the
-        // first culprit, which is the error reported.
-        let in_range = |support: &[i32]| support.iter().all(|&t| (t as u32 as usize) < ntree);
-        if self.row_supadr.windows(2).all(|p| p[0] < p[1])
-            && in_range(&self.row_support)
-            && in_range(&self.edge_support)
+        // The common case in flat passes (no empty row support, every tree id in range); only
+        // a batch that fails them is walked world by world for the first culprit, which is the
+        // error reported.
+        if increasing(&self.row_supadr)
+            && trees_in_range(&self.row_support, ntree)
+            && trees_in_range(&self.edge_support, ntree)
         {
             return Ok(());
         }
@@ -285,6 +284,34 @@ impl Batch {
     }
 }
 
+// The flat passes below fold every element instead of stopping at the first failure, so that
+// the compiler vectorizes them: a valid batch, the common case, is read once at the speed of
+// memory (`Engine::step` validates every step's batch; benches/results/cpu_modes.md).
+
+/// Each offset of `adr` with the next (a zip of two slices, which the compiler vectorizes).
+fn consecutive(adr: &[u32]) -> impl Iterator<Item = (&u32, &u32)> {
+    adr.iter().zip(adr.get(1..).unwrap_or_default())
+}
+
+/// Whether `adr` never decreases.
+fn non_decreasing(adr: &[u32]) -> bool {
+    consecutive(adr).fold(true, |ok, (x, y)| ok & (x <= y))
+}
+
+/// Whether `adr` strictly increases (every row has a support entry).
+fn increasing(adr: &[u32]) -> bool {
+    consecutive(adr).fold(true, |ok, (x, y)| ok & (x < y))
+}
+
+/// Whether every tree id of `support` is in `0..ntree`.
+fn trees_in_range(support: &[i32], ntree: usize) -> bool {
+    match u32::try_from(ntree) {
+        // A negative id reads as a large unsigned one.
+        Ok(n) => support.iter().fold(true, |ok, &t| ok & ((t as u32) < n)),
+        Err(_) => true, // every i32 id read as u32 is below such an ntree
+    }
+}
+
 fn check_offsets(array: &'static str, adr: &[u32], len: usize) -> Result<()> {
     let bad = |detail: String| Err(Error::Offsets { array, detail });
     match adr.first() {
@@ -292,7 +319,10 @@ fn check_offsets(array: &'static str, adr: &[u32], len: usize) -> Result<()> {
         Some(&first) if first != 0 => return bad(format!("starts at {first}, not 0")),
         _ => {}
     }
-    if let Some(i) = adr.windows(2).position(|p| p[1] < p[0]) {
+    // Where it decreases is looked for only once the flat pass found that it does.
+    if !non_decreasing(adr)
+        && let Some(i) = adr.windows(2).position(|p| p[1] < p[0])
+    {
         return bad(format!(
             "decreases at {}: {} > {}",
             i + 1,
@@ -585,4 +615,43 @@ fn world_counts(batch: &Batch, w: usize) -> (usize, usize, usize) {
     let (e0, e1) = (at(&batch.world_edgeadr, w), at(&batch.world_edgeadr, w + 1));
     let support = span(&batch.row_supadr, r0, r1) + span(&batch.edge_supadr, e0, e1);
     (r1.saturating_sub(r0), support, e1.saturating_sub(e0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flat_passes_agree_with_the_element_by_element_ones() {
+        let cases: [&[u32]; 7] = [
+            &[],
+            &[0],
+            &[0, 0],
+            &[0, 1, 1, 3],
+            &[0, 2, 1],
+            &[3, 2],
+            &[0, 1, 2],
+        ];
+        for adr in cases {
+            let pairs: Vec<_> = adr.windows(2).collect();
+            assert_eq!(
+                non_decreasing(adr),
+                pairs.iter().all(|p| p[0] <= p[1]),
+                "{adr:?}"
+            );
+            assert_eq!(
+                increasing(adr),
+                pairs.iter().all(|p| p[0] < p[1]),
+                "{adr:?}"
+            );
+        }
+        let support = [0, 3, -1, 4, i32::MIN, i32::MAX];
+        for ntree in [0, 1, 4, 5] {
+            for k in 0..=support.len() {
+                let s = &support[..k];
+                let want = s.iter().all(|&t| (t as u32 as usize) < ntree);
+                assert_eq!(trees_in_range(s, ntree), want, "{s:?} {ntree}");
+            }
+        }
+    }
 }
