@@ -44,10 +44,13 @@ for name in "${!pids[@]}"; do
     echo "== test $name rc=${tested[$name]} by $((SECONDS - t0)) s: $(grep -E '^test result' "$out/logs/test-$name.log" | tail -1)" >> "$log"
 done
 runs=()
+declare -A left
 for run in "$@"; do
     name=${run%%=*}
     if [ "${tested[$name]:-0}" != 0 ]; then
-        echo "== $name left out: its quotient test failed" >> "$log"
+        # Once per build, however often it is named.
+        [ -z "${left[$name]:-}" ] && echo "== $name left out: its quotient test failed" >> "$log"
+        left[$name]=1
         continue
     fi
     runs+=("$run")
