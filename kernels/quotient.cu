@@ -3,7 +3,7 @@
 // line) for a batch whose every world has a slot of few nodes; quotient_aside_kernel (that,
 // with a world's few rows mapped by a warp the pass over its trees leaves idle) for such a
 // batch of no more worlds than multiprocessors. Compiled as its own NVRTC program after
-// common.cu (src/gpu/quotient.rs); it uses only these of common.cu: FULL_MASK, LDG, Args,
+// common.cu (src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
 // world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
 // jump_all, world_maps_mirrored, and for partial reuse and the node-level maps row_mirror_of,
 // row_islands, row_batch, row_batch_islands, RowBatch, ROW_BATCH, row_scatter,
@@ -1099,7 +1099,7 @@ extern "C" __global__ void WORLD_BOUNDS
 }
 
 // The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
-// knows: src/gpu/quotient.rs), where the masked solve and the tree-level path run only for a
+// knows: src/gpu/quotient/), where the masked solve and the tree-level path run only for a
 // world whose quotient went stale or partly asleep. Those two are then called out of line, so
 // that the path such worlds take is one compact stretch of code instead of lying within 200 KB
 // of machine code: on sequences with new rows every step mechanism-90% and cloth-99% ran 1-5

@@ -1,5 +1,5 @@
 // `quotient_warp_kernel`: quotient.cu's replay with one warp per world, for batches of many
-// worlds whose every slot has at most Q_NODE_MAX nodes (src/gpu/quotient.rs decides). It has
+// worlds whose every slot has at most Q_NODE_MAX nodes (src/gpu/quotient/ decides). It has
 // no reuse check of hyperedges, only q_node_maps' partition check (reuse on): a world whose
 // node -> island map is the one its outputs were last mapped with over the same contraction
 // maps only its rows. Compiled after common.cu and quotient.cu, in the same program.
@@ -49,7 +49,8 @@
 // spills or moves the register allocation against the step.
 
 #define QW_WARPS 4
-// Runs per slot at most for the warp kernel's run maps (RUNS_MAX in src/gpu/quotient.rs).
+// Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
+// src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
 
 // One warp's per-world tables in static shared memory: node -> island, and per group (the
@@ -70,12 +71,12 @@ struct QWarp {
     int2 run_w[QW_RUNS];
 };
 
-// A slot's runs (q.runs, q.run_bytes per slot: run_bytes in src/gpu/quotient.rs): consecutive
-// elements of one node among its static rows and among its trees. The counts of runs of rows
-// and of trees (more than QW_RUNS: the warp scatters them one by one); per run of rows {first
-// row, row count << 5 | node} from QR_ROWS; per run of trees {first tree, tree count, first
-// dof, dof count << 5 | node} from QR_TREES; then per tree (rounded up to 4 bytes) and per
-// static row its run, a byte each, from QR_BYTES.
+// A slot's runs (q.runs, q.run_bytes per slot: run_bytes in src/gpu/quotient/node_tables.rs):
+// consecutive elements of one node among its static rows and among its trees. The counts of runs
+// of rows and of trees (more than QW_RUNS: the warp scatters them one by one); per run of rows
+// {first row, row count << 5 | node} from QR_ROWS; per run of trees {first tree, tree count, first
+// dof, dof count << 5 | node} from QR_TREES; then per tree (rounded up to 4 bytes) and per static
+// row its run, a byte each, from QR_BYTES.
 #define QR_ROWS 16
 #define QR_TREES (QR_ROWS + 8 * QW_RUNS)
 #define QR_BYTES (QR_TREES + 16 * QW_RUNS)
