@@ -23,7 +23,7 @@ ROWS = [
     ("warps active (% of peak)", "sm__warps_active.avg.pct_of_peak_sustained_active"),
     ("warp cycles per issued instruction", "smsp__average_warp_latency_per_inst_issued.ratio"),
 ]
-STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+PREFIX, SUFFIX = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
 
 
 def load(path):
@@ -52,19 +52,18 @@ def main(argv):
         name, _, path = arg.rpartition("=")
         names.append(name or path)
         pages.append(load(path))
+    # Every stall reason some page has, the longest waits first.
     reasons = sorted(
-        {k[len("smsp__average_warps_issue_stalled_"):-len("_per_issue_active.ratio")]
-         for p in pages for k in p
-         if k.startswith("smsp__average_warps_issue_stalled_")
-         and k.endswith("_per_issue_active.ratio")},
-        key=lambda r: -max(number(p.get(STALL.format(r), "0")) or 0 for p in pages),
+        {k[len(PREFIX):-len(SUFFIX)] for p in pages for k in p
+         if k.startswith(PREFIX) and k.endswith(SUFFIX)},
+        key=lambda r: -max(number(p.get(PREFIX + r + SUFFIX, "0")) or 0 for p in pages),
     )
     print("| metric | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
-    rows = ROWS + [(f"stall {r} (cycles per issued instruction)", STALL.format(r)) for r in reasons]
-    for label, key in rows:
+    stalls = [(f"stall {r} (cycles per issued instruction)", PREFIX + r + SUFFIX) for r in reasons]
+    for label, key in ROWS + stalls:
         values = [number(p.get(key)) for p in pages]
-        if key.startswith("smsp__average_warps_issue_stalled_") and not any(values):
+        if key.startswith(PREFIX) and not any(values):
             continue  # a reason no warp waited on
         cells = [
             "-" if v is None else f"{v:,.0f}" if v == int(v) or v >= 1000 else f"{v:,.2f}"
