@@ -748,6 +748,17 @@ __device__ void world_maps_mirrored(const Args& a, int w, int* lab, int* cnt) {
 // Does nothing: the bench times its graph to know the launch floor.
 extern "C" __global__ void noop_kernel(Args a) {}
 
+// Returns once the device's clock has advanced by `ns` nanoseconds, touching no memory: enqueued
+// before a timed step (gpu::graph::Busy), it keeps the device busy while the host enqueues the
+// step, so the step's time excludes the host's launch latency and whatever L2 holds stays.
+extern "C" __global__ void spin_kernel(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+
 // Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.
 extern "C" __global__ void __launch_bounds__(1024) maps_kernel(Args a) {
     extern __shared__ int smem[];

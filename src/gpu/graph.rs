@@ -91,20 +91,29 @@ impl EventPair {
     }
 }
 
+/// A graph of one empty kernel.
+fn empty_graph(gpu: &super::Gpu) -> Result<CudaGraph> {
+    let args = super::workspace::Args::default();
+    let k = gpu.kernels().clone();
+    capture(gpu.stream(), |s| {
+        super::maps::launch(&k.noop, (1, 1, 1), 32, 0, &args, s)
+    })
+}
+
+/// The median of `times` (NaN when empty).
+fn median_us(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// Median device time (µs, CUDA events) of replaying a graph of one empty kernel: the launch
 /// floor under every mode's figure.
 pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
-    let stream = gpu.stream().clone();
-    let args = super::workspace::Args::default();
-    let k = gpu.kernels().clone();
-    let graph = capture(&stream, |s| {
-        super::maps::launch(&k.noop, (1, 1, 1), 32, 0, &args, s)
-    })?;
-    let mut times = time_replays_us(gpu.ctx(), &stream, 3, reps, || {
+    let graph = empty_graph(gpu)?;
+    let times = time_replays_us(gpu.ctx(), gpu.stream(), 3, reps, || {
         graph.launch().map_err(cuda("cuGraphLaunch"))
     })?;
-    times.sort_by(f64::total_cmp);
-    Ok(times.get(times.len() / 2).copied().unwrap_or(f64::NAN))
+    Ok(median_us(times))
 }
 
 /// Device time of `n` calls of `replay` on `stream`, each between two CUDA events, in
@@ -169,6 +178,72 @@ impl L2Flush {
                 self.events.time_us(&self.stream, &mut replay)
             })
             .collect()
+    }
+}
+
+/// Keeps the device busy before each timed replay ([`time_replays`](Self::time_replays)): a
+/// kernel that spins on the device's clock, touching no memory, for far longer than the host
+/// takes to enqueue a replay. When the device reaches the replay it is already queued, so the
+/// time between its events is the device's alone, as in a simulation loop whose host runs
+/// ahead: without the host's launch latency, which an idle device waits out inside a
+/// [`time_replays_us`] figure, and with whatever of the step the replay before left in L2.
+pub struct Busy {
+    spin: cudarc::driver::CudaFunction,
+    events: EventPair,
+    stream: Arc<CudaStream>,
+}
+
+impl Busy {
+    /// How long the device spins before each replay (a replay's host side takes a few µs).
+    const SPIN_NS: u64 = 100_000;
+
+    /// The spin kernel of `gpu`'s program, and a pair of events.
+    pub fn new(gpu: &super::Gpu) -> Result<Busy> {
+        Ok(Busy {
+            spin: gpu.kernels().spin.clone(),
+            events: EventPair::new(gpu.ctx())?,
+            stream: gpu.stream().clone(),
+        })
+    }
+
+    /// Device time of `n` calls of `replay`, each between two CUDA events after the device
+    /// was kept busy (not timed), in microseconds. `replay` enqueues on the device's one
+    /// stream, as every solver's `replay` does.
+    pub fn time_replays(
+        &self,
+        n: usize,
+        mut replay: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        (0..n)
+            .map(|_| {
+                self.spin()?;
+                self.events.time_us(&self.stream, &mut replay)
+            })
+            .collect()
+    }
+
+    /// Median device time of replaying a graph of one empty kernel with the device kept busy
+    /// before each replay: the launch's own cost on the device.
+    pub fn empty_graph_us(&self, gpu: &super::Gpu, reps: usize) -> Result<f64> {
+        let graph = empty_graph(gpu)?;
+        let times = self.time_replays(reps, || graph.launch().map_err(cuda("cuGraphLaunch")))?;
+        Ok(median_us(times))
+    }
+
+    fn spin(&self) -> Result<()> {
+        let mut ns = Self::SPIN_NS;
+        let mut params = [&mut ns as *mut u64 as *mut std::ffi::c_void];
+        // SAFETY: spin_kernel takes one 64-bit integer by value, and reads no memory.
+        unsafe {
+            super::maps::launch_with(
+                &self.spin,
+                (1, 1, 1),
+                (32, 0),
+                &self.stream,
+                &mut params,
+                false,
+            )
+        }
     }
 }
 

@@ -186,6 +186,8 @@ pub struct Kernels {
     pub warp_dsu: CudaFunction,
     /// An empty kernel (the launch floor).
     pub noop: CudaFunction,
+    /// A kernel that keeps the device busy for a given time (`graph::Busy`).
+    pub spin: CudaFunction,
 }
 
 impl Kernels {
@@ -205,6 +207,7 @@ impl Kernels {
             block_labelprop: f("block_labelprop_kernel")?,
             block_tiled: f("block_tiled_kernel")?,
             noop: f("noop_kernel")?,
+            spin: f("spin_kernel")?,
             warp_dsu: f("warp_dsu_kernel")?,
             _module: module,
         };

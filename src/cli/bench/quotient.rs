@@ -10,7 +10,9 @@
 //! loop that does not wait for every step), the same replays each after an L2 flush (a write
 //! over twice the L2 cache, not timed: the step's rows, tables and outputs then come from device
 //! memory, as after the rest of a simulation's step, where the other figures find them in L2),
-//! and wall time per whole step (host half, uploads, replay, downloads), which is what `auto`
+//! the same replays each after the device was kept busy (`gpu::graph::Busy`: the replay is queued
+//! before the device reaches it, so the host's launch latency, which an idle device waits out in
+//! the first figure, drops out, while L2 stays warm), and wall time per whole step (host half, uploads, replay, downloads), which is what `auto`
 //! compares; rows and outputs are in page-locked memory
 //! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time a step whose events invalidate
 //! every world (a capacity change), minus a steady step's host half, and one world (an edit): the
@@ -32,7 +34,7 @@ use std::time::Instant;
 
 use super::sequence::{self, PolicyFigures, Sequence};
 use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
-use archipelago::gpu::graph::L2Flush;
+use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::{Policy, classify};
@@ -278,6 +280,8 @@ struct Timed {
     back_us: f64,
     /// Device µs per step with an L2 flush before each replay (`gpu::graph::L2Flush`).
     cold_us: f64,
+    /// Device µs per step with the device kept busy before each replay (`gpu::graph::Busy`).
+    busy_us: f64,
     wall_us: f64,
     /// The maps stage replayed alone (`dsu`, whose maps are a launch of their own).
     maps_us: Option<f64>,
@@ -292,7 +296,7 @@ fn full_mode(
     input: &Input<'_>,
     reference: &Islands,
     args: &BenchArgs,
-    flush: &L2Flush,
+    (flush, busy): (&L2Flush, &Busy),
 ) -> archipelago::Result<Timed> {
     let cap = Capacity::fit(input.model(), input.batch());
     let opts = args.solver_options();
@@ -313,6 +317,7 @@ fn full_mode(
     let device = solver.time_replays(2, args.reps.max(1))?;
     let back_us = solver.time_back_to_back(2, BACK_TO_BACK)?;
     let cold_us = median(flush.time_replays(args.reps.max(1), || solver.replay())?);
+    let busy_us = median(busy.time_replays(args.reps.max(1), || solver.replay())?);
     let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
     Ok(Timed {
         name: mode.to_string(),
@@ -320,6 +325,7 @@ fn full_mode(
         device_us: median(device),
         back_us,
         cold_us,
+        busy_us,
         wall_us: median(wall),
         maps_us,
         register_cap: solver.register_cap(),
@@ -354,7 +360,7 @@ fn quotient(
     input: &Input<'_>,
     reference: &Islands,
     args: &BenchArgs,
-    flush: &L2Flush,
+    (flush, busy): (&L2Flush, &Busy),
 ) -> archipelago::Result<QuotientFigures> {
     let cap = Capacity::fit(input.model(), input.batch());
     let start = Instant::now();
@@ -414,6 +420,7 @@ fn quotient(
     let device = q.time_replays(2, args.reps.max(1))?;
     let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
     let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
+    let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
     // The same step with the tree-level maps only, where node-level maps apply.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
@@ -445,6 +452,7 @@ fn quotient(
             device_us: median(device),
             back_us,
             cold_us,
+            busy_us,
             wall_us: median(wall),
             maps_us: None,
             register_cap: q.register_cap(),
@@ -481,6 +489,8 @@ pub(super) struct Summary {
     /// With an L2 flush before each step: the best full rebuild (mode, device µs) and the
     /// quotient's device µs.
     cold: Option<(String, f64, f64)>,
+    /// The same with the device kept busy before each step instead (L2 warm).
+    busy: Option<(String, f64, f64)>,
     sequences: Vec<SequenceLine>,
 }
 
@@ -558,28 +568,30 @@ pub(super) fn table(
             left_out.join(", ")
         );
     }
-    out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU | device µs/step, back to back | device µs/step, L2 flushed before each |\n|---|---|---|---|---|---|---|\n");
-    let flush = L2Flush::new(g)?;
+    out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU | device µs/step, back to back | device µs/step, L2 flushed before each | device µs/step, device busy before each |\n|---|---|---|---|---|---|---|---|\n");
+    let timers = (&L2Flush::new(g)?, &Busy::new(g)?);
     let mut all_ok = true;
     let mut best: Option<(String, f64, f64)> = None;
     let mut best_cold: Option<(String, f64)> = None;
+    let mut best_busy: Option<(String, f64)> = None;
     let mut maps_us = None;
     let mut capped = Vec::new();
     let row = |out: &mut String, t: &Timed| {
         let _ = writeln!(
             out,
-            "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} |",
+            "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} |",
             t.name,
             t.construct_ms,
             t.device_us,
             t.wall_us,
             if t.ok { "yes" } else { "NO" },
             t.back_us,
-            t.cold_us
+            t.cold_us,
+            t.busy_us
         );
     };
     for &mode in &modes {
-        match full_mode(g, mode, input, reference, args, &flush) {
+        match full_mode(g, mode, input, reference, args, timers) {
             Ok(t) => {
                 all_ok &= t.ok;
                 if t.ok && best.as_ref().is_none_or(|b| t.device_us < b.1) {
@@ -587,6 +599,9 @@ pub(super) fn table(
                 }
                 if t.ok && best_cold.as_ref().is_none_or(|b| t.cold_us < b.1) {
                     best_cold = Some((t.name.clone(), t.cold_us));
+                }
+                if t.ok && best_busy.as_ref().is_none_or(|b| t.busy_us < b.1) {
+                    best_busy = Some((t.name.clone(), t.busy_us));
                 }
                 maps_us = maps_us.or(t.maps_us);
                 if let Some(n) = t.register_cap {
@@ -597,7 +612,7 @@ pub(super) fn table(
             Err(e) => {
                 let refused = matches!(e, archipelago::Error::Refused { .. });
                 all_ok &= refused;
-                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — |");
+                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — | — |");
             }
         }
     }
@@ -610,9 +625,10 @@ pub(super) fn table(
         unchanged: None,
         bound: None,
         cold: None,
+        busy: None,
         sequences: Vec::new(),
     };
-    match quotient(g, input, reference, args, &flush) {
+    match quotient(g, input, reference, args, timers) {
         Ok(f) => {
             all_ok &= f.timed.ok;
             row(out, &f.timed);
@@ -706,14 +722,23 @@ pub(super) fn table(
                 let _ = writeln!(
                     out,
                     "\nwith L2 flushed before each step ({:.0} MB written over, not timed; every mode's rows, tables and outputs then come from device memory, as after the rest of a simulation's step): vs best full rebuild ({mode}) device {:.2}x",
-                    flush.bytes() as f64 / 1e6,
+                    timers.0.bytes() as f64 / 1e6,
                     d / f.timed.cold_us
+                );
+            }
+            if let Some((mode, d)) = &best_busy {
+                summary.busy = Some((mode.clone(), *d, f.timed.busy_us));
+                let _ = writeln!(
+                    out,
+                    "\nwith the device kept busy before each step (the step enqueued before the device reaches it, as when a simulation's host runs ahead: no host launch latency; L2 warm; an empty replay {:.1} µs so): vs best full rebuild ({mode}) device {:.2}x",
+                    timers.1.empty_graph_us(g, 50)?,
+                    d / f.timed.busy_us
                 );
             }
         }
         Err(e) => {
             all_ok = false;
-            let _ = writeln!(out, "| quotient | — | {e} | — | — | — | — |");
+            let _ = writeln!(out, "| quotient | — | {e} | — | — | — | — | — |");
         }
     }
     let sequences = match args.no_sequences {
@@ -721,7 +746,7 @@ pub(super) fn table(
         false => sequences(name, args.worlds())?,
     };
     for mut seq in sequences {
-        let f = sequence::run(g, &mut seq, &modes, &flush)?;
+        let f = sequence::run(g, &mut seq, &modes, timers.0)?;
         all_ok &= f.ok;
         f.report(&seq, out);
         let [reused, ..] = f.counts;
@@ -764,7 +789,7 @@ pub(super) fn table(
 /// The summary table over every shape.
 pub(super) fn summary(rows: &[Summary]) -> String {
     let mut out = String::from(
-        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that | bound of any step (device µs) | best full ÷ bound | L2 flushed before each step: best full, quotient (device µs) | speedup there |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "### Summary: quotient vs the best full-rebuild GPU mode\n\n| shape | static rows / entries | best full (device µs) | quotient device µs | device speedup | best full wall µs | quotient wall µs | wall speedup | auto | quotient, every world unchanged (device µs) | best full ÷ that | bound of any step (device µs) | best full ÷ bound | L2 flushed before each step: best full, quotient (device µs) | speedup there | device busy before each step: best full, quotient (device µs) | speedup there |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         let best = s
@@ -811,15 +836,15 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         // changed costs more), and the bound of any step (launch and bytes at full bandwidth):
         // over the latter, the most any mode could gain.
         let ((floor, ceiling), (bound, most)) = (over(s.unchanged), over(s.bound));
-        let (cold, cold_speed) = s
-            .cold
-            .as_ref()
-            .map_or(("—".into(), "—".into()), |(m, d, q)| {
+        let pair = |x: &Option<(String, f64, f64)>| {
+            x.as_ref().map_or(("—".into(), "—".into()), |(m, d, q)| {
                 (format!("{m} {d:.1}, {q:.1}"), format!("{:.2}x", d / q))
-            });
+            })
+        };
+        let ((cold, cold_speed), (busy, busy_speed)) = (pair(&s.cold), pair(&s.busy));
         let _ = writeln!(
             out,
-            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} | {cold} | {cold_speed} |",
+            "| {} | {:.1}% / {:.1}% | {best} | {q} | {speed} | {bw} | {qw} | {wspeed} | {auto} | {floor} | {ceiling} | {bound} | {most} | {cold} | {cold_speed} | {busy} | {busy_speed} |",
             s.shape,
             100.0 * s.static_rows,
             100.0 * s.static_entries
@@ -953,6 +978,7 @@ mod tests {
             unchanged: Some(8.0),
             bound: Some(5.0),
             cold: Some(("warp".into(), 20.0, 12.5)),
+            busy: Some(("block".into(), 14.0, 4.0)),
             sequences: Vec::new(),
         };
         let text = summary(&[row]);
@@ -961,7 +987,9 @@ mod tests {
             .find(|l| l.starts_with("| q:mechanism-90%"))
             .expect("a row for the shape");
         assert!(
-            line.ends_with("| block | 8.0 | 2.00x | 5.0 | 3.20x | warp 20.0, 12.5 | 1.60x |"),
+            line.ends_with(
+                "| block | 8.0 | 2.00x | 5.0 | 3.20x | warp 20.0, 12.5 | 1.60x | block 14.0, 4.0 | 3.50x |"
+            ),
             "{line}"
         );
         let header = text.lines().nth(2).expect("a header");
@@ -1013,6 +1041,7 @@ mod tests {
             unchanged: None,
             bound: None,
             cold: None,
+            busy: None,
             sequences: vec![
                 line("ten", [900.0, 500.0, 400.0], 450.0),
                 line("all", [9000.0, 500.0, 600.0], 450.0),
