@@ -84,7 +84,7 @@ const WALL_REPS: usize = 10;
 /// rebuild: the median of their differences.
 const REBUILD_REPS: usize = 15;
 
-/// Replays enqueued back to back for the last column: each launch's overhead then overlaps
+/// Replays enqueued back to back for the back-to-back column: each launch's overhead then overlaps
 /// the replay before it, as in a simulation loop that does not wait for every step.
 const BACK_TO_BACK: usize = 100;
 
