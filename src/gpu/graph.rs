@@ -89,6 +89,23 @@ impl EventPair {
             .map_err(cuda("cuEventElapsedTime"))?;
         Ok(ms as f64 * 1000.0)
     }
+
+    /// Device time of each of `n` calls of `replay`, in microseconds, each timed after a call
+    /// of `before` (enqueued first, not timed).
+    fn time_each_after(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        mut before: impl FnMut() -> Result<()>,
+        mut replay: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        (0..n)
+            .map(|_| {
+                before()?;
+                self.time_us(stream, &mut replay)
+            })
+            .collect()
+    }
 }
 
 /// A graph of one empty kernel.
@@ -167,17 +184,9 @@ impl L2Flush {
     /// Device time of `n` calls of `replay`, each between two CUDA events after a flush
     /// (enqueued before the first event, so not timed), in microseconds: a step with none of its
     /// data in L2. `replay` enqueues on the device's one stream, as every solver's `replay` does.
-    pub fn time_replays(
-        &self,
-        n: usize,
-        mut replay: impl FnMut() -> Result<()>,
-    ) -> Result<Vec<f64>> {
-        (0..n)
-            .map(|_| {
-                self.buf.fill(0, self.buf.bytes(), &self.stream)?;
-                self.events.time_us(&self.stream, &mut replay)
-            })
-            .collect()
+    pub fn time_replays(&self, n: usize, replay: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+        let flush = || self.buf.fill(0, self.buf.bytes(), &self.stream);
+        self.events.time_each_after(&self.stream, n, flush, replay)
     }
 }
 
@@ -209,17 +218,9 @@ impl Busy {
     /// Device time of `n` calls of `replay`, each between two CUDA events after the device
     /// was kept busy (not timed), in microseconds. `replay` enqueues on the device's one
     /// stream, as every solver's `replay` does.
-    pub fn time_replays(
-        &self,
-        n: usize,
-        mut replay: impl FnMut() -> Result<()>,
-    ) -> Result<Vec<f64>> {
-        (0..n)
-            .map(|_| {
-                self.spin()?;
-                self.events.time_us(&self.stream, &mut replay)
-            })
-            .collect()
+    pub fn time_replays(&self, n: usize, replay: impl FnMut() -> Result<()>) -> Result<Vec<f64>> {
+        self.events
+            .time_each_after(&self.stream, n, || self.spin(), replay)
     }
 
     /// Median device time of replaying a graph of one empty kernel with the device kept busy
