@@ -194,8 +194,9 @@ impl L2Flush {
 /// kernel that spins on the device's clock, touching no memory, for far longer than the host
 /// takes to enqueue a replay. When the device reaches the replay it is already queued, so the
 /// time between its events is the device's alone, as in a simulation loop whose host runs
-/// ahead: without the host's launch latency, which an idle device waits out inside a
+/// ahead: without whatever of the host's launch latency an idle device waits out inside a
 /// [`time_replays_us`] figure, and with whatever of the step the replay before left in L2.
+/// (On the H200 an empty replay took 2.6 µs so, against 2.8–3.1 µs from an idle device.)
 pub struct Busy {
     spin: cudarc::driver::CudaFunction,
     events: EventPair,

@@ -11,9 +11,9 @@
 //! over twice the L2 cache, not timed: the step's rows, tables and outputs then come from device
 //! memory, as after the rest of a simulation's step, where the other figures find them in L2),
 //! the same replays each after the device was kept busy (`gpu::graph::Busy`: the replay is queued
-//! before the device reaches it, so the host's launch latency, which an idle device waits out in
-//! the first figure, drops out, while L2 stays warm), and wall time per whole step (host half, uploads, replay, downloads), which is what `auto`
-//! compares; rows and outputs are in page-locked memory
+//! before the device reaches it, so no host launch latency can enter the figure, while L2 stays
+//! warm), and wall time per whole step (host half, uploads, replay, downloads), which is what
+//! `auto` compares; rows and outputs are in page-locked memory
 //! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time a step whose events invalidate
 //! every world (a capacity change), minus a steady step's host half, and one world (an edit): the
 //! median over worlds of an edit step's host half less that of the steady step just before it. The
