@@ -60,9 +60,13 @@ t0=$SECONDS
 echo "== ab in $((SECONDS - t0)) s" >> "$log"
 if [ -f "$out/ab.md" ]; then
     python3 tools/ab_table.py --steady --means "$out/ab.md" >> "$log" 2>&1
-    if grep -q 'L2 flushed before each |$' "$out/ab.md"; then
+    if grep -q 'L2 flushed before each |' "$out/ab.md"; then
         echo "L2 flushed before each step:" >> "$log"
         python3 tools/ab_table.py --cold --means "$out/ab.md" >> "$log" 2>&1
+    fi
+    if grep -q 'device busy before each |$' "$out/ab.md"; then
+        echo "Device kept busy before each step:" >> "$log"
+        python3 tools/ab_table.py --busy --means "$out/ab.md" >> "$log" 2>&1
     fi
     if grep -q '^### Summary: step sequences' "$out/ab.md"; then
         python3 tools/ab_table.py --sequences "$out/ab.md" >> "$log" 2>&1

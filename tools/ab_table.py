@@ -14,9 +14,12 @@
                                                 # run's device µs per step back to back
     python3 tools/ab_table.py --cold AB.md      # `bench --quotient`: per shape and mode, every
                                                 # run's device µs per step after an L2 flush
+    python3 tools/ab_table.py --busy AB.md      # `bench --quotient`: per shape and mode, every
+                                                # run's device µs per step with the device kept
+                                                # busy before it (since session 41)
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
-With --means besides --steady, --floor, --back, --cold or --wall: then also per shape and mode
+With --means besides --steady, --floor, --back, --cold, --busy or --wall: then also per shape and mode
 each binary's mean over its runs and its difference from the first binary's (the A/B's verdict,
 computed rather than typed).
 """
@@ -30,6 +33,7 @@ floor = "--floor" in sys.argv[1:]
 back = "--back" in sys.argv[1:]
 cold = "--cold" in sys.argv[1:]
 wall = "--wall" in sys.argv[1:]
+busy = "--busy" in sys.argv[1:]
 means = "--means" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
@@ -74,11 +78,12 @@ for line in open(path, encoding="utf-8"):
         if m:
             runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
         continue
-    if cold:
+    if cold or busy:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU | back to back | cold |
-        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|", line)
-        if m:
-            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
+        # busy | (the last since session 41)
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|(?: ([\d.]+) \|)?", line)
+        if m and (cold or m.group(3)):
+            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2 if cold else 3)))
         continue
     if steady or wall:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
@@ -90,9 +95,9 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences or steady or floor or back or cold or wall:
+if sequences or steady or floor or back or cold or busy or wall:
     # One row per (shape, sequence) or (shape, mode), one column per run.
-    second = "sequence" if sequences else "mode" if steady or back or cold or wall else "step"
+    second = "sequence" if sequences else "mode" if steady or back or cold or busy or wall else "step"
     print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
     for (shape, what), cells in runs.items():
