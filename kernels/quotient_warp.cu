@@ -10,7 +10,8 @@
 // barriers, and its block-wide maps are built for worlds of any size. A replayed world of few
 // nodes needs none of that. One warp does all of it without a block barrier:
 //  1. the static block starts at the first static row; it must be the slot's stream
-//     (q_static_differs, as the block kernel);
+//     (q_static_differs, as the block kernel), compared here or, by each block's last warp,
+//     after step 5 (the late guard, below);
 //  2. each dynamic hyperedge (and no row after the block may be static) as the set of its
 //     nodes; those joining two or more nodes are broadcast (one shuffle each, once for a run
 //     of equal sets: a contact's rows) into each node's neighbour set, lane n holding node
@@ -49,6 +50,17 @@
 // spills or moves the register allocation against the step.
 
 #define QW_WARPS 4
+// The late guard: the last warp of each block runs step 1's comparison after every store of
+// its world instead of before. A comparison that fails then leaves the world pending like any
+// other, and the block solves it (q_world) over what the warp wrote: the tree-level path (its
+// static rows differ) writes every output again, and a masked replay with reuse on keeps only
+// tree- and dof-level outputs that the same node -> island map gives. Why: a multiprocessor's
+// warps start together and run the same phases at once, the guard's loads then the maps'
+// stores; one warp in four out of step spreads the load on its pipes. Measured at 4,096 worlds
+// (session 42, two calls, four runs a build each): mechanism-90% -0.45 and -0.62 µs, hammock
+// -0.40 and -0.25, cloth-99% -2.10 and -2.23, humanoid-50% -0.08 and +0.10 with L2 warm; as good
+// or better with L2 cold or the device busy. Late guards in one warp of two, three of four, one
+// block of two or of four, or one warp of eight gained less or lost.
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
@@ -143,7 +155,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     if (nr - start < k) return false;
-    if (__any_sync(FULL_MASK,
+    // The block's last warp compares after its stores (the late guard, above), the others now.
+    const bool guard_late = (threadIdx.x >> 5) == QW_WARPS - 1;
+    if (!guard_late &&
+        __any_sync(FULL_MASK,
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
         return false;
     // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
@@ -445,6 +460,16 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                 return i;
             },
             s.cnt_e, rest, place_row);
+    }
+    if (guard_late) {
+        // The world's counts loaded again rather than held through the maps (fewer spills).
+        const unsigned slot2 = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
+        const int k2 = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot2);
+        const int ns2 = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot2);
+        if (__any_sync(FULL_MASK,
+                       q_static_differs(WarpGroup{}, a, q, w, slot2, world_nrow(a, w),
+                                        world_nhyper(a, w), k2, ns2, start)))
+            return false;
     }
     return true;
 }
