@@ -57,10 +57,11 @@
 // tree- and dof-level outputs that the same node -> island map gives. Why: a multiprocessor's
 // warps start together and run the same phases at once, the guard's loads then the maps'
 // stores; one warp in four out of step spreads the load on its pipes. Measured at 4,096 worlds
-// (session 42, two calls, four runs a build each): mechanism-90% -0.45 and -0.62 µs, hammock
-// -0.40 and -0.25, cloth-99% -2.10 and -2.23, humanoid-50% -0.08 and +0.10 with L2 warm; as good
-// or better with L2 cold or the device busy. Late guards in one warp of two, three of four, one
-// block of two or of four, or one warp of eight gained less or lost.
+// (session 42, three calls, four runs a build each): mechanism-90% -0.45, -0.62 and -0.62 µs,
+// hammock -0.40, -0.25 and -0.50, cloth-99% -2.10, -2.23 and -1.95, humanoid-50% within 0.1,
+// with L2 warm; about as good with L2 cold or the device busy. At 8,192 worlds (two waves) no
+// change. Late guards in one warp of two, three of four, one block of two or of four, or one
+// warp of eight gained less or lost.
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
