@@ -107,9 +107,25 @@ __device__ __forceinline__ int2 qw_group_below(unsigned peers, const int2* w) {
     return r;
 }
 
+// Step 1's start: world w's first static row (nr without one), by one warp.
+__device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned char* wtype,
+                                               unsigned row0, int nr) {
+    const int lane = threadIdx.x & 31;
+    int start = nr;
+    for (int base = 0; base < nr && start == nr; base += 32) {
+        const int r = base + lane;
+        const bool st = r < nr && q_row_static(q, LDG(wtype + r), row0 + r);
+        const unsigned m = __ballot_sync(FULL_MASK, st);
+        if (m) start = base + __ffs(m) - 1;
+    }
+    return start;
+}
+
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
-// false: nothing was written). `order`, `first` and `tisl` are the warp's 3 * ntree ints.
-template <bool REUSE, bool ONE>
+// false: nothing was written, or with a late guard or PAIR maybe written over). `order`,
+// `first` and `tisl` are the warp's 3 * ntree ints. PAIR: the guard is another warp's
+// (qw_guard).
+template <bool REUSE, bool ONE, bool PAIR>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
                          int* tisl) {
     const int lane = threadIdx.x & 31;
@@ -145,20 +161,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // 1. The static block starts at the first static row (rows before it are dynamic by that
     // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
     // slot's stream. Without static rows in the slot every row is checked in step 2.
-    int start = 0;
-    if (k > 0) {
-        start = nr;
-        for (int base = 0; base < nr && start == nr; base += 32) {
-            const int r = base + lane;
-            const bool st = r < nr && q_row_static(q, LDG(wtype + r), row0 + r);
-            const unsigned m = __ballot_sync(FULL_MASK, st);
-            if (m) start = base + __ffs(m) - 1;
-        }
-    }
+    const int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
     if (nr - start < k) return false;
-    // The block's last warp compares after its stores (the late guard, above), the others now.
-    const bool guard_late = (threadIdx.x >> 5) == QW_WARPS - 1;
-    if (!guard_late &&
+    // The block's last warp compares after its stores (the late guard, above), the others now;
+    // in the pair kernels the world's second warp does (qw_guard).
+    const bool guard_late = !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
+    if (!PAIR && !guard_late &&
         __any_sync(FULL_MASK,
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
         return false;
@@ -475,26 +483,52 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     return true;
 }
 
-// QW_WARPS worlds per block, one per warp; then the block's pending worlds, by the block.
+// The pair kernels' second warp of world w: step 1's comparison (the guard), while the world's
+// own warp maps it (true: its static rows are not its slot's stream, and the block solves it
+// over what that warp wrote, as after a late guard). A world that its own warp leaves pending
+// anyway (no slot, too few rows from the first static one) is not compared.
+template <bool ONE>
+__device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
+    const unsigned slot = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
+    if (slot == 0xffffffffu) return false;
+    const int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
+    const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
+    const unsigned row0 = LDG(a.world_rowadr + w);
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    const int start = k > 0 ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
+    if (nr - start < k) return false;
+    return __any_sync(FULL_MASK,
+                      q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start));
+}
+
+// QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
+// the block's second QW_WARPS); then the block's pending worlds, by the block.
 // REUSE: with the partition check (reuse on); without it, none of its code, so that a launch
 // with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
 // at 64, 58.6 at 40, 70.2 at 32; session 27).
-template <bool REUSE, bool ONE>
+template <bool REUSE, bool ONE, bool PAIR>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
-    __shared__ int s_pending[QW_WARPS];
+    __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
     const int wid = threadIdx.x >> 5, ntree = a.ntree;
-    const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid;
-    int* mine = smem + wid * 3 * ntree;
-    const bool pending = w < a.nworld && !qw_world<REUSE, ONE>(a, q, w, s_warp[wid], mine,
-                                                                 mine + ntree, mine + 2 * ntree);
+    const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid % QW_WARPS;
+    bool pending;
+    if (PAIR && wid >= QW_WARPS) {
+        pending = w < a.nworld && qw_guard<ONE>(a, q, w);
+    } else {
+        int* mine = smem + wid * 3 * ntree;
+        pending = w < a.nworld && !qw_world<REUSE, ONE, PAIR>(a, q, w, s_warp[wid], mine,
+                                                              mine + ntree, mine + 2 * ntree);
+    }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
     for (int i = 0; i < QW_WARPS; ++i) {
-        if (!s_pending[i]) continue; // block-uniform
+        bool again = s_pending[i];
+        if constexpr (PAIR) again |= s_pending[QW_WARPS + i];
+        if (!again) continue; // block-uniform
         q_world<true>(a, q, w0 + i);
         __syncthreads();
     }
@@ -502,22 +536,47 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, false>(a, q);
+    qw_block<false, false, false>(a, q);
 }
 
 // The same for a launch whose worlds all have one slot (q.one_slot; the host checks it).
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, true>(a, q);
+    qw_block<false, true, false>(a, q);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<true, false>(a, q);
+    qw_block<true, false, false>(a, q);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
     quotient_warp_reuse_one_kernel(const __grid_constant__ Args a,
                                    const __grid_constant__ QArgs q) {
-    qw_block<true, true>(a, q);
+    qw_block<true, true, false>(a, q);
+}
+
+// The pair kernels: the four above with each world's guard by a second warp (qw_guard), for a
+// batch whose worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides):
+// there a world's warp waits on its own chain of loads, and the guard's is half of it. The
+// same 64 registers a thread.
+extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
+    quotient_pair_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<false, false, true>(a, q);
+}
+
+extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
+    quotient_pair_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<false, true, true>(a, q);
+}
+
+extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
+    quotient_pair_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    qw_block<true, false, true>(a, q);
+}
+
+extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
+    quotient_pair_reuse_one_kernel(const __grid_constant__ Args a,
+                                   const __grid_constant__ QArgs q) {
+    qw_block<true, true, true>(a, q);
 }

@@ -350,6 +350,8 @@ struct QuotientFigures {
     tree_maps_us: Option<f64>,
     /// Whether the timed steps (reuse off) took one warp per replayed world.
     warp_worlds: bool,
+    /// And a second warp a world for its guard.
+    guard_warps: bool,
     /// Bytes a step must move at least: every support and offset read once, every output
     /// written once (`Workspace::floor_bytes`).
     floor_bytes: usize,
@@ -422,6 +424,7 @@ fn quotient(
     let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
     let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
+    let guard_warps = q.guard_warps();
     // The same step with the tree-level maps only, where node-level maps apply.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
         q.set_node_maps(false);
@@ -468,6 +471,7 @@ fn quotient(
         unchanged_us,
         tree_maps_us,
         warp_worlds,
+        guard_warps,
         floor_bytes: q.workspace().floor_bytes(),
     })
 }
@@ -646,10 +650,10 @@ pub(super) fn table(
                 f.bytes as f64 / (1 << 20) as f64,
                 f.timed.register_cap.map_or(String::new(), |n| format!(
                     ", kernels of at most {n} registers a thread (many waves)"
-                )) + if f.warp_worlds {
-                    ", one warp a replayed world"
-                } else {
-                    ""
+                )) + match (f.warp_worlds, f.guard_warps) {
+                    (true, true) => ", one warp a replayed world and one for its guard",
+                    (true, false) => ", one warp a replayed world",
+                    _ => "",
                 },
                 f.counts.replayed,
                 f.counts.masked,

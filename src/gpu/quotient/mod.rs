@@ -193,6 +193,52 @@ enum Kernel {
     /// (`quotient_warp_reuse_kernel` with the node-level partition check while reuse is on;
     /// each as `…_one_kernel` for a batch whose worlds all have one slot, see [`OneSlot`](slots::OneSlot)).
     Warp,
+    /// `quotient_pair_kernel` (and its three siblings): `Warp` with each world's guard by a
+    /// second warp, where every world's two warps are resident at once (see
+    /// [`QuotientSolver::set_guard_warps`]).
+    Pair,
+}
+
+impl Kernel {
+    /// Whether a world takes one warp for its maps (no reuse check of hyperedges).
+    fn by_warps(self) -> bool {
+        matches!(self, Kernel::Warp | Kernel::Pair)
+    }
+}
+
+/// The four entry points of one family of warp kernels (`quotient_warp_…` or
+/// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
+/// slot as an argument or loaded per world.
+struct WarpKernels {
+    plain: CudaFunction,
+    reuse: CudaFunction,
+    one: CudaFunction,
+    reuse_one: CudaFunction,
+}
+
+impl WarpKernels {
+    fn load(module: &Arc<CudaModule>, family: &str) -> Result<WarpKernels> {
+        let f = |suffix: &str| function(module, &format!("quotient_{family}{suffix}_kernel"));
+        Ok(WarpKernels {
+            plain: f("")?,
+            reuse: f("_reuse")?,
+            one: f("_one")?,
+            reuse_one: f("_reuse_one")?,
+        })
+    }
+
+    fn all(&self) -> [&CudaFunction; 4] {
+        [&self.plain, &self.reuse, &self.one, &self.reuse_one]
+    }
+
+    fn pick(&self, reuse: bool, one: bool) -> &CudaFunction {
+        match (reuse, one) {
+            (true, true) => &self.reuse_one,
+            (true, false) => &self.reuse,
+            (false, true) => &self.one,
+            (false, false) => &self.plain,
+        }
+    }
 }
 
 /// Whether `nworld` worlds replay faster with a warp each than with a block each on `sms`
@@ -218,7 +264,16 @@ fn warp_pays(nworld: usize, sms: usize) -> bool {
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
 fn warp_worlds_from_env() -> Option<bool> {
-    match std::env::var("ARCHIPELAGO_Q_WARP").ok()?.trim() {
+    choice_from_env("ARCHIPELAGO_Q_WARP")
+}
+
+/// `ARCHIPELAGO_Q_PAIR=0|1` (see [`QuotientSolver::set_guard_warps`]).
+fn guard_warps_from_env() -> Option<bool> {
+    choice_from_env("ARCHIPELAGO_Q_PAIR")
+}
+
+fn choice_from_env(name: &str) -> Option<bool> {
+    match std::env::var(name).ok()?.trim() {
         "0" => Some(false),
         "1" => Some(true),
         _ => None,
@@ -237,20 +292,23 @@ pub struct QuotientSolver {
     few_kernel: CudaFunction,
     /// `few_kernel` for a batch of no more worlds than multiprocessors.
     aside_kernel: CudaFunction,
-    /// One warp per replayed world (see [`Kernel::Warp`]).
-    warp_kernel: CudaFunction,
-    /// The same with the node-level partition check, launched while reuse is on.
-    warp_reuse_kernel: CudaFunction,
-    /// The two for a batch whose worlds all have one slot (see [`OneSlot`](slots::OneSlot) and
-    /// [`batch_slot`](Self::batch_slot)).
-    warp_one_kernel: CudaFunction,
-    warp_reuse_one_kernel: CudaFunction,
-    /// Its dynamic shared memory: per warp 3 * ntree ints, and the block path's scratch.
+    /// One warp per replayed world (see [`Kernel::Warp`]); the partition check's kernels are
+    /// launched while reuse is on, the one slot's for a batch whose worlds all have one (see
+    /// [`OneSlot`](slots::OneSlot) and [`batch_slot`](Self::batch_slot)).
+    warp: WarpKernels,
+    /// The same with a second warp a world for its guard (see [`Kernel::Pair`]).
+    pair: WarpKernels,
+    /// Their dynamic shared memory: per world warp 3 * ntree ints, and the block path's
+    /// scratch.
     warp_smem: u32,
     /// Whether the model and the device allow the warp kernel at all (see `kernel_choice`).
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
+    /// Worlds at most whose pairs of warps are all resident at once (0 where the warp kernels
+    /// do not fit); [`QuotientSolver::set_guard_warps`].
+    pair_worlds: usize,
+    guard_warps: Option<bool>,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -340,10 +398,8 @@ impl QuotientSolver {
         }
         let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
-        let warp_kernel = function(&module, "quotient_warp_kernel")?;
-        let warp_reuse_kernel = function(&module, "quotient_warp_reuse_kernel")?;
-        let warp_one_kernel = function(&module, "quotient_warp_one_kernel")?;
-        let warp_reuse_one_kernel = function(&module, "quotient_warp_reuse_one_kernel")?;
+        let warp = WarpKernels::load(&module, "warp")?;
+        let pair = WarpKernels::load(&module, "pair")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -362,15 +418,24 @@ impl QuotientSolver {
         // block takes its pending worlds once every warp is done); models of few trees only.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
         let warp_fits = cap.ntree <= WARP_TREES_MAX && warp_smem + 8192 <= info.smem_optin;
+        let mut pair_worlds = 0;
         if warp_fits {
-            let warp_shape = BlockShape {
-                threads: 32 * WARP_PER_BLOCK as u32,
-                smem: warp_smem as u32,
-            };
-            warp_shape.prepare(&warp_kernel)?;
-            warp_shape.prepare(&warp_reuse_kernel)?;
-            warp_shape.prepare(&warp_one_kernel)?;
-            warp_shape.prepare(&warp_reuse_one_kernel)?;
+            for (kernels, warps) in [(&warp, 1), (&pair, 2)] {
+                let shape = BlockShape {
+                    threads: 32 * warps * WARP_PER_BLOCK as u32,
+                    smem: warp_smem as u32,
+                };
+                for f in kernels.all() {
+                    shape.prepare(f)?;
+                }
+                if warps == 2 {
+                    let mut blocks = usize::MAX;
+                    for f in kernels.all() {
+                        blocks = blocks.min(shape.resident(f)?);
+                    }
+                    pair_worlds = blocks * WARP_PER_BLOCK * info.sm_count.max(1) as usize;
+                }
+            }
         }
         let needs = Needs {
             fallback: shape.smem == 0,
@@ -433,13 +498,13 @@ impl QuotientSolver {
             kernel,
             few_kernel,
             aside_kernel,
-            warp_kernel,
-            warp_reuse_kernel,
-            warp_one_kernel,
-            warp_reuse_one_kernel,
+            warp,
+            pair,
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
+            pair_worlds,
+            guard_warps: guard_warps_from_env(),
             shape,
             node_shape,
             slots: None,
@@ -545,7 +610,7 @@ impl QuotientSolver {
     /// Whether the next launch runs the reuse check: reuse on, and a block per world (the warp
     /// kernel has none; see [`set_warp_worlds`](Self::set_warp_worlds)).
     pub fn reuse_active(&self) -> bool {
-        self.reuse && self.kernel_choice() != Kernel::Warp
+        self.reuse && !self.kernel_choice().by_warps()
     }
 
     /// Turns the node-level maps on (the default) or off. On, a world whose quotient has at
@@ -589,7 +654,28 @@ impl QuotientSolver {
     /// Whether the next launch takes one warp per world
     /// ([`set_warp_worlds`](Self::set_warp_worlds)).
     pub fn warp_worlds(&self) -> bool {
-        self.kernel_choice() == Kernel::Warp
+        self.kernel_choice().by_warps()
+    }
+
+    /// Chooses when a world that takes one warp ([`set_warp_worlds`](Self::set_warp_worlds))
+    /// has its guard (the comparison of its static rows with its slot's) done by a second warp
+    /// of its own, while the first maps it (`quotient_pair_kernel`): `None` (the default) where
+    /// every world's two warps are resident at once (on the H200 up to 2,112 worlds: 16 a
+    /// multiprocessor), `Some(true)` for every such batch, `Some(false)` never. Below a wave a
+    /// world's step is its warp's chain of loads, and the guard's loads are a long part of it;
+    /// past a wave the second warps would take the place of other worlds'. A world whose guard
+    /// finds a change is solved again by its block over what its first warp wrote, as when the
+    /// block's last warp finds one after its stores, so the outputs and flags are the same.
+    /// `ARCHIPELAGO_Q_PAIR=0` or `=1` sets `Some(false)` or `Some(true)` at construction (for
+    /// measurements).
+    pub fn set_guard_warps(&mut self, choice: Option<bool>) {
+        self.guard_warps = choice;
+    }
+
+    /// Whether the next launch gives each world a second warp for its guard
+    /// ([`set_guard_warps`](Self::set_guard_warps)).
+    pub fn guard_warps(&self) -> bool {
+        self.kernel_choice() == Kernel::Pair
     }
 
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
@@ -906,7 +992,10 @@ impl QuotientSolver {
         let pays = warp_pays(nworld, self.sm_count);
         let allowed = self.warp_fits && self.trace.is_none();
         if allowed && self.warp_worlds.unwrap_or(pays) {
-            return Kernel::Warp;
+            return match self.guard_warps.unwrap_or(nworld <= self.pair_worlds) {
+                true => Kernel::Pair,
+                false => Kernel::Warp,
+            };
         }
         if nworld > self.sm_count {
             Kernel::Few
@@ -921,6 +1010,10 @@ impl QuotientSolver {
         match self.kernel_choice() {
             Kernel::Warp => BlockShape {
                 threads: 32 * WARP_PER_BLOCK as u32,
+                smem: self.warp_smem,
+            },
+            Kernel::Pair => BlockShape {
+                threads: 64 * WARP_PER_BLOCK as u32,
                 smem: self.warp_smem,
             },
             Kernel::Few | Kernel::Aside => self.node_shape,
@@ -1017,14 +1110,10 @@ impl QuotientSolver {
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
         let (kernel, grid) = match self.kernel_choice() {
-            Kernel::Warp => {
-                let k = match (self.reuse, self.batch_slot().is_some()) {
-                    (true, true) => &self.warp_reuse_one_kernel,
-                    (true, false) => &self.warp_reuse_kernel,
-                    (false, true) => &self.warp_one_kernel,
-                    (false, false) => &self.warp_kernel,
-                };
-                (k, nworld.div_ceil(WARP_PER_BLOCK as u32))
+            k @ (Kernel::Warp | Kernel::Pair) => {
+                let family = if k == Kernel::Pair { &self.pair } else { &self.warp };
+                let f = family.pick(self.reuse, self.batch_slot().is_some());
+                (f, nworld.div_ceil(WARP_PER_BLOCK as u32))
             }
             Kernel::Aside => (&self.aside_kernel, nworld),
             Kernel::Few => (&self.few_kernel, nworld),
