@@ -147,12 +147,13 @@ fn four_of_eight(nsupport: usize, nedge: usize) -> Capacity {
     }
 }
 
-/// A solver under the default policy that gives every replayed world a warp and checks every
-/// world every step (reuse off).
-fn warp_solver(gpu: &gpu::Gpu, cap: Capacity, model: &Model) -> QuotientSolver {
+/// A solver under the default policy that gives every replayed world a warp (and, with `pair`,
+/// a second warp for its guard) and checks every world every step (reuse off).
+fn warp_solver(gpu: &gpu::Gpu, cap: Capacity, model: &Model, pair: bool) -> QuotientSolver {
     let mut s = QuotientSolver::new(gpu, cap, model, Policy::default()).unwrap();
     s.set_reuse(false).unwrap();
     s.set_warp_worlds(Some(true));
+    s.set_guard_warps(Some(pair));
     s
 }
 
@@ -675,15 +676,18 @@ fn the_warp_kernel_places_runs_of_one_node_and_scatters_past_the_most() {
         &[],
         &[[5, 19], [38, 38], [19, 5], [9, 27]],
     ];
-    let mut s = warp_solver(&gpu, cap, &model);
-    let events = Events::new();
-    for step in 0..4 {
-        let mut b = Batch::builder();
-        for (w, &shape) in shapes.iter().enumerate() {
-            paired_world(&mut b, shape, contacts[(w + step) % contacts.len()]);
+    for pair in [false, true] {
+        let mut s = warp_solver(&gpu, cap, &model, pair);
+        let events = Events::new();
+        for step in 0..4 {
+            let mut b = Batch::builder();
+            for (w, &shape) in shapes.iter().enumerate() {
+                paired_world(&mut b, shape, contacts[(w + step) % contacts.len()]);
+            }
+            step_by_nodes(&mut s, &model, &b.finish(), &events, shapes.len());
+            assert!(s.warp_worlds());
+            assert_eq!(s.guard_warps(), pair);
         }
-        step_by_nodes(&mut s, &model, &b.finish(), &events, shapes.len());
-        assert!(s.warp_worlds());
     }
 }
 
@@ -730,10 +734,11 @@ fn the_warp_kernel_maps_long_runs_run_by_run() {
         nedge: 0,
     };
     let contacts: [&[[i32; 2]]; 3] = [&[[5, 60], [90, 90]], &[], &[[40, 70], [3, 3]]];
-    for reuse in [false, true] {
+    for (reuse, pair) in [(false, false), (true, false), (false, true), (true, true)] {
         let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
         s.set_reuse(reuse).unwrap();
         s.set_warp_worlds(Some(true));
+        s.set_guard_warps(Some(pair));
         let events = Events::new();
         for step in 0..6 {
             let mut b = Batch::builder();
@@ -800,7 +805,7 @@ fn the_warp_kernel_takes_models_of_up_to_512_trees() {
             nsupport: 4 * ntree + 8,
             nedge: 0,
         };
-        let mut s = warp_solver(&gpu, cap, &model);
+        let mut s = warp_solver(&gpu, cap, &model, ntree == 512);
         let events = Events::new();
         let last = ntree as i32 - 1;
         for step in 0..3 {
@@ -879,14 +884,19 @@ fn the_warp_kernel_guard_finds_a_change_at_every_place() {
         }
         b.finish()
     };
-    let mut s = warp_solver(&gpu, cap, &model);
-    let events = Events::new();
-    for shift in 0..4 {
-        // The first step rebuilds what the last changed (or contracts every world).
-        step(&mut s, &model, &batch(false, shift), &events);
-        step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
-        step(&mut s, &model, &batch(true, shift), &events);
-        assert_eq!(s.last_counts().direct, nworld, "{:?}", s.last_counts());
+    // The guard in the world's warp (in every fourth world after its stores), or in a second
+    // warp of its own while the first maps it.
+    for pair in [false, true] {
+        let mut s = warp_solver(&gpu, cap, &model, pair);
+        let events = Events::new();
+        for shift in 0..4 {
+            // The first step rebuilds what the last changed (or contracts every world).
+            step(&mut s, &model, &batch(false, shift), &events);
+            step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
+            step(&mut s, &model, &batch(true, shift), &events);
+            assert_eq!(s.last_counts().direct, nworld, "{:?}", s.last_counts());
+            assert_eq!(s.guard_warps(), pair);
+        }
     }
 }
 
@@ -925,25 +935,27 @@ fn the_warp_kernel_takes_a_batch_s_one_slot_from_its_arguments() {
         nsupport: 24,
         nedge: 0,
     };
-    let mut s = warp_solver(&gpu, cap, &model);
-    let events = Events::new();
-    step(&mut s, &model, &batch(false, 0), &events);
-    for shift in 1..3 {
-        step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
+    for pair in [false, true] {
+        let mut s = warp_solver(&gpu, cap, &model, pair);
+        let events = Events::new();
+        step(&mut s, &model, &batch(false, 0), &events);
+        for shift in 1..3 {
+            step_by_nodes(&mut s, &model, &batch(false, shift), &events, nworld);
+            assert!(s.batch_slot().is_some());
+        }
+        step(&mut s, &model, &batch(true, 3), &events);
+        assert_eq!(s.last_counts().direct, 1, "{:?}", s.last_counts());
+        for shift in 4..6 {
+            step_by_nodes(&mut s, &model, &batch(true, shift), &events, nworld);
+            assert_eq!(s.batch_slot(), None);
+        }
+        // World 37 back as the others: found by its guard again (solved by its block), then
+        // rebuilt into the slot the others share, so the batch has one slot again.
+        step(&mut s, &model, &batch(false, 6), &events);
+        assert_eq!(s.last_counts().direct, 1, "{:?}", s.last_counts());
+        step_by_nodes(&mut s, &model, &batch(false, 7), &events, nworld);
         assert!(s.batch_slot().is_some());
     }
-    step(&mut s, &model, &batch(true, 3), &events);
-    assert_eq!(s.last_counts().direct, 1, "{:?}", s.last_counts());
-    for shift in 4..6 {
-        step_by_nodes(&mut s, &model, &batch(true, shift), &events, nworld);
-        assert_eq!(s.batch_slot(), None);
-    }
-    // World 37 back as the others: found by its guard again (solved by its block), then
-    // rebuilt into the slot the others share, so the batch has one slot again.
-    step(&mut s, &model, &batch(false, 6), &events);
-    assert_eq!(s.last_counts().direct, 1, "{:?}", s.last_counts());
-    step_by_nodes(&mut s, &model, &batch(false, 7), &events, nworld);
-    assert!(s.batch_slot().is_some());
 }
 
 #[test]
@@ -1002,6 +1014,8 @@ struct Paths {
     /// Launched a warp a world, and of those (reuse on) kept their partition: rows only.
     by_warps: usize,
     warp_rows_only: usize,
+    /// Of those launched a warp a world, those with a second warp for the guard.
+    by_pairs: usize,
     /// Solved with a node masked as asleep; solved directly (the guard, partial sleep).
     masked: usize,
     direct: usize,
@@ -1009,12 +1023,13 @@ struct Paths {
 
 /// One random run: `steps` steps of `nworld` worlds of `scene` mutated by every source (reported
 /// or not, in bursts of every world and of none, half the untouched worlds resting), each step
-/// checked against the oracle; `warps` forces the warp kernel on or off (`None`: the rule).
+/// checked against the oracle; `warps` forces the warp kernel on or off, `pair` its second warp
+/// a world for the guard (`None`: the rules).
 fn random_run(
     gpu: &gpu::Gpu,
     scene: &scenes::Scene,
     (nworld, steps): (usize, usize),
-    (policy, reuse, nodes, warps): (Policy, bool, bool, Option<bool>),
+    (policy, reuse, nodes, warps, pair): (Policy, bool, bool, Option<bool>, Option<bool>),
     rng: &mut scenes::Rng,
     paths: &mut Paths,
 ) {
@@ -1023,6 +1038,7 @@ fn random_run(
     solver.set_reuse(reuse).unwrap();
     solver.set_node_maps(nodes);
     solver.set_warp_worlds(warps);
+    solver.set_guard_warps(pair);
     let mut worlds = vec![scenes::World::new(scene); nworld];
     let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
     let (mut out, mut last) = (Islands::default(), Islands::default());
@@ -1051,13 +1067,18 @@ fn random_run(
         let want = oracle::solve(&input);
         solver.step(&input, &events, &mut out).unwrap();
         if let Some(m) = out.first_mismatch(&want) {
-            panic!("{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} step {step}: {m:?}");
+            panic!(
+                "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} pair {pair:?} step {step}: {m:?}"
+            );
         }
         let c = solver.last_counts();
         // The kernel is chosen at the upload: after the step this names the one that ran.
         if solver.warp_worlds() {
             warp_steps += 1;
             paths.by_warps += nworld;
+            if solver.guard_warps() {
+                paths.by_pairs += nworld;
+            }
             // The partition check (reuse on): only the rows mapped.
             if reuse {
                 paths.warp_rows_only += c.rows_only;
@@ -1093,12 +1114,12 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
     let scene = scenes::Scene::random(&mut rng, 40, 20, 6);
     let mut paths = Paths::default();
     // (policy, reuse, node-level maps, one warp a replayed world: forced or by the rule)
-    let runs = policies().into_iter().map(|p| (p, true, true, None));
+    let runs = policies().into_iter().map(|p| (p, true, true, None, None));
     let more = [
-        (Policy::default(), false, true, None),
-        (Policy::default(), false, true, Some(true)),
-        (Policy::default(), true, true, Some(true)),
-        (Policy::default(), true, false, None),
+        (Policy::default(), false, true, None, None),
+        (Policy::default(), false, true, Some(true), Some(false)),
+        (Policy::default(), true, true, Some(true), None),
+        (Policy::default(), true, false, None, None),
     ];
     for run in runs.chain(more) {
         random_run(&gpu, &scene, (64, 600), run, &mut rng, &mut paths);
@@ -1114,11 +1135,13 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
 /// The warp kernel (what runs past seven worlds a multiprocessor) under the same random
 /// sequences at every step: with at most 32 trees every slot has at most 32 nodes, so it takes
 /// every world, whatever the mutations split; worlds its guard or a sleeping node stops go to
-/// its block's direct solve. Forced on 96 worlds under every policy, and by the launch rule on
-/// eight worlds a multiprocessor. Then scenes of more trees, whose equalities stay static and
-/// nothing sleeps, so that their couplings keep every slot within 32 nodes: 64 trees in a few
-/// nodes (the run tables), 400 in one or two (runs of 32 trees or more, mapped run by run) and
-/// 64 in 20-28 nodes, interleaved (up to 59 runs of one node, past what the tables hold).
+/// its block's direct solve. Forced on 96 worlds under every policy (the scene of 32 trees
+/// with a second warp a world for the guard, the scene of 20 without), and by the launch rules
+/// on eight worlds a multiprocessor (a second warp a world there). Then scenes of more trees,
+/// whose equalities stay static and nothing sleeps, so that their couplings keep every slot
+/// within 32 nodes: 64 trees in a few nodes (the run tables), 400 in one or two (runs of 32
+/// trees or more, mapped run by run) and 64 in 20-28 nodes, interleaved (up to 59 runs of one
+/// node, past what the tables hold), each with the guard in the world's warp and in its own.
 #[test]
 fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
     let Some(gpu) = open() else { return };
@@ -1126,8 +1149,11 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
     let mut paths = Paths::default();
     for (ntree, neq) in [(32, 24), (20, 8)] {
         let scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
-        let runs = policies().into_iter().map(|p| (p, true, true, Some(true)));
-        for run in runs.chain([(Policy::default(), false, true, Some(true))]) {
+        let pair = Some(ntree == 32);
+        let runs = policies()
+            .into_iter()
+            .map(|p| (p, true, true, Some(true), pair));
+        for run in runs.chain([(Policy::default(), false, true, Some(true), pair)]) {
             random_run(&gpu, &scene, (96, 600), run, &mut rng, &mut paths);
         }
     }
@@ -1140,17 +1166,18 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
     for (ntree, neq) in [(64, 160), (400, 1600), (64, 48)] {
         let mut scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
         scene.sleeps = false;
-        for reuse in [true, false] {
-            let run = (statics.clone(), reuse, true, Some(true));
+        for (reuse, pair) in [(true, false), (false, true)] {
+            let run = (statics.clone(), reuse, true, Some(true), Some(pair));
             random_run(&gpu, &scene, (96, 200), run, &mut rng, &mut paths);
         }
     }
     let many = 8 * gpu.info().sm_count as usize;
     let scene = scenes::Scene::random(&mut rng, 32, 24, 6);
-    let run = (Policy::default(), true, true, None);
+    let run = (Policy::default(), true, true, None, None);
     random_run(&gpu, &scene, (many, 150), run, &mut rng, &mut paths);
     let p = &paths;
     assert_eq!(p.by_warps as u64, p.world_steps, "{p:?}");
+    assert!(p.by_pairs > 0 && p.by_pairs < p.by_warps, "{p:?}");
     assert!(
         p.warp_rows_only > 0 && p.masked > 0 && p.direct > 0,
         "{p:?}"
@@ -1160,8 +1187,8 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
 
 /// Many more seeds, scenes and policies than the tests above, on a warp a world and on the
 /// block kernels alike (the launch rule's choice at eight worlds a multiprocessor, and at 96
-/// worlds), with and without reuse and the node-level maps, every step checked against the
-/// oracle. Not run by default (a device soak, minutes; 80 seeds took 288 s on an H200):
+/// worlds; a second warp a world for the guard by its rule, or none in every third seed), with
+/// and without reuse and the node-level maps, every step checked against the oracle. Not run by default (a device soak, minutes; 80 seeds took 288 s on an H200):
 /// `cargo test --release --test gpu_quotient -- --ignored soak` (`ARCHIPELAGO_SOAK_SEEDS`,
 /// default 40), or `bash tools/h200_run.sh soak [SEEDS]`.
 #[test]
@@ -1181,7 +1208,8 @@ fn soak_random_invalidation_on_the_device() {
         let scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
         let policy = policies()[(k / 4) % 5].clone();
         let nworld = if k % 8 < 4 { many } else { 96 };
-        let run = (policy, k % 10 != 9, k % 7 != 6, None);
+        let pair = (k % 3 == 2).then_some(false);
+        let run = (policy, k % 10 != 9, k % 7 != 6, None, pair);
         random_run(&gpu, &scene, (nworld, 300), run, &mut rng, &mut paths);
         println!("seed {seed} ({nworld} worlds of {ntree} trees): {paths:?}");
     }
@@ -1193,7 +1221,7 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
     let Some(gpu) = open() else { return };
     let events = Events::new();
     let mut out = Islands::default();
-    for case in synth::corpus(11).take(100) {
+    for (case_index, case) in synth::corpus(11).take(100).enumerate() {
         let cap = Capacity::fit(&case.model, &case.batch);
         let flipped = scenes::reversed(&case.batch);
         // (policy, node-level maps, one warp a replayed world with reuse off)
@@ -1212,6 +1240,8 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
             if warps {
                 s.set_reuse(false).unwrap();
                 s.set_warp_worlds(Some(true));
+                // Every other case with a second warp a world for the guard.
+                s.set_guard_warps(Some(case_index % 2 == 1));
             }
             for batch in [&case.batch, &case.batch, &flipped, &case.batch] {
                 let input = Input::new(&case.model, batch).unwrap();
@@ -1263,10 +1293,12 @@ fn every_trace_replays_on_the_device_without_mismatch() {
             let mut s = QuotientSolver::new(&gpu, cap, model, policy).unwrap();
             // Runs 3-5 check every world every step (no reuse of unchanged worlds); the second
             // and the fifth take the tree-level maps in worlds of few nodes too; the last two
-            // give each replayed world of few nodes a warp, the last with its partition check.
+            // give each replayed world of few nodes a warp, the last with its partition check
+            // and a second warp a world for the guard.
             s.set_reuse(k < 3 || k == 6).unwrap();
             s.set_node_maps(k != 1 && k != 4);
             s.set_warp_worlds(Some(k >= 5));
+            s.set_guard_warps(Some(k == 6));
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
                 t.native(step, &mut native);

@@ -1111,7 +1111,11 @@ impl QuotientSolver {
         // a world competing with others.
         let (kernel, grid) = match self.kernel_choice() {
             k @ (Kernel::Warp | Kernel::Pair) => {
-                let family = if k == Kernel::Pair { &self.pair } else { &self.warp };
+                let family = if k == Kernel::Pair {
+                    &self.pair
+                } else {
+                    &self.warp
+                };
                 let f = family.pick(self.reuse, self.batch_slot().is_some());
                 (f, nworld.div_ceil(WARP_PER_BLOCK as u32))
             }
