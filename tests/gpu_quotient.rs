@@ -506,6 +506,8 @@ fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
             b.finish()
         };
         let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+        // The block kernels (by default more worlds than multiprocessors take two warps each).
+        s.set_warp_worlds(Some(false));
         let events = Events::new();
         for reuse in [true, false] {
             s.set_reuse(reuse).unwrap();

@@ -27,7 +27,10 @@
 //! such worlds with one warp each, without block barriers and without the reuse check (it
 //! keeps the node-level partition check), for batches of more than seven worlds a
 //! multiprocessor (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved
-//! by its block as in the others.
+//! by its block as in the others. Where every world's two warps are resident at once, the pair
+//! kernels (`quotient_pair_kernel`) give each world a second warp that compares its static rows
+//! with its slot's while the first maps it, from more worlds than multiprocessors on for
+//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]).
 //!
 //! Beside this file: `node_tables.rs`, what those kernels read of each slot of few nodes (made
 //! on the host when the slot is contracted), and `slots.rs`, what a batch's slots allow the
@@ -260,6 +263,24 @@ impl WarpKernels {
 /// main took 28.5–30.2 with reuse on (its call 5) where session 27's took 58.2–69.2.
 fn warp_pays(nworld: usize, sms: usize) -> bool {
     nworld > 7 * sms
+}
+
+/// Rows a world at most (the capacity's) for [`pairs_pay`].
+const PAIR_ROWS_MAX: usize = 1024;
+
+/// Whether `nworld` worlds of at most `njmax` rows replay faster with two warps each (the pair
+/// kernels: one maps the world, one compares its static rows) than with a block each, on `sms`
+/// multiprocessors that hold `pair_worlds` such worlds at once: from more worlds than
+/// multiprocessors while they are all resident, for worlds of at most [`PAIR_ROWS_MAX`] rows.
+/// Measured on the H200 (session 43, benches/results/logs/h200-2026-12-02-session43-calls.md),
+/// µs a step against the few kernel: at 256 worlds mechanism-90% 10.4 against 14.3, hammock 8.5
+/// against 12.9, cloth-99% (768 rows a world) 10.4 against 15.7, flex_trampoline 11.3 against
+/// 12.6; at 512 and 768 worlds more (cloth-99% at 768: 13.1 against 36.4). Against the aside
+/// kernel, each world a multiprocessor to itself (64 worlds), flex_trampoline took 11.1 against
+/// 9.5 (mechanism-90% 10.3 against 14.4); flex_poncho (2,628 rows a world, half of them
+/// dynamic, which one warp scatters one by one) lost at every count (78.6 against 26.4 at 256).
+fn pairs_pay(nworld: usize, sms: usize, pair_worlds: usize, njmax: usize) -> bool {
+    nworld > sms && nworld <= pair_worlds && njmax <= PAIR_ROWS_MAX
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
@@ -632,7 +653,10 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches of more than seven worlds a multiprocessor (see `warp_pays`),
+    /// default) for batches of more than seven worlds a multiprocessor (see `warp_pays`), and
+    /// of more worlds than multiprocessors where each world's second warp for its guard fits
+    /// too and worlds have at most 1,024 rows (see `pairs_pay` and
+    /// [`set_guard_warps`](Self::set_guard_warps)),
     /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies:
     /// every world's quotient has at most 32 nodes, the node-level maps are on, the model has
     /// at most 512 trees and no phase marks are requested (they are the block kernels'). A
@@ -989,7 +1013,8 @@ impl QuotientSolver {
         if !self.few_launch() {
             return Kernel::General;
         }
-        let pays = warp_pays(nworld, self.sm_count);
+        let pays = warp_pays(nworld, self.sm_count)
+            || pairs_pay(nworld, self.sm_count, self.pair_worlds, self.cap.njmax);
         let allowed = self.warp_fits && self.trace.is_none();
         if allowed && self.warp_worlds.unwrap_or(pays) {
             return match self.guard_warps.unwrap_or(nworld <= self.pair_worlds) {
@@ -1005,7 +1030,7 @@ impl QuotientSolver {
     }
 
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
-    /// for the warp kernel.
+    /// for the warp kernel, eight for the pair kernels.
     fn launch_shape(&self) -> BlockShape {
         match self.kernel_choice() {
             Kernel::Warp => BlockShape {
@@ -1144,7 +1169,7 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::warp_pays;
+    use super::{pairs_pay, warp_pays};
 
     #[test]
     fn a_warp_a_world_past_seven_worlds_a_multiprocessor() {
@@ -1155,5 +1180,18 @@ mod tests {
         assert!(warp_pays(1024, 132));
         assert!(warp_pays(2048, 132));
         assert!(warp_pays(8192, 132));
+    }
+
+    #[test]
+    fn two_warps_a_world_from_one_world_a_multiprocessor_while_they_fit() {
+        // 132 multiprocessors holding 16 worlds' pairs each (2,112 worlds).
+        assert!(!pairs_pay(132, 132, 2112, 768));
+        assert!(pairs_pay(133, 132, 2112, 768));
+        assert!(pairs_pay(2112, 132, 2112, 1024));
+        assert!(!pairs_pay(2113, 132, 2112, 1024));
+        // Worlds of many rows keep their blocks (flex_poncho: 2,628 rows).
+        assert!(!pairs_pay(256, 132, 2112, 1025));
+        // Nothing fits: no pairs.
+        assert!(!pairs_pay(256, 132, 0, 64));
     }
 }
