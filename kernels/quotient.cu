@@ -147,6 +147,19 @@ struct QArgs {
     } while (0)
 #endif
 
+// Whether equality `id` is among the dynamic ones (sorted; some, or the ids are not uploaded).
+__device__ __forceinline__ bool q_eq_dynamic(const QArgs& q, int id) {
+    int lo = 0, hi = q.ndynamic_eqs;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        const int v = q.dynamic_eqs[mid];
+        if (v == id) return true;
+        if (v < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return false;
+}
+
 // Whether global row r, of type `type`, is static under the policy (src/quotient/classify.rs).
 // Its id is loaded only when some equality is dynamic (then the host uploads the ids).
 __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, unsigned r) {
@@ -154,17 +167,7 @@ __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, unsigned 
     const unsigned types = (q.eq_static ? 1u : 0u) | (q.friction_static ? 6u : 0u);
     if ((unsigned)type > 2u || !(types >> type & 1u)) return false;
     if (type != 0 || q.ndynamic_eqs == 0) return true;
-    // An equality, static unless its id is among the dynamic ones (sorted).
-    int lo = 0, hi = q.ndynamic_eqs;
-    const int id = q.row_id[r];
-    while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        const int v = q.dynamic_eqs[mid];
-        if (v == id) return false;
-        if (v < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return true;
+    return !q_eq_dynamic(q, q.row_id[r]);
 }
 
 // The first and last static rows of world w: per thread, per warp (shuffles), then one shared
@@ -245,6 +248,30 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 }
 
 #define Q_CMP_BATCH 4
+#define Q_EQ_BATCH 2
+
+// Whether any of the k rows from global row r0 (types at wtype) is an equality whose id is
+// among the dynamic ones, this thread's share of them (rank tid of bd). Two rows a thread at a
+// time, their types and ids loaded before either is searched: row by row, a warp's pass over a
+// cloth's 767 static rows waited 24 times on a type, then an id, then the search (session 43;
+// four at a time spilled more in the warp kernels).
+__device__ __forceinline__ bool q_dynamic_eq_among(const QArgs& q, const unsigned char* wtype,
+                                                unsigned r0, int k, int tid, int bd) {
+    const int* wid = q.row_id + r0;
+    bool found = false;
+    for (int i0 = 0; i0 < k; i0 += Q_EQ_BATCH * bd) {
+        int type[Q_EQ_BATCH], id[Q_EQ_BATCH];
+#pragma unroll
+        for (int u = 0; u < Q_EQ_BATCH; ++u) {
+            const int i = i0 + u * bd + tid;
+            type[u] = i < k ? wtype[i] : -1;
+            id[u] = i < k ? wid[i] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < Q_EQ_BATCH; ++u) found |= type[u] == 0 && q_eq_dynamic(q, id[u]);
+    }
+    return found;
+}
 
 // This thread's share (of the group g: a whole block, or a warp) of "world w's static
 // hyperedges are not exactly its slot's stream", for the slot's static rows `k` placed from
@@ -286,10 +313,9 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
         for (int u = 0; u < Q_CMP_BATCH; ++u) diff |= (adr[u] ^ want[u]) | (type[u] ^ kind[u]);
     }
     // While some equalities are dynamic by id, none of the block's may be one of those (an
-    // equality renumbered): a second pass over the types, which only such a policy pays for.
-    if (q.ndynamic_eqs > 0)
-        for (int i = tid; i < k; i += bd)
-            if (wtype[i] == 0 && !q_row_static(q, 0, row0 + start + i)) bad = 1;
+    // equality renumbered): a second pass over the types, with the ids, which only such a
+    // policy pays for.
+    if (q.ndynamic_eqs > 0 && q_dynamic_eq_among(q, wtype, row0 + start, k, tid, bd)) bad = 1;
     const unsigned nent = sadr[k];
     const unsigned have = wadr[k] - base;
     diff |= have ^ nent;
