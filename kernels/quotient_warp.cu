@@ -40,12 +40,14 @@
 // replayed, node-level maps, | 4: rows only) and node-level cache key.
 // The pair kernels (quotient_pair_*) give each world a second warp that runs step 1's
 // comparison (qw_guard) while the first maps the world, where every world's two warps are
-// resident at once (the host's rule: on the H200 up to 16 worlds a multiprocessor). Below a wave
-// a world's step is its warp's chain of dependent loads, and the guard's are a long part of it;
-// a world its guard warp finds changed is solved by its block over what the first warp wrote,
-// as after the late guard (below). Measured at 1,024 and 2,048 worlds (session 43, four runs a
-// build): mechanism-90% -1.38 and -1.30 µs, hammock -1.45 and -1.20, humanoid-50% -0.62 and
-// -0.50 (L2 flushed at 1,024: -2.85, -3.15, -1.38).
+// resident at once (the host's rule, src/gpu/quotient/: from more worlds than multiprocessors to
+// 16 worlds a multiprocessor on the H200, worlds of at most 1,024 rows). Below a wave a world's
+// step is its warp's chain of dependent loads, and the guard's are a long part of it; a world
+// its guard warp finds changed is solved by its block over what the first warp wrote, as after
+// the late guard (below). Measured against one warp a world (session 43, four runs a build) at
+// 1,024 and 2,048 worlds: mechanism-90% -1.38 and -1.30 µs, hammock -1.45 and -1.20,
+// humanoid-50% -0.62 and -0.50; against a block a world at 256 and 512: mechanism-90% -3.9 and
+// -3.6, hammock -4.4 and -5.1, cloth-99% -5.3 and -11.6.
 // Measured on the H200 (each choice's A/B, and what was tried and dropped: sessions 27-39 of
 // benches/results/gpu-h200-notes.md): a warp a world took 8,192 worlds of mechanism-90% from
 // 70.2 µs a step (a block a world) to 47.8 (session 27); at 1,024 worlds a lone warp's world

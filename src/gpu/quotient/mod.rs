@@ -614,7 +614,8 @@ impl QuotientSolver {
     ///
     /// The warp kernel has no reuse check of hyperedges: where it runs
     /// ([`set_warp_worlds`](Self::set_warp_worlds), by default past seven worlds a
-    /// multiprocessor) unchanged worlds are replayed, as a warp replays a world for about what
+    /// multiprocessor, or past one with a second warp a world for the guard) unchanged worlds
+    /// are replayed, as a warp replays a world for about what
     /// the check costs; it keeps the partition check of the node-level maps (reuse on). A launch
     /// with the reuse check after launches without it (reuse off, or the warp kernel) starts
     /// from an empty cache.
