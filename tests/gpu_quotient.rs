@@ -64,6 +64,12 @@ fn the_quotient_kernels_compile_for_hopper() {
                 "quotient_aside_kernel",
                 "quotient_warp_kernel",
                 "quotient_warp_reuse_kernel",
+                "quotient_warp_one_kernel",
+                "quotient_warp_reuse_one_kernel",
+                "quotient_pair_kernel",
+                "quotient_pair_reuse_kernel",
+                "quotient_pair_one_kernel",
+                "quotient_pair_reuse_one_kernel",
             ] {
                 assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
             }
