@@ -544,49 +544,23 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
-    quotient_warp_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, false, false>(a, q);
-}
+// The entry points: qw_block<REUSE, ONE, PAIR>, at 64 registers a thread either way (the warp
+// kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four). The
+// `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
+// it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
+// worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
+// warp waits on its own chain of loads, and the guard's is a long part of it.
+#define QW_ENTRY(name, reuse, one, pair)                                                         \
+    extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
+        name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
+        qw_block<reuse, one, pair>(a, q);                                                         \
+    }
 
-// The same for a launch whose worlds all have one slot (q.one_slot; the host checks it).
-extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
-    quotient_warp_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, true, false>(a, q);
-}
-
-extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
-    quotient_warp_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<true, false, false>(a, q);
-}
-
-extern "C" __global__ void __launch_bounds__(32 * QW_WARPS, 8)
-    quotient_warp_reuse_one_kernel(const __grid_constant__ Args a,
-                                   const __grid_constant__ QArgs q) {
-    qw_block<true, true, false>(a, q);
-}
-
-// The pair kernels: the four above with each world's guard by a second warp (qw_guard), for a
-// batch whose worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides):
-// there a world's warp waits on its own chain of loads, and the guard's is half of it. The
-// same 64 registers a thread.
-extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
-    quotient_pair_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, false, true>(a, q);
-}
-
-extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
-    quotient_pair_one_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<false, true, true>(a, q);
-}
-
-extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
-    quotient_pair_reuse_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    qw_block<true, false, true>(a, q);
-}
-
-extern "C" __global__ void __launch_bounds__(64 * QW_WARPS, 4)
-    quotient_pair_reuse_one_kernel(const __grid_constant__ Args a,
-                                   const __grid_constant__ QArgs q) {
-    qw_block<true, true, true>(a, q);
-}
+QW_ENTRY(quotient_warp_kernel, false, false, false)
+QW_ENTRY(quotient_warp_one_kernel, false, true, false)
+QW_ENTRY(quotient_warp_reuse_kernel, true, false, false)
+QW_ENTRY(quotient_warp_reuse_one_kernel, true, true, false)
+QW_ENTRY(quotient_pair_kernel, false, false, true)
+QW_ENTRY(quotient_pair_one_kernel, false, true, true)
+QW_ENTRY(quotient_pair_reuse_kernel, true, false, true)
+QW_ENTRY(quotient_pair_reuse_one_kernel, true, true, true)
