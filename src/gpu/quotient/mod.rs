@@ -265,6 +265,14 @@ fn warp_pays(nworld: usize, sms: usize) -> bool {
     nworld > 7 * sms
 }
 
+/// The launch shape of the warp kernels with `warps` warps a world (2: the pair kernels).
+fn warp_shape(warps: u32, smem: u32) -> BlockShape {
+    BlockShape {
+        threads: 32 * warps * WARP_PER_BLOCK as u32,
+        smem,
+    }
+}
+
 /// Rows a world at most (the capacity's) for [`pairs_pay`].
 const PAIR_ROWS_MAX: usize = 1024;
 
@@ -441,22 +449,17 @@ impl QuotientSolver {
         let warp_fits = cap.ntree <= WARP_TREES_MAX && warp_smem + 8192 <= info.smem_optin;
         let mut pair_worlds = 0;
         if warp_fits {
-            for (kernels, warps) in [(&warp, 1), (&pair, 2)] {
-                let shape = BlockShape {
-                    threads: 32 * warps * WARP_PER_BLOCK as u32,
-                    smem: warp_smem as u32,
-                };
-                for f in kernels.all() {
-                    shape.prepare(f)?;
-                }
-                if warps == 2 {
-                    let mut blocks = usize::MAX;
-                    for f in kernels.all() {
-                        blocks = blocks.min(shape.resident(f)?);
-                    }
-                    pair_worlds = blocks * WARP_PER_BLOCK * info.sm_count.max(1) as usize;
-                }
+            for f in warp.all() {
+                warp_shape(1, warp_smem as u32).prepare(f)?;
             }
+            // The pairs' blocks resident at once, the fewest of the four kernels'.
+            let shape = warp_shape(2, warp_smem as u32);
+            let mut blocks = usize::MAX;
+            for f in pair.all() {
+                shape.prepare(f)?;
+                blocks = blocks.min(shape.resident(f)?);
+            }
+            pair_worlds = blocks * WARP_PER_BLOCK * info.sm_count.max(1) as usize;
         }
         let needs = Needs {
             fallback: shape.smem == 0,
@@ -1034,14 +1037,8 @@ impl QuotientSolver {
     /// for the warp kernel, eight for the pair kernels.
     fn launch_shape(&self) -> BlockShape {
         match self.kernel_choice() {
-            Kernel::Warp => BlockShape {
-                threads: 32 * WARP_PER_BLOCK as u32,
-                smem: self.warp_smem,
-            },
-            Kernel::Pair => BlockShape {
-                threads: 64 * WARP_PER_BLOCK as u32,
-                smem: self.warp_smem,
-            },
+            Kernel::Warp => warp_shape(1, self.warp_smem),
+            Kernel::Pair => warp_shape(2, self.warp_smem),
             Kernel::Few | Kernel::Aside => self.node_shape,
             Kernel::General => self.shape,
         }
