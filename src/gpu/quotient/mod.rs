@@ -261,8 +261,17 @@ impl WarpKernels {
 /// 1,536 worlds mechanism-90% took 24.4–24.9 µs with a warp a world against 30.2–31.1 with
 /// reuse (session 28, call 1); at 4,096, with 0% and 50% of the worlds at rest, session 28's
 /// main took 28.5–30.2 with reuse on (its call 5) where session 27's took 58.2–69.2.
-fn warp_pays(nworld: usize, sms: usize) -> bool {
-    nworld > 7 * sms
+///
+/// Worlds of more than [`PAIR_ROWS_MAX`] rows (`njmax`, the capacity's) need more of them a
+/// multiprocessor, past twelve: one warp walks all of a world's dynamic rows, where a block
+/// spreads them. Measured on the H200 (session 44, benches/results/logs/
+/// h200-2026-12-02-session44-calls.md), flex_poncho (2,628 rows a world) with a warp a world and
+/// a second for its guard against the few kernel, µs: 143.6 against 109.4 at 1,024 worlds (7.8 a
+/// multiprocessor), 150.1 against 137.6 at 1,280, 154.9 against 150.4 at 1,536 (11.6), then
+/// 159.8 against 195.7 at 1,792 (13.6) and 165.7 against 204.9 at 2,048.
+fn warp_pays(nworld: usize, sms: usize, njmax: usize) -> bool {
+    let per_sm = if njmax <= PAIR_ROWS_MAX { 7 } else { 12 };
+    nworld > per_sm * sms
 }
 
 /// The launch shape of the warp kernels with `warps` warps a world (2: the pair kernels).
@@ -617,7 +626,8 @@ impl QuotientSolver {
     ///
     /// The warp kernel has no reuse check of hyperedges: where it runs
     /// ([`set_warp_worlds`](Self::set_warp_worlds), by default past seven worlds a
-    /// multiprocessor, or past one with a second warp a world for the guard) unchanged worlds
+    /// multiprocessor, twelve for worlds of more than 1,024 rows, or past one with a second warp
+    /// a world for the guard) unchanged worlds
     /// are replayed, as a warp replays a world for about what
     /// the check costs; it keeps the partition check of the node-level maps (reuse on). A launch
     /// with the reuse check after launches without it (reuse off, or the warp kernel) starts
@@ -657,7 +667,8 @@ impl QuotientSolver {
     }
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
-    /// default) for batches of more than seven worlds a multiprocessor (see `warp_pays`), and
+    /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
+    /// more than 1,024 rows (see `warp_pays`), and
     /// of more worlds than multiprocessors where each world's second warp for its guard fits
     /// too and worlds have at most 1,024 rows (see `pairs_pay` and
     /// [`set_guard_warps`](Self::set_guard_warps)),
@@ -1017,7 +1028,7 @@ impl QuotientSolver {
         if !self.few_launch() {
             return Kernel::General;
         }
-        let pays = warp_pays(nworld, self.sm_count)
+        let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
             || pairs_pay(nworld, self.sm_count, self.pair_worlds, self.cap.njmax);
         let allowed = self.warp_fits && self.trace.is_none();
         if allowed && self.warp_worlds.unwrap_or(pays) {
@@ -1173,11 +1184,23 @@ mod tests {
     fn a_warp_a_world_past_seven_worlds_a_multiprocessor() {
         // The measured cases on 132 multiprocessors: faster at 1,024 worlds on the shapes
         // where the quotient wins (session 29), and from 2,048 on.
-        assert!(!warp_pays(924, 132));
-        assert!(warp_pays(925, 132));
-        assert!(warp_pays(1024, 132));
-        assert!(warp_pays(2048, 132));
-        assert!(warp_pays(8192, 132));
+        assert!(!warp_pays(924, 132, 1024));
+        assert!(warp_pays(925, 132, 1024));
+        assert!(warp_pays(1024, 132, 212));
+        assert!(warp_pays(2048, 132, 1024));
+        assert!(warp_pays(8192, 132, 1024));
+    }
+
+    #[test]
+    fn worlds_of_many_rows_past_twelve_worlds_a_multiprocessor() {
+        // flex_poncho's 2,628 rows a world on 132 multiprocessors (session 44): blocks faster
+        // at 1,024 to 1,536 worlds, warps from 1,792.
+        assert!(!warp_pays(1024, 132, 2628));
+        assert!(!warp_pays(1536, 132, 2628));
+        assert!(!warp_pays(1584, 132, 2628));
+        assert!(warp_pays(1585, 132, 2628));
+        assert!(warp_pays(1792, 132, 2628));
+        assert!(warp_pays(4096, 132, 2628));
     }
 
     #[test]
