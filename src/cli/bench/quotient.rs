@@ -20,8 +20,9 @@
 //! quotient's floor is its device time with reuse on and every world unchanged: only the reuse
 //! check runs, which reads every hyperedge (the row-level outputs are then in place: nothing is
 //! written), taken with a block a world (the warp kernels, which run past seven worlds a
-//! multiprocessor or past one with two warps a world, have no reuse check). The bound of any step, by any mode, is the empty graph
-//! replay plus the bytes a step must move (every support and offset read once, every output written
+//! multiprocessor, twelve for worlds of more than 1,024 rows, or past one with two warps a world,
+//! have no reuse check). The bound of any step, by any mode, is the empty graph replay plus the
+//! bytes a step must move (every support and offset read once, every output written
 //! once) at the measured copy bandwidth: the best full rebuild divided by it is the most any mode
 //! could gain on the shape. Then the same contenders step a sequence of batches (see
 //! [`super::sequence`]): there the quotient with reuse on reuses the worlds that did not change,

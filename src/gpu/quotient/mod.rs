@@ -262,15 +262,14 @@ impl WarpKernels {
 /// reuse (session 28, call 1); at 4,096, with 0% and 50% of the worlds at rest, session 28's
 /// main took 28.5–30.2 with reuse on (its call 5) where session 27's took 58.2–69.2.
 ///
-/// Worlds of more than [`PAIR_ROWS_MAX`] rows (`njmax`, the capacity's) need more of them a
-/// multiprocessor, past twelve: one warp walks all of a world's dynamic rows, where a block
-/// spreads them. Measured on the H200 (session 44, benches/results/logs/
+/// Worlds of more than [`WARP_ROWS_LARGE`] rows (`njmax`, the capacity's) need more of them a
+/// multiprocessor, past twelve. Measured on the H200 (session 44, benches/results/logs/
 /// h200-2026-12-02-session44-calls.md), flex_poncho (2,628 rows a world) with a warp a world and
 /// a second for its guard against the few kernel, µs: 143.6 against 109.4 at 1,024 worlds (7.8 a
 /// multiprocessor), 150.1 against 137.6 at 1,280, 154.9 against 150.4 at 1,536 (11.6), then
 /// 159.8 against 195.7 at 1,792 (13.6) and 165.7 against 204.9 at 2,048.
 fn warp_pays(nworld: usize, sms: usize, njmax: usize) -> bool {
-    let per_sm = if njmax <= PAIR_ROWS_MAX { 7 } else { 12 };
+    let per_sm = if njmax <= WARP_ROWS_LARGE { 7 } else { 12 };
     nworld > per_sm * sms
 }
 
@@ -282,13 +281,15 @@ fn warp_shape(warps: u32, smem: u32) -> BlockShape {
     }
 }
 
-/// Rows a world at most (the capacity's) for [`pairs_pay`].
-const PAIR_ROWS_MAX: usize = 1024;
+/// Worlds of more rows than this (the capacity's) are large for the warp kernels: one warp
+/// walks all of a world's dynamic rows, where a block spreads them. They take no second warp
+/// ([`pairs_pay`]) and one warp only past twelve worlds a multiprocessor ([`warp_pays`]).
+const WARP_ROWS_LARGE: usize = 1024;
 
 /// Whether `nworld` worlds of at most `njmax` rows replay faster with two warps each (the pair
 /// kernels: one maps the world, one compares its static rows) than with a block each, on `sms`
 /// multiprocessors that hold `pair_worlds` such worlds at once: from more worlds than
-/// multiprocessors while they are all resident, for worlds of at most [`PAIR_ROWS_MAX`] rows.
+/// multiprocessors while they are all resident, for worlds of at most [`WARP_ROWS_LARGE`] rows.
 /// Measured on the H200 (session 43, benches/results/logs/h200-2026-12-02-session43-calls.md),
 /// µs a step against the few kernel: at 256 worlds mechanism-90% 10.4 against 14.3, hammock 8.5
 /// against 12.9, cloth-99% (768 rows a world) 10.4 against 15.7, flex_trampoline 11.3 against
@@ -297,7 +298,7 @@ const PAIR_ROWS_MAX: usize = 1024;
 /// 9.5 (mechanism-90% 10.3 against 14.4); flex_poncho (2,628 rows a world, half of them
 /// dynamic, which one warp scatters one by one) lost at every count (78.6 against 26.4 at 256).
 fn pairs_pay(nworld: usize, sms: usize, pair_worlds: usize, njmax: usize) -> bool {
-    nworld > sms && nworld <= pair_worlds && njmax <= PAIR_ROWS_MAX
+    nworld > sms && nworld <= pair_worlds && njmax <= WARP_ROWS_LARGE
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
@@ -627,11 +628,10 @@ impl QuotientSolver {
     /// The warp kernel has no reuse check of hyperedges: where it runs
     /// ([`set_warp_worlds`](Self::set_warp_worlds), by default past seven worlds a
     /// multiprocessor, twelve for worlds of more than 1,024 rows, or past one with a second warp
-    /// a world for the guard) unchanged worlds
-    /// are replayed, as a warp replays a world for about what
-    /// the check costs; it keeps the partition check of the node-level maps (reuse on). A launch
-    /// with the reuse check after launches without it (reuse off, or the warp kernel) starts
-    /// from an empty cache.
+    /// a world for the guard) unchanged worlds are replayed, as a warp replays a world for about
+    /// what the check costs; it keeps the partition check of the node-level maps (reuse on). A
+    /// launch with the reuse check after launches without it (reuse off, or the warp kernel)
+    /// starts from an empty cache.
     pub fn set_reuse(&mut self, on: bool) -> Result<()> {
         self.reuse = on;
         Ok(())
@@ -668,13 +668,12 @@ impl QuotientSolver {
 
     /// Chooses when replayed worlds take one warp each (`quotient_warp_kernel`): `None` (the
     /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
-    /// more than 1,024 rows (see `warp_pays`), and
-    /// of more worlds than multiprocessors where each world's second warp for its guard fits
-    /// too and worlds have at most 1,024 rows (see `pairs_pay` and
-    /// [`set_guard_warps`](Self::set_guard_warps)),
-    /// `Some(true)` for every batch, `Some(false)` never. Either way only where it applies:
-    /// every world's quotient has at most 32 nodes, the node-level maps are on, the model has
-    /// at most 512 trees and no phase marks are requested (they are the block kernels'). A
+    /// more than 1,024 rows (see `warp_pays`), and of more worlds than multiprocessors where
+    /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
+    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), `Some(true)` for every
+    /// batch, `Some(false)` never. Either way only where it applies: every world's quotient has
+    /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
+    /// phase marks are requested (they are the block kernels'). A
     /// world that does not replay (its static rows changed, a component asleep, no quotient
     /// yet) is then solved by its block of four warps as in the other kernels, so the outputs
     /// and flags are the same. The warp kernel has no reuse check of hyperedges (it keeps the
