@@ -673,18 +673,17 @@ impl QuotientSolver {
     /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), `Some(true)` for every
     /// batch, `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
-    /// phase marks are requested (they are the block kernels'). A
-    /// world that does not replay (its static rows changed, a component asleep, no quotient
-    /// yet) is then solved by its block of four warps as in the other kernels, so the outputs
-    /// and flags are the same. The warp kernel has no reuse check of hyperedges (it keeps the
-    /// node-level partition check), so where it runs unchanged worlds are replayed
-    /// ([`reuse_active`](Self::reuse_active)): past the default threshold a warp
-    /// replays a world for about what the block kernels' check alone costs (8,192 worlds of
-    /// mechanism-90%: 47.9 µs against 44.7 with every world unchanged), and on sequences whose
-    /// contacts change it was faster than reuse at every share of worlds at rest measured
-    /// (see `warp_pays`). `Some(false)` keeps the block kernels and reuse.
-    /// `ARCHIPELAGO_Q_WARP=0` or `=1` sets `Some(false)` or `Some(true)` at construction (for
-    /// measurements).
+    /// phase marks are requested (they are the block kernels'). A world that does not replay
+    /// (its static rows changed, a component asleep, no quotient yet) is then solved by its
+    /// block of four warps as in the other kernels, so the outputs and flags are the same. The
+    /// warp kernel has no reuse check of hyperedges (it keeps the node-level partition check),
+    /// so where it runs unchanged worlds are replayed ([`reuse_active`](Self::reuse_active)):
+    /// past the default threshold a warp replays a world for about what the block kernels'
+    /// check alone costs (8,192 worlds of mechanism-90%: 47.9 µs against 44.7 with every world
+    /// unchanged), and on sequences whose contacts change it was faster than reuse at every
+    /// share of worlds at rest measured (see `warp_pays`). `Some(false)` keeps the block kernels
+    /// and reuse. `ARCHIPELAGO_Q_WARP=0` or `=1` sets `Some(false)` or `Some(true)` at
+    /// construction (for measurements).
     pub fn set_warp_worlds(&mut self, choice: Option<bool>) {
         self.warp_worlds = choice;
     }
