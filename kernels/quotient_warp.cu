@@ -48,18 +48,6 @@
 // 1,024 and 2,048 worlds: mechanism-90% -1.38 and -1.30 µs, hammock -1.45 and -1.20,
 // humanoid-50% -0.62 and -0.50; against a block a world at 256 and 512: mechanism-90% -3.9 and
 // -3.6, hammock -4.4 and -5.1, cloth-99% -5.3 and -11.6.
-// The claim kernels (quotient_claim_*) are the pair kernels with step 5 by whichever of the
-// two warps claims it first (qw_claim): the guard's warp, once its comparison is done, runs a
-// second instantiation of qw_world (ROWS: steps 1-4 compiled out, the islands from QPair)
-// while the world's own warp still maps its trees. Only where the slot's trees are mapped one
-// by one or outnumber its static rows (the host picks these kernels for such a batch, and the
-// kernel asks the same of each world's slot). Measured against the pair kernels (session 46,
-// means of two runs a build in one call) at 256, 512, 1,024 and 2,048 worlds: mechanism-90%
-// -1.25, -1.35, -1.25, -0.80 µs, humanoid-50% -1.00, -1.05, -0.60 (session 45), -0.25,
-// flex_trampoline -1.45, -1.25, -1.50 (session 45), -1.35. Built into the pair kernels for every
-// slot, the claim's code cost cloth-99% (long runs of trees, more static rows than trees) even
-// where the guard's warp never claimed (+11 % instructions, session 45), so such slots keep the
-// pair kernels, whose machine code the CLAIM flag leaves as it was.
 // Measured on the H200 (each choice's A/B, and what was tried and dropped: sessions 27-39 of
 // benches/results/gpu-h200-notes.md): a warp a world took 8,192 worlds of mechanism-90% from
 // 70.2 µs a step (a block a world) to 47.8 (session 27); at 1,024 worlds a lone warp's world
@@ -106,53 +94,6 @@ struct QWarp {
     int2 run_w[QW_RUNS];
 };
 
-// The pair kernels' per-world state of its two warps: the world's warp leaves its islands' count
-// and first static row before the world's named barrier, and whether it maps the world; then
-// whichever warp is free first claims step 5 (the rows), with run tables of its own (the world's
-// warp may still be mapping tree runs with QWarp's).
-struct QPair {
-    int run_isl[QW_RUNS];
-    int run_place[QW_RUNS];
-    int2 run_w[QW_RUNS];
-    int nisland;
-    int start;
-    int go;
-    int claim;
-};
-
-// The pair kernels' QPair of each world of the block (only those kernels instantiate it).
-__device__ __forceinline__ QPair* qw_pairs() {
-    __shared__ QPair s_pair[QW_WARPS];
-    return s_pair;
-}
-
-// The pair kernels' named barrier of a world's two warps (1 + its place in the block; 0 is
-// __syncthreads's): its own warp arrives once its islands are in shared memory (or once it gives
-// the world up: QPair::go), and its guard's warp waits there.
-#define QW_BAR(op)                                                                             \
-    switch ((threadIdx.x >> 5) % QW_WARPS) {                                                   \
-    case 0: asm volatile("bar." op " 1, 64;" ::: "memory"); break;                             \
-    case 1: asm volatile("bar." op " 2, 64;" ::: "memory"); break;                             \
-    case 2: asm volatile("bar." op " 3, 64;" ::: "memory"); break;                             \
-    default: asm volatile("bar." op " 4, 64;" ::: "memory"); break;                            \
-    }
-__device__ __forceinline__ void qw_arrive() { QW_BAR("arrive") }
-__device__ __forceinline__ void qw_wait() { QW_BAR("sync") }
-
-// Whether this warp claims step 5 of its world in the pair kernels (the first of the two to ask).
-__device__ __forceinline__ bool qw_claim(QPair& p) {
-    int won = 0;
-    if ((threadIdx.x & 31) == 0) won = atomicExch(&p.claim, 1) == 0;
-    return __shfl_sync(FULL_MASK, won, 0);
-}
-
-// Runs of 32 trees or more on average (cloth-like: a few nodes of many trees) are mapped run by
-// run, a tree and its dofs a lane, with nothing to look up per element. `nruns`: the slot's
-// counts of runs of rows and of trees (q.runs).
-__device__ __forceinline__ bool qw_long_tree_runs(uint2 nruns, int ntree) {
-    return nruns.y <= QW_RUNS && 32 * nruns.y <= (unsigned)ntree;
-}
-
 // A slot's runs (q.runs, q.run_bytes per slot: run_bytes in src/gpu/quotient/node_tables.rs):
 // consecutive elements of one node among its static rows and among its trees. The counts of runs
 // of rows and of trees (more than QW_RUNS: the warp scatters them one by one); per run of rows
@@ -194,9 +135,9 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
 // false: nothing was written, or with a late guard or PAIR maybe written over). `order`,
 // `first` and `tisl` are the warp's 3 * ntree ints. PAIR: the guard is another warp's
 // (qw_guard).
-template <bool REUSE, bool ONE, bool PAIR, bool CLAIM = false, bool ROWS = false>
+template <bool REUSE, bool ONE, bool PAIR>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
-                         int* tisl, QPair* pw = nullptr) {
+                         int* tisl) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
@@ -217,22 +158,21 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // a node-level one (a key) only those of its last islands that are gone need it
     // (q_node_maps): how many, loaded now so that step 3 does not wait on it.
     unsigned long long* cached = q.c_node + (size_t)w * Q_CACHE_NODE;
-    const unsigned long long key = ROWS ? 0 : cached[0];
-    const int pad_from = ROWS ? 0 : key != 0 ? a.nisland[w] : ntree;
+    const unsigned long long key = cached[0];
+    const int pad_from = key != 0 ? a.nisland[w] : ntree;
     // Lane n's node (step 2), loaded now so that nothing waits on it there.
     const size_t sn = (size_t)slot * ntree;
     const int n = lane;
     const bool in = n < nnode;
     const int4 zero = make_int4(0, 0, 0, 0);
     const int4* head = q.node_head + (size_t)slot * Q_HEAD;
-    const int4 h0 = in && !ROWS ? LDG(head + 1 + n) : zero;
-    const int4 h1 = in && !ROWS ? LDG(head + 2 + n) : zero;
-    const bool rows = in && !ROWS && LDG(q.node_rows + sn + n) > 0;
+    const int4 h0 = in ? LDG(head + 1 + n) : zero, h1 = in ? LDG(head + 2 + n) : zero;
+    const bool rows = in && LDG(q.node_rows + sn + n) > 0;
     // 1. The static block starts at the first static row (rows before it are dynamic by that
     // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
     // slot's stream. Without static rows in the slot every row is checked in step 2.
-    const int start = ROWS ? pw->start : k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
-    if (!ROWS && nr - start < k) return false;
+    const int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
+    if (nr - start < k) return false;
     // The block's last warp compares after its stores (the late guard, above), the others now;
     // in the pair kernels the world's second warp does (qw_guard).
     const bool guard_late = !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
@@ -250,7 +190,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     bool late = false;
     // The lane's first dynamic row's type and first node, kept for step 5.
     int type0 = -1, node0 = 0;
-    for (int base = 0; !ROWS && base < ndyn; base += 32) {
+    for (int base = 0; base < ndyn; base += 32) {
         const int d = base + lane;
         unsigned m = 0;
         if (d < ndyn) {
@@ -285,14 +225,14 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const bool active = nr > 0 && (rows || (touched >> n & 1u));
     const int root = active ? __ffs(reach) - 1 : -1;
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
-    const int nisland = ROWS ? pw->nisland : __popc(roots);
-    const int isl = ROWS ? s.isl[n] : root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
+    const int nisland = __popc(roots);
+    const int isl = root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
     // 3. The partition check (reuse on, as in q_node_maps): the same node -> island map over
     // the same contraction means that the tree- and dof-level outputs in place are this
     // step's, so only the rows are mapped (step 5). Else per group its trees and dofs (the
     // untouched group last), then the places.
     const size_t T = (size_t)w * ntree, D = (size_t)w * a.nv;
-    const bool same = ROWS || REUSE && key == q_contraction(head) &&
+    const bool same = REUSE && key == q_contraction(head) &&
                       !__any_sync(FULL_MASK, in && reinterpret_cast<const signed char*>(
                                                        cached + 1)[n] != isl);
     if (!same) {
@@ -308,17 +248,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         s.cnt_ne[n] = 0;
         s.cnt_nf[n] = 0;
     }
-    if (!ROWS) s.isl[n] = in ? isl : -1;
-    if constexpr (CLAIM && !ROWS) {
-        // From here the world's rows may be the guard's warp's (qw_block).
-        if (n == 0) {
-            pw->nisland = nisland;
-            pw->start = start;
-            pw->go = 1;
-            pw->claim = 0;
-        }
-        qw_arrive();
-    }
+    s.isl[n] = in ? isl : -1;
     // The node's static rows by kind, for step 5.
     const int4 efc = in ? LDG(q.node_efc + (size_t)slot * Q_NODE_MAX + n) : zero;
     // The counts of the slot's runs (steps 4 and 5).
@@ -326,8 +256,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const uint2 nruns = LDG(reinterpret_cast<const uint2*>(runs));
     __syncwarp();
     const unsigned char* tree_run = runs + QR_BYTES;
-    const bool long_tree_runs = qw_long_tree_runs(nruns, ntree);
-    if (!ROWS && n == 0) {
+    // Runs of 32 trees or more on average (cloth-like: a few nodes of many trees) are mapped run
+    // by run, a tree and its dofs a lane, with nothing to look up per element.
+    const bool long_tree_runs = nruns.y <= QW_RUNS && 32 * nruns.y <= (unsigned)ntree;
+    if (n == 0) {
         a.rounds[w] = 0;
         q.stale[w] = same ? 12 : 8; // replayed (0), node-level maps (8), rows only (4)
     }
@@ -451,9 +383,6 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     __syncwarp();
-    // The guard's warp may map the rows where trees are mapped one by one or outnumber the static
-    // rows (qw_block).
-    if (CLAIM && !ROWS && (!long_tree_runs || k < ntree) && !qw_claim(*pw)) return true;
     // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
     // first place (a scan), then each row's island and place, in input order (the quotient's
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
@@ -467,22 +396,14 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         atomicAdd(&s.cnt_nf[isl], efc.z);
     }
     int* efc_island = a.efc_island + row0;
-    // The row runs' tables (the pair kernels': the guard's warp may map the rows while this world's
-    // own warp still maps its tree runs).
-    int* run_isl = CLAIM ? pw->run_isl : s.run_isl;
-    int* run_place = CLAIM ? pw->run_place : s.run_place;
-    int2* run_w = CLAIM ? pw->run_w : s.run_w;
     for (int base = 0; base < nr - k; base += 32) {
         const int d = base + lane;
         int ri = -2, type = -1;
         if (d < nr - k) {
             const int r = d < start ? d : d + k;
-            // The first round's from step 2 (the same rows in the same lanes), where this warp
-            // ran it.
-            type = !ROWS && base == 0 ? type0 : LDG(wtype + r);
-            ri = s.isl[!ROWS && base == 0
-                           ? node0
-                           : LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
+            // The first round's from step 2 (the same rows in the same lanes).
+            type = base == 0 ? type0 : LDG(wtype + r);
+            ri = s.isl[base == 0 ? node0 : LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
             efc_island[r] = ri;
         }
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
@@ -507,15 +428,15 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             rin ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
         const int ri = rin ? s.isl[rrun.y & 31u] : -1;
         const unsigned peers = warp_peers(rin ? ri : -2 - lane);
-        run_w[lane] = make_int2((int)(rrun.y >> 5), 0);
+        s.run_w[lane] = make_int2((int)(rrun.y >> 5), 0);
         __syncwarp();
-        const int below = qw_group_below(peers, run_w).x;
+        const int below = qw_group_below(peers, s.run_w).x;
         const int place = rin ? s.cnt_e[ri] + below - (int)rrun.x : 0;
         // Runs of 32 rows or more on average: run by run below, nothing to look up per row.
         const bool long_runs = 32 * nruns.x <= (unsigned)k;
         if (rin && !long_runs) {
-            run_isl[lane] = ri;
-            run_place[lane] = place;
+            s.run_isl[lane] = ri;
+            s.run_place[lane] = place;
         }
         __syncwarp();
         // The group's last run moves its island's cursor past the group's static rows.
@@ -540,7 +461,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
 #pragma unroll 2
             for (int p = lane; p < k; p += 32) {
                 const int j = LDG(row_run + p);
-                const int i = run_isl[j], at = run_place[j] + p, r = start + p;
+                const int i = s.run_isl[j], at = s.run_place[j] + p, r = start + p;
                 efc_island[r] = i;
                 place_row(r, at);
             }
@@ -572,33 +493,22 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     return true;
 }
 
-// The pair kernels' second warp of world w: step 1's comparison (the guard) while the world's
-// own warp maps its nodes, islands and trees (true: its static rows are not its slot's stream,
-// and the block solves it over what was written, as after a late guard). A world that its own
-// warp leaves pending anyway (no slot, too few rows from the first static one) is not compared.
-// Then it waits at the world's named barrier for the world's islands.
-template <bool ONE, bool CLAIM>
-__device__ bool qw_guard(const Args& a, const QArgs& q, int w, bool& share) {
+// The pair kernels' second warp of world w: step 1's comparison (the guard), while the world's
+// own warp maps it (true: its static rows are not its slot's stream, and the block solves it
+// over what that warp wrote, as after a late guard). A world that its own warp leaves pending
+// anyway (no slot, too few rows from the first static one) is not compared.
+template <bool ONE>
+__device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
     const unsigned slot = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
-    bool bad = false;
-    if (slot != 0xffffffffu) {
-        const int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
-        // Loaded first, used after the comparison.
-        if (CLAIM)
-            share = !qw_long_tree_runs(
-                        LDG(reinterpret_cast<const uint2*>(q.runs + (size_t)slot * q.run_bytes)),
-                        a.ntree) ||
-                    k < a.ntree;
-        const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
-        const unsigned row0 = LDG(a.world_rowadr + w);
-        const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
-        const int start = k > 0 ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
-        bad = nr - start >= k &&
-              __any_sync(FULL_MASK, q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k,
-                                                     nstatic, start));
-    }
-    if (CLAIM) qw_wait();
-    return bad;
+    if (slot == 0xffffffffu) return false;
+    const int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
+    const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
+    const unsigned row0 = LDG(a.world_rowadr + w);
+    const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
+    const int start = k > 0 ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
+    if (nr - start < k) return false;
+    return __any_sync(FULL_MASK,
+                      q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start));
 }
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
@@ -608,7 +518,7 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w, bool& share) {
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
 // at 64, 58.6 at 40, 70.2 at 32; session 27).
-template <bool REUSE, bool ONE, bool PAIR, bool CLAIM>
+template <bool REUSE, bool ONE, bool PAIR>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
@@ -617,33 +527,11 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     const int w0 = blockIdx.x * QW_WARPS, w = w0 + wid % QW_WARPS;
     bool pending;
     if (PAIR && wid >= QW_WARPS) {
-        const int i = wid - QW_WARPS;
-        bool share = false;
-        pending = w < a.nworld && qw_guard<ONE, CLAIM>(a, q, w, share);
-        // Step 5, if the world's own warp is still mapping its trees (qw_claim): the guard's
-        // warp when the comparison is shorter than the world's node and tree maps (mechanism-90%:
-        // 192 static rows, 64 trees), else the world's own after its trees (cloth-99%: 767
-        // static rows, long runs of trees).
-        if constexpr (CLAIM) {
-            QPair& p = qw_pairs()[i];
-            int* mine = smem + i * 3 * ntree;
-            // Where the world's warp maps long runs of trees its trees are quick: it keeps
-            // the rows (cloth-like).
-            if (share && !pending && p.go && qw_claim(p))
-                qw_world<REUSE, ONE, true, true, true>(a, q, w, s_warp[i], mine, mine + ntree,
-                                                       mine + 2 * ntree, &p);
-        }
+        pending = w < a.nworld && qw_guard<ONE>(a, q, w);
     } else {
         int* mine = smem + wid * 3 * ntree;
-        QPair* p = CLAIM ? qw_pairs() + wid : nullptr;
-        pending = w < a.nworld &&
-                  !qw_world<REUSE, ONE, PAIR, CLAIM>(a, q, w, s_warp[wid], mine, mine + ntree,
-                                                     mine + 2 * ntree, p);
-        // A world given up before its islands: its guard's warp waits for word of it.
-        if (CLAIM && pending) {
-            if ((threadIdx.x & 31) == 0) p->go = 0;
-            qw_arrive();
-        }
+        pending = w < a.nworld && !qw_world<REUSE, ONE, PAIR>(a, q, w, s_warp[wid], mine,
+                                                              mine + ntree, mine + 2 * ntree);
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
@@ -656,28 +544,23 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-// The entry points: qw_block<REUSE, ONE, PAIR, CLAIM>, at 64 registers a thread either way (the
-// warp kernels' blocks of four warps, eight a multiprocessor; the pair and claim kernels' of
-// eight, four). The `one` kernels are for a launch whose worlds all have one slot
-// (q.one_slot; the host checks it). The pair kernels give each world's guard a second warp
-// (qw_guard), for a batch whose worlds' pairs of warps are all resident at once
-// (src/gpu/quotient/ decides): there a world's warp waits on its own chain of loads, and the
-// guard's is a long part of it. The claim kernels also share step 5 between the two (above).
-#define QW_ENTRY(name, reuse, one, pair, claim)                                                  \
+// The entry points: qw_block<REUSE, ONE, PAIR>, at 64 registers a thread either way (the warp
+// kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four). The
+// `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
+// it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
+// worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
+// warp waits on its own chain of loads, and the guard's is a long part of it.
+#define QW_ENTRY(name, reuse, one, pair)                                                         \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
-        qw_block<reuse, one, pair, claim>(a, q);                                                  \
+        qw_block<reuse, one, pair>(a, q);                                                         \
     }
 
-QW_ENTRY(quotient_warp_kernel, false, false, false, false)
-QW_ENTRY(quotient_warp_one_kernel, false, true, false, false)
-QW_ENTRY(quotient_warp_reuse_kernel, true, false, false, false)
-QW_ENTRY(quotient_warp_reuse_one_kernel, true, true, false, false)
-QW_ENTRY(quotient_pair_kernel, false, false, true, false)
-QW_ENTRY(quotient_pair_one_kernel, false, true, true, false)
-QW_ENTRY(quotient_pair_reuse_kernel, true, false, true, false)
-QW_ENTRY(quotient_pair_reuse_one_kernel, true, true, true, false)
-QW_ENTRY(quotient_claim_kernel, false, false, true, true)
-QW_ENTRY(quotient_claim_one_kernel, false, true, true, true)
-QW_ENTRY(quotient_claim_reuse_kernel, true, false, true, true)
-QW_ENTRY(quotient_claim_reuse_one_kernel, true, true, true, true)
+QW_ENTRY(quotient_warp_kernel, false, false, false)
+QW_ENTRY(quotient_warp_one_kernel, false, true, false)
+QW_ENTRY(quotient_warp_reuse_kernel, true, false, false)
+QW_ENTRY(quotient_warp_reuse_one_kernel, true, true, false)
+QW_ENTRY(quotient_pair_kernel, false, false, true)
+QW_ENTRY(quotient_pair_one_kernel, false, true, true)
+QW_ENTRY(quotient_pair_reuse_kernel, true, false, true)
+QW_ENTRY(quotient_pair_reuse_one_kernel, true, true, true)

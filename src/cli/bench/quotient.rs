@@ -353,8 +353,6 @@ struct QuotientFigures {
     warp_worlds: bool,
     /// And a second warp a world for its guard.
     guard_warps: bool,
-    /// And the rows by whichever of the two is free first.
-    rows_claim: bool,
     /// Bytes a step must move at least: every support and offset read once, every output
     /// written once (`Workspace::floor_bytes`).
     floor_bytes: usize,
@@ -428,7 +426,6 @@ fn quotient(
     let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
     let guard_warps = q.guard_warps();
-    let rows_claim = q.rows_claim();
     // The same step with the tree-level maps only, where node-level maps apply.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
         q.set_node_maps(false);
@@ -476,7 +473,6 @@ fn quotient(
         tree_maps_us,
         warp_worlds,
         guard_warps,
-        rows_claim,
         floor_bytes: q.workspace().floor_bytes(),
     })
 }
@@ -655,11 +651,9 @@ pub(super) fn table(
                 f.bytes as f64 / (1 << 20) as f64,
                 f.timed.register_cap.map_or(String::new(), |n| format!(
                     ", kernels of at most {n} registers a thread (many waves)"
-                )) + match (f.warp_worlds, f.guard_warps, f.rows_claim) {
-                    (true, true, true) =>
-                        ", one warp a replayed world and one for its guard, the rows by whichever is free first",
-                    (true, true, false) => ", one warp a replayed world and one for its guard",
-                    (true, false, _) => ", one warp a replayed world",
+                )) + match (f.warp_worlds, f.guard_warps) {
+                    (true, true) => ", one warp a replayed world and one for its guard",
+                    (true, false) => ", one warp a replayed world",
                     _ => "",
                 },
                 f.counts.replayed,

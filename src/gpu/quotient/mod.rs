@@ -30,9 +30,7 @@
 //! by its block as in the others. Where every world's two warps are resident at once, the pair
 //! kernels (`quotient_pair_kernel`) give each world a second warp that compares its static rows
 //! with its slot's while the first maps it, from more worlds than multiprocessors on for
-//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]); the claim kernels
-//! (`quotient_claim_kernel`) are the same with the rows mapped by whichever of the two warps is
-//! free first, for a batch whose one slot gains by it (see [`QuotientSolver::set_rows_claim`]).
+//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]).
 //!
 //! Beside this file: `node_tables.rs`, what those kernels read of each slot of few nodes (made
 //! on the host when the slot is contracted), and `slots.rs`, what a batch's slots allow the
@@ -202,25 +200,17 @@ enum Kernel {
     /// second warp, where every world's two warps are resident at once (see
     /// [`QuotientSolver::set_guard_warps`]).
     Pair,
-    /// `quotient_claim_kernel` (and its three siblings): `Pair` with each world's rows mapped by
-    /// whichever of its two warps claims them first (see [`QuotientSolver::set_rows_claim`]).
-    Claim,
 }
 
 impl Kernel {
     /// Whether a world takes one warp for its maps (no reuse check of hyperedges).
     fn by_warps(self) -> bool {
-        matches!(self, Kernel::Warp | Kernel::Pair | Kernel::Claim)
-    }
-
-    /// Whether each world has a second warp for its guard.
-    fn by_pairs(self) -> bool {
-        matches!(self, Kernel::Pair | Kernel::Claim)
+        matches!(self, Kernel::Warp | Kernel::Pair)
     }
 }
 
-/// The four entry points of one family of warp kernels (`quotient_warp_…`, `quotient_pair_…`
-/// or `quotient_claim_…`): with the partition check (reuse on) or without, with the batch's one
+/// The four entry points of one family of warp kernels (`quotient_warp_…` or
+/// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
 /// slot as an argument or loaded per world.
 struct WarpKernels {
     plain: CudaFunction,
@@ -321,11 +311,6 @@ fn guard_warps_from_env() -> Option<bool> {
     choice_from_env("ARCHIPELAGO_Q_PAIR")
 }
 
-/// `ARCHIPELAGO_Q_CLAIM=0|1` (see [`QuotientSolver::set_rows_claim`]).
-fn rows_claim_from_env() -> Option<bool> {
-    choice_from_env("ARCHIPELAGO_Q_CLAIM")
-}
-
 fn choice_from_env(name: &str) -> Option<bool> {
     match std::env::var(name).ok()?.trim() {
         "0" => Some(false),
@@ -352,8 +337,6 @@ pub struct QuotientSolver {
     warp: WarpKernels,
     /// The same with a second warp a world for its guard (see [`Kernel::Pair`]).
     pair: WarpKernels,
-    /// The same with the rows by whichever warp is free first (see [`Kernel::Claim`]).
-    claim: WarpKernels,
     /// Their dynamic shared memory: per world warp 3 * ntree ints, and the block path's
     /// scratch.
     warp_smem: u32,
@@ -365,8 +348,6 @@ pub struct QuotientSolver {
     /// do not fit); [`QuotientSolver::set_guard_warps`].
     pair_worlds: usize,
     guard_warps: Option<bool>,
-    /// [`QuotientSolver::set_rows_claim`].
-    rows_claim: Option<bool>,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
@@ -458,7 +439,6 @@ impl QuotientSolver {
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
-        let claim = WarpKernels::load(&module, "claim")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -482,10 +462,10 @@ impl QuotientSolver {
             for f in warp.all() {
                 warp_shape(1, warp_smem as u32).prepare(f)?;
             }
-            // The pairs' blocks resident at once, the fewest of the eight kernels'.
+            // The pairs' blocks resident at once, the fewest of the four kernels'.
             let shape = warp_shape(2, warp_smem as u32);
             let mut blocks = usize::MAX;
-            for f in pair.all().into_iter().chain(claim.all()) {
+            for f in pair.all() {
                 shape.prepare(f)?;
                 blocks = blocks.min(shape.resident(f)?);
             }
@@ -554,13 +534,11 @@ impl QuotientSolver {
             aside_kernel,
             warp,
             pair,
-            claim,
             warp_smem: warp_smem as u32,
             warp_fits,
             warp_worlds: warp_worlds_from_env(),
             pair_worlds,
             guard_warps: guard_warps_from_env(),
-            rows_claim: rows_claim_from_env(),
             shape,
             node_shape,
             slots: None,
@@ -734,34 +712,7 @@ impl QuotientSolver {
     /// Whether the next launch gives each world a second warp for its guard
     /// ([`set_guard_warps`](Self::set_guard_warps)).
     pub fn guard_warps(&self) -> bool {
-        self.kernel_choice().by_pairs()
-    }
-
-    /// Chooses when a world with a second warp for its guard
-    /// ([`set_guard_warps`](Self::set_guard_warps)) has its rows mapped by whichever of its two
-    /// warps is free first (`quotient_claim_kernel`): the guard's warp once its comparison is
-    /// done, if the world's own is still mapping its trees. `None` (the default) for a batch
-    /// whose worlds all have one slot whose trees are mapped one by one, or whose static rows
-    /// are fewer than its trees; `Some(true)` for every such launch (the kernel then asks the
-    /// same of each world's slot); `Some(false)` never. Measured on the H200 against the pair
-    /// kernels (benches/results/logs/h200-2026-12-02-session46-calls.md; at 1,024 worlds
-    /// humanoid-50% and flex_trampoline from session 45's call 6), µs a step faster at 256, 512,
-    /// 1,024 and 2,048 worlds: mechanism-90% 1.25, 1.35, 1.25, 0.80; humanoid-50% 1.00, 1.05,
-    /// 0.60, 0.25; flex_trampoline 1.45, 1.25, 1.50, 1.35; cloth-99% and hammock, which keep
-    /// the pair kernels, within 0.3 (a slower cloth-99% at 1,024 worlds came with where its
-    /// buffers fell, not with code: see the log). Built into the pair kernels for every slot, the
-    /// claim's code made cloth-99%'s (long runs of trees, more static rows than trees) run 11 %
-    /// more instructions even where the guard's warp never claimed (session 45).
-    /// `ARCHIPELAGO_Q_CLAIM=0` or `=1` sets `Some(false)` or `Some(true)` at construction (for
-    /// measurements).
-    pub fn set_rows_claim(&mut self, choice: Option<bool>) {
-        self.rows_claim = choice;
-    }
-
-    /// Whether the next launch maps each world's rows by whichever of its two warps is free
-    /// first ([`set_rows_claim`](Self::set_rows_claim)).
-    pub fn rows_claim(&self) -> bool {
-        self.kernel_choice() == Kernel::Claim
+        self.kernel_choice() == Kernel::Pair
     }
 
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
@@ -1079,13 +1030,9 @@ impl QuotientSolver {
             || pairs_pay(nworld, self.sm_count, self.pair_worlds, self.cap.njmax);
         let allowed = self.warp_fits && self.trace.is_none();
         if allowed && self.warp_worlds.unwrap_or(pays) {
-            if !self.guard_warps.unwrap_or(nworld <= self.pair_worlds) {
-                return Kernel::Warp;
-            }
-            let claims = self.slots.and_then(|b| b.one).is_some_and(|o| o.claims);
-            return match self.rows_claim.unwrap_or(claims) {
-                true => Kernel::Claim,
-                false => Kernel::Pair,
+            return match self.guard_warps.unwrap_or(nworld <= self.pair_worlds) {
+                true => Kernel::Pair,
+                false => Kernel::Warp,
             };
         }
         if nworld > self.sm_count {
@@ -1100,7 +1047,7 @@ impl QuotientSolver {
     fn launch_shape(&self) -> BlockShape {
         match self.kernel_choice() {
             Kernel::Warp => warp_shape(1, self.warp_smem),
-            Kernel::Pair | Kernel::Claim => warp_shape(2, self.warp_smem),
+            Kernel::Pair => warp_shape(2, self.warp_smem),
             Kernel::Few | Kernel::Aside => self.node_shape,
             Kernel::General => self.shape,
         }
@@ -1195,11 +1142,11 @@ impl QuotientSolver {
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
         let (kernel, grid) = match self.kernel_choice() {
-            k @ (Kernel::Warp | Kernel::Pair | Kernel::Claim) => {
-                let family = match k {
-                    Kernel::Claim => &self.claim,
-                    Kernel::Pair => &self.pair,
-                    _ => &self.warp,
+            k @ (Kernel::Warp | Kernel::Pair) => {
+                let family = if k == Kernel::Pair {
+                    &self.pair
+                } else {
+                    &self.warp
                 };
                 let f = family.pick(self.reuse, self.batch_slot().is_some());
                 (f, nworld.div_ceil(WARP_PER_BLOCK as u32))

@@ -4,7 +4,6 @@
 use crate::quotient::Tables;
 
 use super::NODE_MAPS_MAX;
-use super::node_tables::RUNS_MAX;
 
 /// What the slots of a batch's worlds allow, from the host's tables after a step's
 /// contractions: recomputed only when the slots or the world count change.
@@ -28,25 +27,6 @@ pub(super) struct OneSlot {
     pub(super) nnode: u32,
     pub(super) static_rows: u32,
     pub(super) static_hyper: u32,
-    /// Whether the pair kernels' second warp may map the rows of this slot's worlds
-    /// ([`claims_rows`]): the claim kernels pay for the batch.
-    pub(super) claims: bool,
-}
-
-/// Whether the guard's warp of a world of slot `s` may map the world's rows when it is free
-/// first (the claim kernels, `qw_block` in `kernels/quotient_warp.cu`, which asks the same of
-/// the slot's runs): where the slot's trees are mapped one by one, not by long runs of one
-/// node (mechanism-90%, humanoid-50%), or where its static rows are fewer than its trees
-/// (flex_trampoline). Elsewhere (cloth-99%, hammock) the world's own warp maps its rows, and the
-/// pair kernels, without the claim's code, are faster.
-fn claims_rows(t: &Tables<'_>, s: usize) -> bool {
-    let n = t.ntree;
-    let trees = &t.tree_node[s * n..(s + 1) * n];
-    let runs = (0..n)
-        .filter(|&i| i == 0 || trees[i] != trees[i - 1])
-        .count();
-    let long_runs = runs <= RUNS_MAX && 32 * runs <= n;
-    !long_runs || (t.nstatic_rows[s] as usize) < n
 }
 
 impl BatchSlots {
@@ -61,7 +41,6 @@ impl BatchSlots {
                 nnode: t.nnode[s as usize],
                 static_rows: t.nstatic_rows[s as usize],
                 static_hyper: t.nstatic[s as usize],
-                claims: claims_rows(t, s as usize),
             }),
             _ => None,
         };
@@ -116,44 +95,5 @@ mod tests {
         // The worlds before the odd one still share theirs; no worlds, no slot.
         assert_eq!(slots_of(&batch(true), 5).one.map(|o| o.nnode), Some(2));
         assert_eq!(slots_of(&batch(false), 0).one, None);
-    }
-
-    #[test]
-    fn the_guards_warp_claims_rows_where_trees_are_mapped_one_by_one_or_outnumber_static_rows() {
-        use crate::{Batch, Model, RowType};
-        // 64 trees: a chain of equalities over all (one node, one run of 64 trees), `extra`
-        // more rows on the first pair, and one contact.
-        let claims = |links: &[(i32, i32)], extra: usize| {
-            let model = Model::from_dofnum(&[3; 64]).unwrap();
-            let mut b = Batch::builder();
-            for _ in 0..4 {
-                for (e, &(a, c)) in links.iter().enumerate() {
-                    b.row(RowType::Equality, e as i32, &[a, c]);
-                }
-                for _ in 0..extra {
-                    b.row(RowType::Equality, 0, &[0, 1]);
-                }
-                b.row(RowType::ContactPyramidal, 0, &[5]);
-                b.end_world();
-            }
-            let batch = b.finish();
-            let cap = Capacity::fit(&model, &batch);
-            let mut q = Quotient::new(&cap, Policy::default());
-            q.prepare(&Input::new(&model, &batch).unwrap(), &Events::new())
-                .unwrap();
-            BatchSlots::of(&q.cache().tables(), 4)
-                .one
-                .expect("one slot")
-                .claims
-        };
-        let chain: Vec<_> = (0..63).map(|t| (t, t + 1)).collect();
-        // Long runs, fewer static rows than trees (flex_trampoline-like): claims.
-        assert!(claims(&chain, 0));
-        // Long runs, as many static rows as trees or more (cloth-like): the pair kernels.
-        assert!(!claims(&chain, 1));
-        assert!(!claims(&chain, 40));
-        // Eight loops of eight trees (eight nodes, runs of eight): claims, whatever the rows.
-        let loops: Vec<_> = (0..64).map(|t| (t, 8 * (t / 8) + (t + 1) % 8)).collect();
-        assert!(claims(&loops, 40));
     }
 }
