@@ -19,9 +19,9 @@
                                                 # busy before it (since session 41)
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
-With --means besides --steady, --floor, --back, --cold, --busy or --wall: then also per shape and mode
-each binary's mean over its runs and its difference from the first binary's (the A/B's verdict,
-computed rather than typed).
+With --means besides --steady, --sequences, --floor, --back, --cold, --busy or --wall: then also per
+shape and mode (or step sequence) each binary's mean over its runs and its difference from the first
+binary's (the A/B's verdict, computed rather than typed; for sequences reuse off / reuse on).
 """
 import collections
 import re
@@ -104,25 +104,28 @@ if sequences or steady or floor or back or cold or busy or wall:
         by_run = {(n, k): us for n, k, us in cells}
         row = " | ".join(by_run.get(r, "-") for r in order)
         print(f"| {shape} | {what} | {row} |")
-    if means and not sequences:
+    if means:
         names = list(dict.fromkeys(n for n, _ in order))
         heads = " | ".join(f"{n}: mean (vs {names[0]})" for n in names)
         print(f"\n| shape | {second} | {heads} |")
         print("|---|---|" + "---|" * len(names))
+        # A sequence's cell is "reuse off / reuse on": each part averaged on its own.
+        parts = 2 if sequences else 1
         for (shape, what), cells in runs.items():
             mean = {}
             for n in names:
-                v = [float(us) for m, _, us in cells if m == n]
-                mean[n] = sum(v) / len(v) if v else None
+                v = [[float(x) for x in us.split(" / ")] for m, _, us in cells if m == n]
+                mean[n] = [sum(x[i] for x in v) / len(v) for i in range(parts)] if v else None
             base = mean[names[0]]
             row = []
             for n in names:
                 if mean[n] is None:
                     row.append("-")
-                elif n == names[0] or base is None:
-                    row.append(f"{mean[n]:.2f}")
-                else:
-                    row.append(f"{mean[n]:.2f} ({mean[n] - base:+.2f})")
+                    continue
+                cell = " / ".join(f"{x:.2f}" for x in mean[n])
+                if n != names[0] and base is not None:
+                    cell += " (" + " / ".join(f"{x - b:+.2f}" for x, b in zip(mean[n], base)) + ")"
+                row.append(cell)
             print(f"| {shape} | {what} | " + " | ".join(row) + " |")
     sys.exit(0)
 
