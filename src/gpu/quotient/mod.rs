@@ -297,6 +297,10 @@ const WARP_ROWS_LARGE: usize = 1024;
 /// kernel, each world a multiprocessor to itself (64 worlds), flex_trampoline took 11.1 against
 /// 9.5 (mechanism-90% 10.3 against 14.4); flex_poncho (2,628 rows a world, half of them
 /// dynamic, which one warp scatters one by one) lost at every count (78.6 against 26.4 at 256).
+/// On step sequences, whose contacts are new every step, the pairs' lead was about twice that:
+/// 1.4–8.4 µs a step at 256–2,048 worlds against a block or one warp a world; forced past a wave
+/// (4,096 worlds, two warps a world do not fit) they lost the replayed step by 1.55–4.45 µs on
+/// three shapes of four (session 47, benches/results/logs/h200-2026-12-02-session47-calls.md).
 fn pairs_pay(nworld: usize, sms: usize, pair_worlds: usize, njmax: usize) -> bool {
     nworld > sms && nworld <= pair_worlds && njmax <= WARP_ROWS_LARGE
 }
