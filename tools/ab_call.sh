@@ -11,6 +11,8 @@
 #          --shapes q:mechanism-90%,q:cloth-99%" main=.dev/archipelago pf=.dev/pf/archipelago
 # The runs go a b c c b a (ab_bench.sh); name a binary twice to run a b a b b a b a.
 # AB_NO_TESTS=1 skips the tests (a second A/B in the same call, of builds already tested).
+# Stopped by a signal (`timeout N bash tools/ab_call.sh ...`), it drops the run in progress and
+# still writes the tables of the runs finished, so a call that runs out of time keeps them.
 # Leave the step sequences on (no --no-sequences) for a change that may pay only while a step's
 # rows are the last replay's: session 46's claim kernels were 1 µs faster a replayed step and
 # 2-3 µs slower a step of the sequences, whose contacts are new every step.
@@ -58,10 +60,9 @@ for run in "$@"; do
     fi
     runs+=("$run")
 done
-t0=$SECONDS
-[ ${#runs[@]} -gt 0 ] && bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}"
-echo "== ab in $((SECONDS - t0)) s" >> "$log"
-if [ -f "$out/ab.md" ]; then
+# Each build's means from the runs in ab.md so far, into log.txt.
+tables() {
+    [ -f "$out/ab.md" ] || return 0
     python3 tools/ab_table.py --steady --means "$out/ab.md" >> "$log" 2>&1
     if grep -q 'L2 flushed before each |' "$out/ab.md"; then
         echo "L2 flushed before each step:" >> "$log"
@@ -75,5 +76,26 @@ if [ -f "$out/ab.md" ]; then
         echo "Step sequences (device µs a step, reuse off / reuse on):" >> "$log"
         python3 tools/ab_table.py --sequences --means "$out/ab.md" >> "$log" 2>&1
     fi
+}
+# Stopped (`timeout` sends TERM): the run in progress is dropped, the finished runs' tables
+# still written (session 47's call 3 lost its tables so). The bench runs in the background,
+# since bash runs a trap only once its foreground command has ended.
+stopped() {
+    pkill -TERM -P "$bench" 2>/dev/null
+    kill -TERM "$bench" 2>/dev/null
+    echo "== stopped after $((SECONDS - t0)) s: the tables of the runs finished by then" >> "$log"
+    tables
+    (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
+    exit 124
+}
+t0=$SECONDS
+if [ ${#runs[@]} -gt 0 ]; then
+    bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}" &
+    bench=$!
+    trap stopped TERM INT
+    wait "$bench"
+    trap - TERM INT
 fi
+echo "== ab in $((SECONDS - t0)) s" >> "$log"
+tables
 (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
