@@ -57,7 +57,12 @@
 // about 2.0. Loads issued earlier, rows staged in shared memory (by lanes or by bulk copies),
 // L1 and L2 prefetch, bigger blocks and tables copied in by cp.async were all slower or even:
 // at 64 registers a thread, with every world's warp resident, whatever holds a value longer
-// spills or moves the register allocation against the step.
+// spills or moves the register allocation against the step. Half a warp a world, two worlds a
+// warp, for slots of at most 16 nodes (session 48: logs/h200-2026-12-03-session48-calls.md, the
+// code in its patch) was slower at 4,096 worlds, one wave either way, by 5-6 µs on
+// mechanism-90%, hammock and cloth-99%, and at 8,192, where it is one wave against two, by 4.5-12:
+// a warp then runs both worlds' loops over trees, dofs and rows, each at 16 lanes, which cost
+// more than the fixed work the two worlds share.
 
 #define QW_WARPS 4
 // The late guard: the last warp of each block runs step 1's comparison after every store of
