@@ -81,21 +81,23 @@ tables() {
 # still written (session 47's call 3 lost its tables so). The bench runs in the background,
 # since bash runs a trap only once its foreground command has ended.
 stopped() {
-    pkill -TERM -P "$bench" 2>/dev/null
-    kill -TERM "$bench" 2>/dev/null
+    if [ -n "$bench" ]; then
+        pkill -TERM -P "$bench" 2>/dev/null
+        kill -TERM "$bench" 2>/dev/null
+    fi
     echo "== stopped after $((SECONDS - t0)) s: the tables of the runs finished by then" >> "$log"
     tables
     (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
     exit 124
 }
-t0=$SECONDS
+t0=$SECONDS bench=""
+trap stopped TERM INT
 if [ ${#runs[@]} -gt 0 ]; then
     bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}" &
     bench=$!
-    trap stopped TERM INT
     wait "$bench"
-    trap - TERM INT
 fi
+trap - TERM INT
 echo "== ab in $((SECONDS - t0)) s" >> "$log"
 tables
 (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
