@@ -77,6 +77,11 @@ tables() {
         python3 tools/ab_table.py --sequences --means "$out/ab.md" >> "$log" 2>&1
     fi
 }
+# The tables, then the tests' logs packed: the end of a call, finished or stopped.
+wrap_up() {
+    tables
+    (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
+}
 # Stopped (`timeout` sends TERM): the run in progress is dropped, the finished runs' tables
 # still written (session 47's call 3 lost its tables so). The bench runs in the background,
 # since bash runs a trap only once its foreground command has ended.
@@ -86,8 +91,7 @@ stopped() {
         kill -TERM "$bench" 2>/dev/null
     fi
     echo "== stopped after $((SECONDS - t0)) s: the tables of the runs finished by then" >> "$log"
-    tables
-    (cd "$out" && tar czf logs.tgz logs && rm -rf logs)
+    wrap_up
     exit 124
 }
 t0=$SECONDS bench=""
@@ -99,5 +103,4 @@ if [ ${#runs[@]} -gt 0 ]; then
 fi
 trap - TERM INT
 echo "== ab in $((SECONDS - t0)) s" >> "$log"
-tables
-(cd "$out" && tar czf logs.tgz logs && rm -rf logs)
+wrap_up
