@@ -522,7 +522,9 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
 // kernel's warps spill at fewer, and it ran slower so (8,192 worlds of mechanism-90%: 47.8 µs
-// at 64, 58.6 at 40, 70.2 at 32; session 27).
+// at 64, 58.6 at 40, 70.2 at 32, session 27; 35.2, 48.5 and 52.8 in session 49, hammock 46.9,
+// 63.9 and 72.6, though 32 makes 8,192 worlds one wave; and the pair kernels at 32, one wave of
+// two warps a world at 4,096 worlds, lost 7.4-13.3 µs to one warp a world at 64).
 template <bool REUSE, bool ONE, bool PAIR>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
