@@ -9,7 +9,9 @@
 //! comparison; a batch of one slot and of two),
 //! long random invalidation sequences of every source with and without reuse and with either
 //! maps (and on the warp kernel at every step; a longer device soak, opt-in), the generated
-//! corpus in and out of order, every committed trace with its events, and the GPU engine in
+//! corpus in and out of order, the conformance corpus through every kernel family (the first
+//! 600 cases; all of them with `ARCHIPELAGO_GPU_CORPUS=all`), every committed trace with its
+//! events, and the GPU engine in
 //! every mode, and a batch of many waves on the register-capped kernels.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
@@ -1264,6 +1266,71 @@ fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
             }
         }
     }
+}
+
+/// The conformance corpus that CI checks every CPU mode on (`synth::conformance`; the first 600
+/// cases by default, `ARCHIPELAGO_GPU_CORPUS=all`, a count or a range `a..b` for more) through
+/// every kernel family of the device quotient: the block kernels by the launch rule with
+/// node-level maps and without them (the tree-level kernel), one warp a world with reuse off,
+/// two warps a world (the guard's own) with reuse on, and every row dynamic. Each solver steps
+/// the batch, the same batch again (reuse), its rows in reverse order (the static block moved:
+/// the guard's way to a rebuild) and the batch once more, every step equal to the oracle.
+#[test]
+fn every_kernel_equals_the_oracle_on_the_conformance_corpus() {
+    let Some(gpu) = open() else { return };
+    let range = device::corpus_range();
+    let start = std::time::Instant::now();
+    let events = Events::new();
+    let mut out = Islands::default();
+    // (policy, node-level maps, reuse, warps a world: by the launch rule, or one or two forced)
+    let runs = [
+        (Policy::default(), true, true, None),
+        (Policy::default(), false, true, None),
+        (Policy::default(), true, false, Some(1)),
+        (Policy::default(), true, true, Some(2)),
+        (Policy::all_dynamic(), true, false, Some(2)),
+    ];
+    let cases = synth::conformance().enumerate();
+    for (k, case) in cases.skip(range.start).take(range.len()) {
+        let cap = Capacity::fit(&case.model, &case.batch);
+        let flipped = scenes::reversed(&case.batch);
+        let steps = [&case.batch, &case.batch, &flipped, &case.batch];
+        let wants: Vec<Islands> = steps
+            .iter()
+            .map(|b| oracle::solve(&Input::new(&case.model, b).unwrap()))
+            .collect();
+        for (policy, nodes, reuse, warps) in &runs {
+            let what = format!(
+                "conformance case {k} (seed {:#x} {:?}), {policy:?}, node-level maps {nodes}, \
+                 reuse {reuse}, warps a world {warps:?}",
+                case.seed, case.spec
+            );
+            let mut s = QuotientSolver::new(&gpu, cap, &case.model, policy.clone())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            s.set_node_maps(*nodes);
+            s.set_reuse(*reuse).unwrap();
+            if let Some(n) = warps {
+                s.set_warp_worlds(Some(true));
+                s.set_guard_warps(Some(*n == 2));
+            }
+            for (i, (batch, want)) in steps.iter().zip(&wants).enumerate() {
+                let input = Input::new(&case.model, batch).unwrap();
+                s.step(&input, &events, &mut out)
+                    .unwrap_or_else(|e| panic!("{what}, step {i}: {e}"));
+                if let Some(m) = out.first_mismatch(want) {
+                    panic!("{what}, step {i}: {m}");
+                }
+            }
+        }
+        if k % 2000 == 0 {
+            eprintln!("case {k} at {:.1} s", start.elapsed().as_secs_f64());
+        }
+    }
+    println!(
+        "every quotient kernel family equal to the oracle on conformance corpus cases {range:?} \
+         ({:.1} s)",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 #[test]

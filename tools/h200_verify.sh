@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The device call that checks main after a kernel merge, within one call's 600 s: the four GPU
 # test executables, the quotient bench at 4,096 worlds on the four shapes of the README's table,
-# every GPU mode against the oracle on the whole corpus with the warp kernel forced wherever it
-# applies, then the bench at 8,192 worlds in the time left. Build here first:
+# every GPU mode against the oracle on the whole conformance corpus (the quotient through every
+# kernel family), then the bench at 8,192 worlds in the time left. Build here first:
 #   ../shared/tools/device-pack && tools/h200_run.sh --pack && git rev-parse --short HEAD > .dev/COMMIT
 # then on the device (carry [".dev"]): bash tools/h200_verify.sh
 # (VERIFY_END=S ends the 8,192-world bench by S s instead of 575, where less device time is left.)
@@ -27,9 +27,17 @@ timeout 200 .dev/archipelago bench --quotient --worlds 4096 \
     --out "$out/q4096.md" > "$out/logs/bench4096.log" 2>&1
 echo "== bench 4096 rc=$? in $((SECONDS - t0)) s" >> "$L"
 t0=$SECONDS
-ARCHIPELAGO_Q_WARP=1 ARCHIPELAGO_GPU_CORPUS=all timeout 150 .dev/gpu-test \
-    every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-warp.log" 2>&1
-echo "== corpus (warp forced) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-warp.log")" >> "$L"
+# The whole conformance corpus: the full-rebuild modes (gpu-test) and every kernel family of the
+# quotient (gpu_quotient-test) side by side. (gpu-test's corpus test runs the six full-rebuild
+# modes only: ARCHIPELAGO_Q_WARP has no effect there.)
+ARCHIPELAGO_GPU_CORPUS=all timeout 200 .dev/gpu-test \
+    every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-full.log" 2>&1 &
+full=$!
+ARCHIPELAGO_GPU_CORPUS=all timeout 200 .dev/gpu_quotient-test \
+    every_kernel_equals_the_oracle_on_the_conformance_corpus --nocapture > "$out/logs/corpus-quotient.log" 2>&1
+echo "== corpus (quotient, every kernel family) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-quotient.log")" >> "$L"
+wait $full
+echo "== corpus (full-rebuild modes) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-full.log")" >> "$L"
 # What is left of the call's 600 s (or of VERIFY_END s, where less device time is left), less
 # a margin for the archive.
 limit=$((${VERIFY_END:-575} - SECONDS))
