@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The device call that checks main after a kernel merge, within one call's 600 s: the four GPU
-# test executables, the quotient bench at 4,096 worlds on the four shapes of the README's table,
-# every GPU mode against the oracle on the whole conformance corpus (the quotient through every
-# kernel family), then the bench at 8,192 worlds in the time left. Build here first:
+# test executables and every GPU mode against the oracle on the whole conformance corpus (the
+# quotient through every kernel family), side by side; then the quotient bench at 4,096 worlds on
+# the four shapes of the README's table, and the bench at 8,192 worlds in the time left. Build here first:
 #   ../shared/tools/device-pack && tools/h200_run.sh --pack && git rev-parse --short HEAD > .dev/COMMIT
 # then on the device (carry [".dev"]): bash tools/h200_verify.sh
 # (VERIFY_END=S ends the 8,192-world bench by S s instead of 575, where less device time is left.)
@@ -16,28 +16,37 @@ L=$out/log.txt
 mkdir -p "$out/logs"
 { date -u; echo "main $(cat .dev/COMMIT 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } >> "$L" 2>&1
 verdict() { grep -E '^test result' "$1" | tail -1; }
+# Every test executable, the whole conformance corpus in the six full-rebuild modes (gpu-test's
+# corpus test: the quotient is not among them, so ARCHIPELAGO_Q_WARP has no effect there) and
+# through every kernel family of the quotient (gpu_quotient-test, in eight ranges: one process
+# takes about 25 minutes on the H200, eight side by side 196 s), all side by side.
+t0=$SECONDS
+declare -A logs
 for t in gpu_quotient determinism gpu_order gpu; do
-    t0=$SECONDS
-    timeout 200 ".dev/$t-test" --nocapture > "$out/logs/test-$t.log" 2>&1
-    echo "== $t rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/test-$t.log")" >> "$L"
+    timeout 400 ".dev/$t-test" --nocapture > "$out/logs/test-$t.log" 2>&1 &
+    logs[$!]="test $t:$out/logs/test-$t.log"
+done
+ARCHIPELAGO_GPU_CORPUS=all timeout 400 .dev/gpu-test \
+    every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-full.log" 2>&1 &
+logs[$!]="corpus, full-rebuild modes:$out/logs/corpus-full.log"
+n=20500 parts=8  # n: synth::CONFORMANCE_CASES
+for i in $(seq 0 $((parts - 1))); do
+    f=$out/logs/corpus-quotient-$i.log
+    ARCHIPELAGO_GPU_CORPUS=$((n * i / parts))..$((n * (i + 1) / parts)) timeout 400 \
+        .dev/gpu_quotient-test every_kernel_equals_the_oracle_on_the_conformance_corpus \
+        --nocapture > "$f" 2>&1 &
+    logs[$!]="corpus, quotient part $i:$f"
+done
+for pid in "${!logs[@]}"; do
+    wait "$pid"
+    rc=$?
+    echo "== ${logs[$pid]%%:*} rc=$rc by $((SECONDS - t0)) s: $(verdict "${logs[$pid]#*:}")" >> "$L"
 done
 t0=$SECONDS
 timeout 200 .dev/archipelago bench --quotient --worlds 4096 \
     --shapes q:mechanism-90%,q:humanoid-50%,trace:hammockx4096,q:cloth-99% \
     --out "$out/q4096.md" > "$out/logs/bench4096.log" 2>&1
 echo "== bench 4096 rc=$? in $((SECONDS - t0)) s" >> "$L"
-t0=$SECONDS
-# The whole conformance corpus: the full-rebuild modes (gpu-test) and every kernel family of the
-# quotient (gpu_quotient-test) side by side. (gpu-test's corpus test runs the six full-rebuild
-# modes only: ARCHIPELAGO_Q_WARP has no effect there.)
-ARCHIPELAGO_GPU_CORPUS=all timeout 200 .dev/gpu-test \
-    every_mode_equals_the_oracle_on_the_generated_corpus --nocapture > "$out/logs/corpus-full.log" 2>&1 &
-full=$!
-ARCHIPELAGO_GPU_CORPUS=all timeout 200 .dev/gpu_quotient-test \
-    every_kernel_equals_the_oracle_on_the_conformance_corpus --nocapture > "$out/logs/corpus-quotient.log" 2>&1
-echo "== corpus (quotient, every kernel family) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-quotient.log")" >> "$L"
-wait $full
-echo "== corpus (full-rebuild modes) rc=$? in $((SECONDS - t0)) s: $(verdict "$out/logs/corpus-full.log")" >> "$L"
 # What is left of the call's 600 s (or of VERIFY_END s, where less device time is left), less
 # a margin for the archive.
 limit=$((${VERIFY_END:-575} - SECONDS))
