@@ -1226,63 +1226,81 @@ fn soak_random_invalidation_on_the_device() {
     println!("{seeds} seeds: {paths:?}");
 }
 
-#[test]
-fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
-    let Some(gpu) = open() else { return };
+/// One quotient solver's setup for a corpus case: policy, node-level maps, reuse, and warps a
+/// world (`None`: the launch rule's choice; `Some(1)` or `Some(2)` forces the warp or the pair
+/// kernels).
+type CorpusRun = (Policy, bool, bool, Option<u8>);
+
+/// Case `k` through a fresh solver for each of `runs`, each stepping the batch, the same batch
+/// again (reuse), its rows in reverse order (the static block moved: the guard's way to a
+/// rebuild) and the batch once more, every step equal to the oracle.
+fn corpus_case_matches_the_oracle(
+    gpu: &gpu::Gpu,
+    k: usize,
+    case: &synth::Case,
+    runs: &[CorpusRun],
+) {
     let events = Events::new();
     let mut out = Islands::default();
-    for (case_index, case) in synth::corpus(11).take(100).enumerate() {
-        let cap = Capacity::fit(&case.model, &case.batch);
-        let flipped = scenes::reversed(&case.batch);
-        // (policy, node-level maps, one warp a replayed world with reuse off)
-        let runs = [
-            (Policy::default(), true, false),
-            (Policy::default(), false, false),
-            (Policy::all_dynamic(), true, false),
-            (Policy::default(), true, true),
-        ];
-        for (policy, nodes, warps) in runs {
-            let mut s = match QuotientSolver::new(&gpu, cap, &case.model, policy) {
-                Ok(s) => s,
-                Err(e) => panic!("{:?}: {e}", case.spec),
-            };
-            s.set_node_maps(nodes);
-            if warps {
-                s.set_reuse(false).unwrap();
-                s.set_warp_worlds(Some(true));
-                // Every other case with a second warp a world for the guard.
-                s.set_guard_warps(Some(case_index % 2 == 1));
-            }
-            for batch in [&case.batch, &case.batch, &flipped, &case.batch] {
-                let input = Input::new(&case.model, batch).unwrap();
-                s.step(&input, &events, &mut out).unwrap();
-                let want = oracle::solve(&input);
-                assert_eq!(
-                    out.first_mismatch(&want),
-                    None,
-                    "{:?} {nodes} {warps}",
-                    case.spec
-                );
+    let cap = Capacity::fit(&case.model, &case.batch);
+    let flipped = scenes::reversed(&case.batch);
+    let steps = [&case.batch, &case.batch, &flipped, &case.batch];
+    let wants: Vec<Islands> = steps
+        .iter()
+        .map(|b| oracle::solve(&Input::new(&case.model, b).unwrap()))
+        .collect();
+    for (policy, nodes, reuse, warps) in runs {
+        let what = format!(
+            "case {k} (seed {:#x} {:?}), {policy:?}, node-level maps {nodes}, reuse {reuse}, \
+             warps a world {warps:?}",
+            case.seed, case.spec
+        );
+        let mut s = QuotientSolver::new(gpu, cap, &case.model, policy.clone())
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        s.set_node_maps(*nodes);
+        s.set_reuse(*reuse).unwrap();
+        if let Some(n) = warps {
+            s.set_warp_worlds(Some(true));
+            s.set_guard_warps(Some(*n == 2));
+        }
+        for (i, (batch, want)) in steps.iter().zip(&wants).enumerate() {
+            let input = Input::new(&case.model, batch).unwrap();
+            s.step(&input, &events, &mut out)
+                .unwrap_or_else(|e| panic!("{what}, step {i}: {e}"));
+            if let Some(m) = out.first_mismatch(want) {
+                panic!("{what}, step {i}: {m}");
             }
         }
     }
 }
 
+#[test]
+fn generated_corpus_in_and_out_of_order_matches_the_oracle() {
+    let Some(gpu) = open() else { return };
+    for (k, case) in synth::corpus(11).take(100).enumerate() {
+        // One warp a replayed world with reuse off; every other case with a second warp a world
+        // for the guard.
+        let warps = if k % 2 == 1 { 2 } else { 1 };
+        let runs = [
+            (Policy::default(), true, true, None),
+            (Policy::default(), false, true, None),
+            (Policy::all_dynamic(), true, true, None),
+            (Policy::default(), true, false, Some(warps)),
+        ];
+        corpus_case_matches_the_oracle(&gpu, k, &case, &runs);
+    }
+}
+
 /// The conformance corpus that CI checks every CPU mode on (`synth::conformance`; the first 600
-/// cases by default, `ARCHIPELAGO_GPU_CORPUS=all`, a count or a range `a..b` for more) through
-/// every kernel family of the device quotient: the block kernels by the launch rule with
-/// node-level maps and without them (the tree-level kernel), one warp a world with reuse off,
-/// two warps a world (the guard's own) with reuse on, and every row dynamic. Each solver steps
-/// the batch, the same batch again (reuse), its rows in reverse order (the static block moved:
-/// the guard's way to a rebuild) and the batch once more, every step equal to the oracle.
+/// cases by default, more with `ARCHIPELAGO_GPU_CORPUS`: `tests/support/gpu.rs`) through every
+/// kernel family of the device quotient: the block kernels by the launch rule with node-level
+/// maps and without them (the tree-level kernel), one warp a world with reuse off, two warps a
+/// world (the guard's own) with reuse on, and every row dynamic.
 #[test]
 fn every_kernel_equals_the_oracle_on_the_conformance_corpus() {
     let Some(gpu) = open() else { return };
     let range = device::corpus_range();
     let start = std::time::Instant::now();
-    let events = Events::new();
-    let mut out = Islands::default();
-    // (policy, node-level maps, reuse, warps a world: by the launch rule, or one or two forced)
     let runs = [
         (Policy::default(), true, true, None),
         (Policy::default(), false, true, None),
@@ -1292,36 +1310,7 @@ fn every_kernel_equals_the_oracle_on_the_conformance_corpus() {
     ];
     let cases = synth::conformance().enumerate();
     for (k, case) in cases.skip(range.start).take(range.len()) {
-        let cap = Capacity::fit(&case.model, &case.batch);
-        let flipped = scenes::reversed(&case.batch);
-        let steps = [&case.batch, &case.batch, &flipped, &case.batch];
-        let wants: Vec<Islands> = steps
-            .iter()
-            .map(|b| oracle::solve(&Input::new(&case.model, b).unwrap()))
-            .collect();
-        for (policy, nodes, reuse, warps) in &runs {
-            let what = format!(
-                "conformance case {k} (seed {:#x} {:?}), {policy:?}, node-level maps {nodes}, \
-                 reuse {reuse}, warps a world {warps:?}",
-                case.seed, case.spec
-            );
-            let mut s = QuotientSolver::new(&gpu, cap, &case.model, policy.clone())
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            s.set_node_maps(*nodes);
-            s.set_reuse(*reuse).unwrap();
-            if let Some(n) = warps {
-                s.set_warp_worlds(Some(true));
-                s.set_guard_warps(Some(*n == 2));
-            }
-            for (i, (batch, want)) in steps.iter().zip(&wants).enumerate() {
-                let input = Input::new(&case.model, batch).unwrap();
-                s.step(&input, &events, &mut out)
-                    .unwrap_or_else(|e| panic!("{what}, step {i}: {e}"));
-                if let Some(m) = out.first_mismatch(want) {
-                    panic!("{what}, step {i}: {m}");
-                }
-            }
-        }
+        corpus_case_matches_the_oracle(&gpu, k, &case, &runs);
         if k % 2000 == 0 {
             eprintln!("case {k} at {:.1} s", start.elapsed().as_secs_f64());
         }
@@ -1331,6 +1320,25 @@ fn every_kernel_equals_the_oracle_on_the_conformance_corpus() {
          ({:.1} s)",
         start.elapsed().as_secs_f64()
     );
+}
+
+#[test]
+fn corpus_parts_tile_the_conformance_corpus() {
+    let all = synth::CONFORMANCE_CASES;
+    assert_eq!(device::corpus_range_of(None), 0..600);
+    assert_eq!(device::corpus_range_of(Some("all")), 0..all);
+    assert_eq!(device::corpus_range_of(Some("100..250")), 100..250);
+    assert_eq!(device::corpus_range_of(Some("50")), 0..50);
+    for n in [1, 3, 8] {
+        let mut next = 0;
+        for i in 0..n {
+            let r = device::corpus_range_of(Some(&format!("{i}/{n}")));
+            assert_eq!(r.start, next, "part {i} of {n}");
+            assert!(r.end > r.start, "part {i} of {n} is empty");
+            next = r.end;
+        }
+        assert_eq!(next, all, "{n} parts");
+    }
 }
 
 #[test]

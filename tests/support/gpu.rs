@@ -19,18 +19,28 @@ pub fn open() -> Option<Gpu> {
     }
 }
 
-/// The corpus cases selected by `ARCHIPELAGO_GPU_CORPUS`: the first 600 by default; `all` runs
-/// the whole corpus the CPU modes are checked on in CI, a number that many cases, `a..b` a
-/// range (so that a long run can be split across device calls).
+/// The corpus cases selected by `ARCHIPELAGO_GPU_CORPUS` ([`corpus_range_of`]).
 pub fn corpus_range() -> std::ops::Range<usize> {
+    corpus_range_of(std::env::var("ARCHIPELAGO_GPU_CORPUS").ok().as_deref())
+}
+
+/// The corpus cases a value of `ARCHIPELAGO_GPU_CORPUS` selects: the first 600 without one;
+/// `all` the whole corpus the CPU modes are checked on in CI; a number that many cases; `a..b` a
+/// range; `i/n` the `i`-th of `n` parts of the whole corpus (0-based), so that processes side by
+/// side, or device calls one after another, share it without knowing its size.
+pub fn corpus_range_of(spec: Option<&str>) -> std::ops::Range<usize> {
     const DEFAULT: usize = 600;
     let all = archipelago::synth::CONFORMANCE_CASES;
-    match std::env::var("ARCHIPELAGO_GPU_CORPUS").as_deref() {
-        Ok("all") => 0..all,
-        Ok(s) => match s.split_once("..") {
-            Some((a, b)) => a.parse().unwrap_or(0)..b.parse().unwrap_or(all).min(all),
-            None => 0..s.parse().unwrap_or(DEFAULT).min(all),
-        },
-        Err(_) => 0..DEFAULT,
+    let Some(s) = spec else { return 0..DEFAULT };
+    if s == "all" {
+        return 0..all;
     }
+    if let Some((a, b)) = s.split_once("..") {
+        return a.parse().unwrap_or(0)..b.parse().unwrap_or(all).min(all);
+    }
+    if let Some((i, n)) = s.split_once('/') {
+        let (i, n): (usize, usize) = (i.parse().unwrap_or(0), n.parse().unwrap_or(1).max(1));
+        return (all * i / n).min(all)..(all * (i + 1) / n).min(all);
+    }
+    0..s.parse().unwrap_or(DEFAULT).min(all)
 }
