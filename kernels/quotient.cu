@@ -248,6 +248,11 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 }
 
 #define Q_CMP_BATCH 4
+// Support entries a thread at a time (one register each side, against four a row): 16 a lane
+// cover a warp's 512 entries in one batch (a hammock world has 506 static ones, mechanism-90%
+// 384), so the warp kernels wait on them once. At 4,096 worlds 16 beat 4 (cloth-99% by about
+// 1 µs a step, the others by up to 0.5) and 8 lost to 4 (session 50, gpu-h200-notes.md).
+#define Q_CMP_EBATCH 16
 #define Q_EQ_BATCH 2
 
 // Whether any of the k rows from global row r0 (types at wtype) is an equality whose id is
@@ -322,16 +327,16 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     const int m = (int)(nent < have ? nent : have);
     const int* got_at = a.support + base;
     const int* want_at = q.stream_support + se;
-    for (int j0 = 0; j0 < m; j0 += Q_CMP_BATCH * bd) {
-        unsigned got[Q_CMP_BATCH], want[Q_CMP_BATCH];
+    for (int j0 = 0; j0 < m; j0 += Q_CMP_EBATCH * bd) {
+        unsigned got[Q_CMP_EBATCH], want[Q_CMP_EBATCH];
 #pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u) {
+        for (int u = 0; u < Q_CMP_EBATCH; ++u) {
             const int j = j0 + u * bd + tid;
             got[u] = j < m ? got_at[j] : 0u;
             want[u] = j < m ? want_at[j] : 0u;
         }
 #pragma unroll
-        for (int u = 0; u < Q_CMP_BATCH; ++u) diff |= got[u] ^ want[u];
+        for (int u = 0; u < Q_CMP_EBATCH; ++u) diff |= got[u] ^ want[u];
     }
     if (diff != 0) bad = 1;
     // Rowless couplings, when static (and the world has some: without, nothing to load, and
