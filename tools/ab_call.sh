@@ -11,6 +11,8 @@
 #          --shapes q:mechanism-90%,q:cloth-99%" main=.dev/archipelago pf=.dev/pf/archipelago
 # The runs go a b c c b a (ab_bench.sh); name a binary twice to run a b a b b a b a.
 # AB_NO_TESTS=1 skips the tests (a second A/B in the same call, of builds already tested).
+# Before the timed runs every build runs the bench once, untimed, side by side, so that no run
+# pays for compiling its programs on a machine whose caches are cold (AB_NO_WARM=1 skips that).
 # Stopped by a signal (`timeout N bash tools/ab_call.sh ...`), it drops the run in progress and
 # still writes the tables of the runs finished, so a call that runs out of time keeps them.
 # Leave the step sequences on (no --no-sequences) for a change that may pay only while a step's
@@ -94,6 +96,26 @@ stopped() {
     wrap_up
     exit 124
 }
+# Each build's programs compiled and assembled once before any timed run: on a fresh machine the
+# on-disk caches are cold, and a quotient solver's first construction then takes 40-48 s a
+# program (session 50's call 2 finished two runs of ten in 200 s so). The same bench arguments,
+# since which programs load depends on the shapes and counts (the register-capped copies), but
+# no step sequences; every build side by side, the output kept in logs/. AB_NO_WARM=1 skips it.
+if [ -z "${AB_NO_WARM:-}" ] && [ ${#runs[@]} -gt 0 ]; then
+    t0=$SECONDS
+    wargs=$args
+    [[ " $args " == *" --quotient "* && " $args " != *" --no-sequences "* ]] && wargs="$args --no-sequences"
+    declare -A warmed
+    for run in "${runs[@]}"; do
+        name=${run%%=*} bin=${run#*=}
+        [ -n "${warmed[$name]:-}" ] && continue
+        warmed[$name]=1
+        # shellcheck disable=SC2086 # the bench arguments are split on purpose
+        timeout 300 "$bin" bench $wargs --out "$out/logs/warm-$name.md" > "$out/logs/warm-$name.log" 2>&1 &
+    done
+    wait
+    echo "== warmed up in $((SECONDS - t0)) s" >> "$log"
+fi
 t0=$SECONDS bench=""
 trap stopped TERM INT
 if [ ${#runs[@]} -gt 0 ]; then
