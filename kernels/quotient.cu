@@ -251,7 +251,8 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 // Support entries a thread at a time (one register each side, against four a row): 16 a lane
 // cover a warp's 512 entries in one batch (a hammock world has 506 static ones, mechanism-90%
 // 384), so the warp kernels wait on them once. At 4,096 worlds 16 beat 4 (cloth-99% by about
-// 1 µs a step, the others by up to 0.5) and 8 lost to 4 (session 50, gpu-h200-notes.md).
+// 1 µs a step, the others by up to 0.5); 8 lost to 4, and 24 to 16 (session 50,
+// benches/results/gpu-h200-notes.md).
 #define Q_CMP_EBATCH 16
 #define Q_EQ_BATCH 2
 
