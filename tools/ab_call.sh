@@ -88,6 +88,7 @@ wrap_up() {
 # still written (session 47's call 3 lost its tables so). The bench runs in the background,
 # since bash runs a trap only once its foreground command has ended.
 stopped() {
+    for pid in "${warming[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     if [ -n "$bench" ]; then
         pkill -TERM -P "$bench" 2>/dev/null
         kill -TERM "$bench" 2>/dev/null
@@ -101,8 +102,9 @@ stopped() {
 # program (session 50's call 2 finished two runs of ten in 200 s so). The same bench arguments,
 # since which programs load depends on the shapes and counts (the register-capped copies), but
 # no step sequences; every build side by side, the output kept in logs/. AB_NO_WARM=1 skips it.
+t0=$SECONDS bench="" warming=()
+trap stopped TERM INT
 if [ -z "${AB_NO_WARM:-}" ] && [ ${#runs[@]} -gt 0 ]; then
-    t0=$SECONDS
     wargs=$args
     [[ " $args " == *" --quotient "* && " $args " != *" --no-sequences "* ]] && wargs="$args --no-sequences"
     declare -A warmed
@@ -112,12 +114,13 @@ if [ -z "${AB_NO_WARM:-}" ] && [ ${#runs[@]} -gt 0 ]; then
         warmed[$name]=1
         # shellcheck disable=SC2086 # the bench arguments are split on purpose
         timeout 300 "$bin" bench $wargs --out "$out/logs/warm-$name.md" > "$out/logs/warm-$name.log" 2>&1 &
+        warming+=($!)
     done
-    wait
+    wait "${warming[@]}"
+    warming=()
     echo "== warmed up in $((SECONDS - t0)) s" >> "$log"
 fi
-t0=$SECONDS bench=""
-trap stopped TERM INT
+t0=$SECONDS
 if [ ${#runs[@]} -gt 0 ]; then
     bash tools/ab_bench.sh "$out/ab.md" "$args" "${runs[@]}" &
     bench=$!
