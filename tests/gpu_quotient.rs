@@ -1339,6 +1339,12 @@ fn corpus_parts_tile_the_conformance_corpus() {
         }
         assert_eq!(next, all, "{n} parts");
     }
+    // A value that selects no case is an error, not an empty run that passes.
+    for bad in ["al", "3/O", "8/8", "x..5", "5..5", "0", "1/0"] {
+        let spec = Some(bad);
+        let got = std::panic::catch_unwind(|| device::corpus_range_of(spec));
+        assert!(got.is_err(), "{bad:?} selected {got:?}");
+    }
 }
 
 #[test]

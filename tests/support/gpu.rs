@@ -27,20 +27,32 @@ pub fn corpus_range() -> std::ops::Range<usize> {
 /// The corpus cases a value of `ARCHIPELAGO_GPU_CORPUS` selects: the first 600 without one;
 /// `all` the whole corpus the CPU modes are checked on in CI; a number that many cases; `a..b` a
 /// range; `i/n` the `i`-th of `n` parts of the whole corpus (0-based), so that processes side by
-/// side, or device calls one after another, share it without knowing its size.
+/// side, or device calls one after another, share it without knowing its size. A value that
+/// selects nothing (unparsable, a part past the last, an empty range) panics: a typo must not
+/// turn a corpus run into one that checks no case and passes.
 pub fn corpus_range_of(spec: Option<&str>) -> std::ops::Range<usize> {
     const DEFAULT: usize = 600;
     let all = archipelago::synth::CONFORMANCE_CASES;
     let Some(s) = spec else { return 0..DEFAULT };
-    if s == "all" {
-        return 0..all;
+    let bad = || -> ! {
+        panic!("ARCHIPELAGO_GPU_CORPUS={s:?}: want all, N, a..b or i/n (cases 0..{all})")
+    };
+    let num = |t: &str| t.trim().parse::<usize>().unwrap_or_else(|_| bad());
+    let range = if s == "all" {
+        0..all
+    } else if let Some((a, b)) = s.split_once("..") {
+        num(a)..num(b).min(all)
+    } else if let Some((i, n)) = s.split_once('/') {
+        let (i, n) = (num(i), num(n));
+        if i >= n {
+            bad();
+        }
+        all * i / n..all * (i + 1) / n
+    } else {
+        0..num(s).min(all)
+    };
+    if range.is_empty() {
+        bad();
     }
-    if let Some((a, b)) = s.split_once("..") {
-        return a.parse().unwrap_or(0)..b.parse().unwrap_or(all).min(all);
-    }
-    if let Some((i, n)) = s.split_once('/') {
-        let (i, n): (usize, usize) = (i.parse().unwrap_or(0), n.parse().unwrap_or(1).max(1));
-        return (all * i / n).min(all)..(all * (i + 1) / n).min(all);
-    }
-    0..s.parse().unwrap_or(DEFAULT).min(all)
+    range
 }
