@@ -2,8 +2,9 @@
 // the same launch: quotient_kernel; quotient_few_kernel (the same, with the rare paths out of
 // line) for a batch whose every world has a slot of few nodes; quotient_aside_kernel (that,
 // with a world's few rows mapped by a warp the pass over its trees leaves idle) for such a
-// batch of no more worlds than multiprocessors. Compiled as its own NVRTC program after
-// common.cu (src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
+// batch of no more worlds than multiprocessors (entry points in quotient_block.cu; the warp
+// kernels' in quotient_warp.cu, each a program of its own after common.cu and this file:
+// src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
 // world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
 // jump_all, world_maps_mirrored, and for partial reuse and the node-level maps row_mirror_of,
 // row_islands, row_batch, row_batch_islands, RowBatch, ROW_BATCH, row_scatter,
@@ -1123,32 +1124,4 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     else
         q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
     Q_END();
-}
-
-extern "C" __global__ void WORLD_BOUNDS
-    quotient_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<false>(a, q, blockIdx.x);
-}
-
-// The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
-// knows: src/gpu/quotient/), where the masked solve and the tree-level path run only for a
-// world whose quotient went stale or partly asleep. Those two are then called out of line, so
-// that the path such worlds take is one compact stretch of code instead of lying within 200 KB
-// of machine code: on sequences with new rows every step mechanism-90% and cloth-99% ran 1-5
-// µs (of 21-28) faster, steady steps even (benches/results/gpu-h200-notes.md, session 20).
-// Out of line they read the arguments through generic pointers: the tree-level path so called
-// is 15-20% slower, hence the two kernels.
-extern "C" __global__ void WORLD_BOUNDS
-    quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true>(a, q, blockIdx.x);
-}
-
-// quotient_few_kernel's for a batch of no more worlds than multiprocessors, where a world has
-// its multiprocessor to itself: the node-level maps may then give the rows to a warp that the
-// pass over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches'
-// code stays as it was: inline in quotient_few_kernel that path cost them 0.1-0.4 µs even
-// where it never ran (benches/results/gpu-h200-notes.md, session 21).
-extern "C" __global__ void WORLD_BOUNDS
-    quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true, true>(a, q, blockIdx.x);
 }

@@ -2,7 +2,9 @@
 // worlds whose every slot has at most Q_NODE_MAX nodes (src/gpu/quotient/ decides). It has
 // no reuse check of hyperedges, only q_node_maps' partition check (reuse on): a world whose
 // node -> island map is the one its outputs were last mapped with over the same contraction
-// maps only its rows. Compiled after common.cu and quotient.cu, in the same program.
+// maps only its rows. Compiled after common.cu and quotient.cu, as a program of its own (the
+// block kernels, quotient_block.cu, are another), which only a solver whose batches may take a
+// warp a world loads.
 //
 // Why: past a wave of worlds the block-per-world kernel is bound by neither bytes nor issue
 // slots (benches/results/logs/ncu-2026-12-01-session26-8192.md: 16 % of DRAM bandwidth, 46 %

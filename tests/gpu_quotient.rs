@@ -57,32 +57,50 @@ fn the_quotient_kernels_compile_for_hopper() {
         println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
-    let src = gpu::quotient::program_source();
-    match gpu::module::compile_cached(&src, (9, 0)) {
-        Ok((ptx, _)) => {
-            for k in [
-                "quotient_kernel",
-                "quotient_few_kernel",
-                "quotient_aside_kernel",
-                "quotient_warp_kernel",
-                "quotient_warp_reuse_kernel",
-                "quotient_warp_one_kernel",
-                "quotient_warp_reuse_one_kernel",
-                "quotient_pair_kernel",
-                "quotient_pair_reuse_kernel",
-                "quotient_pair_one_kernel",
-                "quotient_pair_reuse_one_kernel",
-            ] {
-                assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
-            }
+    // Two programs: every solver's block kernels, and the warp kernels, which only a solver
+    // whose batches may take them loads. Each has its own entry points only.
+    let src = gpu::quotient::block_program_source();
+    let warps = gpu::quotient::warp_program_source();
+    let block_entries = [
+        "quotient_kernel",
+        "quotient_few_kernel",
+        "quotient_aside_kernel",
+    ];
+    let warp_entries = [
+        "quotient_warp_kernel",
+        "quotient_warp_reuse_kernel",
+        "quotient_warp_one_kernel",
+        "quotient_warp_reuse_one_kernel",
+        "quotient_pair_kernel",
+        "quotient_pair_reuse_kernel",
+        "quotient_pair_one_kernel",
+        "quotient_pair_reuse_one_kernel",
+    ];
+    for (src, has, lacks) in [
+        (&src, &block_entries[..], &warp_entries[..]),
+        (&warps, &warp_entries[..], &block_entries[..]),
+    ] {
+        let ptx = match gpu::module::compile_cached(src, (9, 0)) {
+            Ok((ptx, _)) => ptx,
+            Err(e) => panic!("{e}"),
+        };
+        for k in has {
+            assert!(ptx.contains(&format!(".entry {k}(")), "{k} missing");
         }
-        Err(e) => panic!("{e}"),
+        for k in lacks {
+            assert!(
+                !ptx.contains(&format!(".entry {k}(")),
+                "{k} in the other program"
+            );
+        }
+        // The assembler, which on a device runs when the module is loaded, accepts every
+        // kernel.
+        if let Err(e) = gpu::module::check_assembles(src, (9, 0)) {
+            panic!("{e}");
+        }
     }
-    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
-    if let Err(e) = gpu::module::check_assembles(&src, (9, 0)) {
-        panic!("{e}");
-    }
-    // With the phase marks compiled in (ARCHIPELAGO_Q_TRACE), and only then, it reads the clock.
+    // With the phase marks compiled in (ARCHIPELAGO_Q_TRACE), and only then, the block kernels
+    // read the clock; the warp kernels never (a solver that records marks does not take them).
     let traced = format!("{}{src}", gpu::phase_trace::DEFINE);
     let clock = |src: &str| match gpu::module::compile_cached(src, (9, 0)) {
         Ok((ptx, _)) => ptx.contains("%clock64"),
@@ -90,8 +108,9 @@ fn the_quotient_kernels_compile_for_hopper() {
     };
     assert!(clock(&traced));
     assert_eq!(clock(&src), gpu::phase_trace::requested());
-    // The copies for many waves (gpu::regcap), the quotient's and `block`'s: capped, and every
-    // kernel assembles.
+    assert!(!clock(&warps));
+    // The copies for many waves (gpu::regcap), the quotient's block kernels' and `block`'s:
+    // capped, and every kernel assembles.
     let quotient = gpu::regcap::source(gpu::regcap::QUOTIENT, &src);
     let block = gpu::block::capped_source();
     for (src, n) in [
@@ -160,7 +179,7 @@ fn four_of_eight(nsupport: usize, nedge: usize) -> Capacity {
 fn warp_solver(gpu: &gpu::Gpu, cap: Capacity, model: &Model, pair: bool) -> QuotientSolver {
     let mut s = QuotientSolver::new(gpu, cap, model, Policy::default()).unwrap();
     s.set_reuse(false).unwrap();
-    s.set_warp_worlds(Some(true));
+    s.set_warp_worlds(Some(true)).unwrap();
     s.set_guard_warps(Some(pair));
     s
 }
@@ -185,6 +204,69 @@ fn step_by_nodes(
     step(s, model, batch, events);
     let c = s.last_counts();
     assert_eq!((c.by_nodes + c.reused, c.direct), (nworld, 0), "{c:?}");
+}
+
+#[test]
+fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let sms = gpu.info().sm_count.max(1) as usize;
+    // ARCHIPELAGO_Q_WARP (for measurements) decides at construction instead of the rule.
+    let env = std::env::var("ARCHIPELAGO_Q_WARP").ok();
+    let forced = env.as_deref().map(str::trim);
+    let batch = |nworld: usize| {
+        let mut b = Batch::builder();
+        for _ in 0..nworld {
+            world(&mut b, &[], 2);
+        }
+        b.finish()
+    };
+    // No more worlds than multiprocessors: the rule never gives a world a warp, so the solver
+    // loads no warp program until asked for one.
+    let cap = Capacity {
+        nworld: sms.min(4),
+        ..four_of_eight(32, 1)
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    assert_eq!(s.warp_kernels_loaded(), forced == Some("1"));
+    s.set_reuse(false).unwrap();
+    for choice in [Some(false), None] {
+        s.set_warp_worlds(choice).unwrap();
+        assert_eq!(s.warp_kernels_loaded(), forced == Some("1"), "{choice:?}");
+        step_by_nodes(
+            &mut s,
+            &model,
+            &batch(cap.nworld),
+            &Events::new(),
+            cap.nworld,
+        );
+        assert!(!s.warp_worlds());
+    }
+    s.set_warp_worlds(Some(true)).unwrap();
+    assert!(s.warp_kernels_loaded());
+    step_by_nodes(
+        &mut s,
+        &model,
+        &batch(cap.nworld),
+        &Events::new(),
+        cap.nworld,
+    );
+    assert!(s.warp_worlds());
+    // More worlds than multiprocessors: the rule may, so the solver loads it at once.
+    let cap = Capacity {
+        nworld: sms + 1,
+        ..cap
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    assert_eq!(s.warp_kernels_loaded(), forced != Some("0"));
+    step_by_nodes(
+        &mut s,
+        &model,
+        &batch(cap.nworld),
+        &Events::new(),
+        cap.nworld,
+    );
+    assert_eq!(s.warp_worlds(), forced != Some("0"));
 }
 
 #[test]
@@ -438,7 +520,7 @@ fn reuse_after_warp_steps_starts_from_an_empty_cache() {
         (0, true, 0),
     ];
     for (k, (variant, warps, reused)) in plan.into_iter().enumerate() {
-        s.set_warp_worlds(Some(warps));
+        s.set_warp_worlds(Some(warps)).unwrap();
         step(&mut s, &model, &batch(variant), &events);
         assert_eq!(s.warp_worlds(), warps, "step {k}");
         assert_eq!(s.reuse_active(), !warps, "step {k}");
@@ -515,7 +597,7 @@ fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
         };
         let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
         // The block kernels (by default more worlds than multiprocessors take two warps each).
-        s.set_warp_worlds(Some(false));
+        s.set_warp_worlds(Some(false)).unwrap();
         let events = Events::new();
         for reuse in [true, false] {
             s.set_reuse(reuse).unwrap();
@@ -615,7 +697,7 @@ fn worlds_without_rows_take_the_node_level_maps() {
         assert!(s.node_maps());
         if warps {
             s.set_reuse(false).unwrap();
-            s.set_warp_worlds(Some(true));
+            s.set_warp_worlds(Some(true)).unwrap();
         }
         let events = Events::new();
         for rows in [
@@ -747,7 +829,7 @@ fn the_warp_kernel_maps_long_runs_run_by_run() {
     for (reuse, pair) in [(false, false), (true, false), (false, true), (true, true)] {
         let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
         s.set_reuse(reuse).unwrap();
-        s.set_warp_worlds(Some(true));
+        s.set_warp_worlds(Some(true)).unwrap();
         s.set_guard_warps(Some(pair));
         let events = Events::new();
         for step in 0..6 {
@@ -1047,7 +1129,7 @@ fn random_run(
     let mut solver = QuotientSolver::new(gpu, cap, &scene.model, policy.clone()).unwrap();
     solver.set_reuse(reuse).unwrap();
     solver.set_node_maps(nodes);
-    solver.set_warp_worlds(warps);
+    solver.set_warp_worlds(warps).unwrap();
     solver.set_guard_warps(pair);
     let mut worlds = vec![scenes::World::new(scene); nworld];
     let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
@@ -1260,7 +1342,7 @@ fn corpus_case_matches_the_oracle(
         s.set_node_maps(*nodes);
         s.set_reuse(*reuse).unwrap();
         if let Some(n) = warps {
-            s.set_warp_worlds(Some(true));
+            s.set_warp_worlds(Some(true)).unwrap();
             s.set_guard_warps(Some(*n == 2));
         }
         for (i, (batch, want)) in steps.iter().zip(&wants).enumerate() {
@@ -1386,7 +1468,7 @@ fn every_trace_replays_on_the_device_without_mismatch() {
             // and a second warp a world for the guard.
             s.set_reuse(k < 3 || k == 6).unwrap();
             s.set_node_maps(k != 1 && k != 4);
-            s.set_warp_worlds(Some(k >= 5));
+            s.set_warp_worlds(Some(k >= 5)).unwrap();
             s.set_guard_warps(Some(k == 6));
             for step in 0..t.nstep() {
                 t.batch(step, &mut batch);
@@ -1525,7 +1607,7 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
         batch(&mut rng, 0),
     ];
     // The block kernels, with reuse.
-    q.set_warp_worlds(Some(false));
+    q.set_warp_worlds(Some(false)).unwrap();
     for (k, b) in steps.iter().enumerate() {
         step(&mut q, &model, b, &Events::new());
         assert!(!q.warp_worlds() && q.reuse_active());
@@ -1541,12 +1623,12 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
     // By default a batch of many worlds takes a warp a world, with reuse on (which then does
     // not apply); the worlds that lost a link's rows (one block in ten holds some) are solved
     // by their blocks. Then the block kernels again, their reuse cache emptied.
-    q.set_warp_worlds(None);
+    q.set_warp_worlds(None).unwrap();
     for b in &steps {
         step(&mut q, &model, b, &Events::new());
         assert!(q.warp_worlds() && !q.reuse_active());
     }
-    q.set_warp_worlds(Some(false));
+    q.set_warp_worlds(Some(false)).unwrap();
     for b in &steps {
         step(&mut q, &model, b, &Events::new());
         assert!(q.reuse_active());

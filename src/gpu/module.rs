@@ -23,9 +23,10 @@ use crate::error::{Error, Result};
 
 /// The CUDA C sources of the main module, in the order they are concatenated into one program.
 /// The deterministic order step (`order.cu`, [`super::order::program_source`]) and the quotient
-/// (`quotient.cu`, [`super::quotient::program_source`]) are programs of their own, compiled
-/// and loaded only by the solvers that use them: most processes need neither, and each took
-/// NVRTC about as long as the rest together.
+/// (`quotient.cu`, [`super::quotient::block_program_source`] and
+/// [`super::quotient::warp_program_source`]) are programs of their own, compiled and loaded
+/// only by the solvers that use them: most processes need neither, and each took NVRTC about
+/// as long as the rest together.
 pub const SOURCES: [(&str, &str); 7] = [
     ("common.cu", include_str!("../../kernels/common.cu")),
     ("dense.cu", include_str!("../../kernels/dense.cu")),

@@ -440,7 +440,7 @@ fn quotient(
     // must); the row-level outputs are in place, as no world's rows moved. The warp kernel has
     // no reuse check, so this takes the block kernels (the last use of q).
     q.set_reuse(true)?;
-    q.set_warp_worlds(Some(false));
+    q.set_warp_worlds(Some(false))?;
     out.fill(input, |o| q.step(input, &none, o))?;
     out.fill(input, |o| q.step(input, &none, o))?;
     ok &= out.first_mismatch(reference).is_none();

@@ -16,8 +16,13 @@
 //! rebuild the directly solved worlds' quotients on the host for the next step. Nothing is
 //! allocated per step.
 //!
-//! The kernel is compiled as its own NVRTC program (common.cu + quotient.cu), so a problem in it
-//! never affects the other GPU modes. It has three entry points of one body: `quotient_kernel`;
+//! The kernels are NVRTC programs of their own, so a problem in them never affects the other
+//! GPU modes: the block program ([`block_program_source`]: common.cu, quotient.cu,
+//! quotient_block.cu), which every solver loads, and the warp program
+//! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
+//! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
+//! eight kernels are most of the machine code the driver assembles on a machine whose cache
+//! lacks it. The block program has three entry points of one body: `quotient_kernel`;
 //! `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
 //! the masked solve and the tree-level path (there only for stale or partly asleep worlds)
 //! called out of line, so that the common path is compact machine code; and
@@ -62,23 +67,40 @@ use invalidation::GuardFinding;
 use node_tables::{NODE_CACHE_WORDS, NODE_HEAD, NODE_MAPS_MAX, NodeTables, run_bytes};
 use slots::BatchSlots;
 
-/// The kernel source: the shared definitions, then the quotient kernel (with its phase marks
-/// compiled in when [`phase_trace::requested`]).
-pub fn program_source() -> String {
+/// The block program's source: the shared definitions, the quotient's device code, then its
+/// block-per-world entry points (with the phase marks compiled in when
+/// [`phase_trace::requested`]).
+pub fn block_program_source() -> String {
     let define = if phase_trace::requested() {
         phase_trace::DEFINE
     } else {
         ""
     };
+    let entries = (
+        "quotient_block.cu",
+        include_str!("../../../kernels/quotient_block.cu"),
+    );
+    format!("{define}{}", program_source(entries))
+}
+
+/// The warp program's source: the shared definitions, the quotient's device code, then its
+/// warp-per-world entry points (no phase marks: a solver that records them takes the block
+/// kernels only).
+pub fn warp_program_source() -> String {
+    let entries = (
+        "quotient_warp.cu",
+        include_str!("../../../kernels/quotient_warp.cu"),
+    );
+    program_source(entries)
+}
+
+fn program_source(entries: (&str, &str)) -> String {
     let sources = [
         ("common.cu", include_str!("../../../kernels/common.cu")),
         ("quotient.cu", include_str!("../../../kernels/quotient.cu")),
-        (
-            "quotient_warp.cu",
-            include_str!("../../../kernels/quotient_warp.cu"),
-        ),
+        entries,
     ];
-    format!("{define}{}", super::module::concat(&sources))
+    super::module::concat(&sources)
 }
 
 /// The quotient's argument block; field order and types match `struct QArgs` in
@@ -244,6 +266,48 @@ impl WarpKernels {
     }
 }
 
+/// The warp program's kernels, once loaded (see [`Warps::load`]).
+struct Warps {
+    _module: Arc<CudaModule>,
+    /// One warp per replayed world (see [`Kernel::Warp`]); the partition check's kernels are
+    /// launched while reuse is on, the one slot's for a batch whose worlds all have one (see
+    /// [`OneSlot`](slots::OneSlot) and [`QuotientSolver::batch_slot`]).
+    warp: WarpKernels,
+    /// The same with a second warp a world for its guard (see [`Kernel::Pair`]).
+    pair: WarpKernels,
+    /// Worlds at most whose pairs of warps are all resident at once
+    /// ([`QuotientSolver::set_guard_warps`]).
+    pair_worlds: usize,
+}
+
+impl Warps {
+    /// Compiles (or takes from the process's cache) and loads the warp program, with `smem`
+    /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
+    /// no register-capped copy: the capped program's copies of them were the same machine code.
+    fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
+        let module = gpu.program("quotient (warp kernels)", warp_program_source)?;
+        let warp = WarpKernels::load(&module, "warp")?;
+        let pair = WarpKernels::load(&module, "pair")?;
+        for f in warp.all() {
+            warp_shape(1, smem).prepare(f)?;
+        }
+        // The pairs' blocks resident at once, the fewest of the four kernels'.
+        let shape = warp_shape(2, smem);
+        let mut blocks = usize::MAX;
+        for f in pair.all() {
+            shape.prepare(f)?;
+            blocks = blocks.min(shape.resident(f)?);
+        }
+        let pair_worlds = blocks * WARP_PER_BLOCK * gpu.info().sm_count.max(1) as usize;
+        Ok(Warps {
+            _module: module,
+            warp,
+            pair,
+            pair_worlds,
+        })
+    }
+}
+
 /// Whether `nworld` worlds replay faster with a warp each than with a block each on `sms`
 /// multiprocessors: past seven worlds a multiprocessor (the warp kernel holds 32). A lone
 /// warp's world takes longer than a block's, which pays only once the worlds keep the
@@ -305,6 +369,14 @@ fn pairs_pay(nworld: usize, sms: usize, pair_worlds: usize, njmax: usize) -> boo
     nworld > sms && nworld <= pair_worlds && njmax <= WARP_ROWS_LARGE
 }
 
+/// Whether a solver for batches of up to `nworld` worlds on `sms` multiprocessors may launch
+/// the warp kernels, so that it needs their program: they fit (`fits`), and the choice
+/// ([`QuotientSolver::set_warp_worlds`]) is always, or the rule's, which picks them only for
+/// more worlds than multiprocessors ([`warp_pays`], [`pairs_pay`]).
+fn warps_reachable(fits: bool, choice: Option<bool>, nworld: usize, sms: usize) -> bool {
+    fits && choice.unwrap_or(nworld > sms)
+}
+
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
 fn warp_worlds_from_env() -> Option<bool> {
     choice_from_env("ARCHIPELAGO_Q_WARP")
@@ -335,27 +407,25 @@ pub struct QuotientSolver {
     few_kernel: CudaFunction,
     /// `few_kernel` for a batch of no more worlds than multiprocessors.
     aside_kernel: CudaFunction,
-    /// One warp per replayed world (see [`Kernel::Warp`]); the partition check's kernels are
-    /// launched while reuse is on, the one slot's for a batch whose worlds all have one (see
-    /// [`OneSlot`](slots::OneSlot) and [`batch_slot`](Self::batch_slot)).
-    warp: WarpKernels,
-    /// The same with a second warp a world for its guard (see [`Kernel::Pair`]).
-    pair: WarpKernels,
-    /// Their dynamic shared memory: per world warp 3 * ntree ints, and the block path's
+    /// The warp program, where a batch may take it: loaded at construction where the rule may
+    /// pick it (more worlds than multiprocessors), else when
+    /// [`set_warp_worlds`](Self::set_warp_worlds) asks for it.
+    warps: Option<Warps>,
+    /// For loading the warp program after construction.
+    gpu: Gpu,
+    /// Its kernels' dynamic shared memory: per world warp 3 * ntree ints, and the block path's
     /// scratch.
     warp_smem: u32,
-    /// Whether the model and the device allow the warp kernel at all (see `kernel_choice`).
+    /// Whether the model, the device and the phase marks allow the warp kernels at all: at
+    /// most 512 trees, their shared memory, the node-level tables, no marks requested.
     warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
-    /// Worlds at most whose pairs of warps are all resident at once (0 where the warp kernels
-    /// do not fit); [`QuotientSolver::set_guard_warps`].
-    pair_worlds: usize,
     guard_warps: Option<bool>,
     shape: BlockShape,
     /// The shape when every world takes the node-level maps (see `launch_shape`).
     node_shape: BlockShape,
-    /// Registers a thread of the kernels when they are the capped copies (regcap).
+    /// Registers a thread of the block kernels when they are the capped copies (regcap).
     register_cap: Option<u32>,
     /// What the slots of the batch's worlds allow (None: the slots changed since).
     slots: Option<BatchSlots>,
@@ -424,25 +494,25 @@ impl QuotientSolver {
             true => "quotient (phase marks)",
             false => "quotient",
         };
-        let mut module = gpu.program(name, program_source)?;
+        let mut module = gpu.program(name, block_program_source)?;
         let mut kernel = function(&module, "quotient_kernel")?;
         let mut shape = BlockShape::choose(&kernel, &cap, info)?;
         let mut register_cap = None;
-        // Many waves of worlds: the kernels' copies with fewer registers, shaped anew (regcap).
+        // Many waves of worlds: the block kernels' copies with fewer registers, shaped anew
+        // (regcap).
         if regcap::pays(&kernel, shape, cap.nworld, info)? {
             register_cap = Some(regcap::QUOTIENT);
             let name = match phase_trace::requested() {
                 true => "quotient (phase marks, registers capped)",
                 false => "quotient (registers capped)",
             };
-            module = gpu.program(name, || regcap::source(regcap::QUOTIENT, &program_source()))?;
+            let source = || regcap::source(regcap::QUOTIENT, &block_program_source());
+            module = gpu.program(name, source)?;
             kernel = function(&module, "quotient_kernel")?;
             shape = BlockShape::choose(&kernel, &cap, info)?;
         }
         let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
-        let warp = WarpKernels::load(&module, "warp")?;
-        let pair = WarpKernels::load(&module, "pair")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
         // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
@@ -458,23 +528,19 @@ impl QuotientSolver {
         node_shape.prepare(&few_kernel)?;
         node_shape.prepare(&aside_kernel)?;
         // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
-        // block takes its pending worlds once every warp is done); models of few trees only.
+        // block takes its pending worlds once every warp is done); models of few trees only,
+        // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
-        let warp_fits = cap.ntree <= WARP_TREES_MAX && warp_smem + 8192 <= info.smem_optin;
-        let mut pair_worlds = 0;
-        if warp_fits {
-            for f in warp.all() {
-                warp_shape(1, warp_smem as u32).prepare(f)?;
-            }
-            // The pairs' blocks resident at once, the fewest of the four kernels'.
-            let shape = warp_shape(2, warp_smem as u32);
-            let mut blocks = usize::MAX;
-            for f in pair.all() {
-                shape.prepare(f)?;
-                blocks = blocks.min(shape.resident(f)?);
-            }
-            pair_worlds = blocks * WARP_PER_BLOCK * info.sm_count.max(1) as usize;
-        }
+        let warp_fits = cap.ntree <= WARP_TREES_MAX
+            && warp_smem + 8192 <= info.smem_optin
+            && dof_blocks(model)
+            && !phase_trace::requested();
+        let warp_worlds = warp_worlds_from_env();
+        let sm_count = info.sm_count.max(1) as usize;
+        let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {
+            true => Some(Warps::load(gpu, warp_smem as u32)?),
+            false => None,
+        };
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -536,17 +602,16 @@ impl QuotientSolver {
             kernel,
             few_kernel,
             aside_kernel,
-            warp,
-            pair,
+            warps,
+            gpu: gpu.clone(),
             warp_smem: warp_smem as u32,
             warp_fits,
-            warp_worlds: warp_worlds_from_env(),
-            pair_worlds,
+            warp_worlds,
             guard_warps: guard_warps_from_env(),
             shape,
             node_shape,
             slots: None,
-            sm_count: info.sm_count.max(1) as usize,
+            sm_count,
             stream: gpu.stream().clone(),
             stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
@@ -688,8 +753,24 @@ impl QuotientSolver {
     /// share of worlds at rest measured (see `warp_pays`). `Some(false)` keeps the block kernels
     /// and reuse. `ARCHIPELAGO_Q_WARP=0` or `=1` sets `Some(false)` or `Some(true)` at
     /// construction (for measurements).
-    pub fn set_warp_worlds(&mut self, choice: Option<bool>) {
+    ///
+    /// The warp kernels are a program of their own: a solver for no more worlds than
+    /// multiprocessors, which the default never gives a warp a world, loads it only when a
+    /// choice here may take it, so this may compile and load it (the errors of
+    /// [`QuotientSolver::new`]).
+    pub fn set_warp_worlds(&mut self, choice: Option<bool>) -> Result<()> {
+        let (fits, nworld) = (self.warp_fits, self.cap.nworld);
+        if self.warps.is_none() && warps_reachable(fits, choice, nworld, self.sm_count) {
+            self.warps = Some(Warps::load(&self.gpu, self.warp_smem)?);
+        }
         self.warp_worlds = choice;
+        Ok(())
+    }
+
+    /// Whether this solver has loaded the warp program (see
+    /// [`set_warp_worlds`](Self::set_warp_worlds)): only where a batch may take it.
+    pub fn warp_kernels_loaded(&self) -> bool {
+        self.warps.is_some()
     }
 
     /// Whether the next launch takes one warp per world
@@ -1030,14 +1111,16 @@ impl QuotientSolver {
         if !self.few_launch() {
             return Kernel::General;
         }
-        let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
-            || pairs_pay(nworld, self.sm_count, self.pair_worlds, self.cap.njmax);
-        let allowed = self.warp_fits && self.trace.is_none();
-        if allowed && self.warp_worlds.unwrap_or(pays) {
-            return match self.guard_warps.unwrap_or(nworld <= self.pair_worlds) {
-                true => Kernel::Pair,
-                false => Kernel::Warp,
-            };
+        // Loaded wherever the rule or the setter may pick them (warps_reachable).
+        if let Some(warps) = &self.warps {
+            let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
+                || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
+            if self.warp_worlds.unwrap_or(pays) {
+                return match self.guard_warps.unwrap_or(nworld <= warps.pair_worlds) {
+                    true => Kernel::Pair,
+                    false => Kernel::Warp,
+                };
+            }
         }
         if nworld > self.sm_count {
             Kernel::Few
@@ -1145,19 +1228,22 @@ impl QuotientSolver {
         // Idle warps cost a world nothing where it has its multiprocessor to itself (the
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
-        let (kernel, grid) = match self.kernel_choice() {
-            k @ (Kernel::Warp | Kernel::Pair) => {
+        let (kernel, grid) = match (self.kernel_choice(), &self.warps) {
+            (k @ (Kernel::Warp | Kernel::Pair), Some(warps)) => {
                 let family = if k == Kernel::Pair {
-                    &self.pair
+                    &warps.pair
                 } else {
-                    &self.warp
+                    &warps.warp
                 };
                 let f = family.pick(self.reuse, self.batch_slot().is_some());
                 (f, nworld.div_ceil(WARP_PER_BLOCK as u32))
             }
-            Kernel::Aside => (&self.aside_kernel, nworld),
-            Kernel::Few => (&self.few_kernel, nworld),
-            Kernel::General => (&self.kernel, nworld),
+            (Kernel::Warp | Kernel::Pair, None) => {
+                unreachable!("kernel_choice picks the warp kernels only once they are loaded")
+            }
+            (Kernel::Aside, _) => (&self.aside_kernel, nworld),
+            (Kernel::Few, _) => (&self.few_kernel, nworld),
+            (Kernel::General, _) => (&self.kernel, nworld),
         };
         let grid = (grid, 1, 1);
         // SAFETY: each kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
@@ -1180,7 +1266,26 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{pairs_pay, warp_pays};
+    use super::{pairs_pay, warp_pays, warps_reachable};
+
+    #[test]
+    fn the_rule_takes_the_warp_kernels_only_where_a_solver_loads_them() {
+        // Up to one world a multiprocessor neither warp rule pays, whatever the pairs' room or
+        // the rows, so a solver for no more worlds needs no warp program unless forced.
+        for sms in [1, 78, 132] {
+            for nworld in 1..=sms {
+                for njmax in [1, 1024, 1025, 4096] {
+                    assert!(!warp_pays(nworld, sms, njmax));
+                    assert!(!pairs_pay(nworld, sms, usize::MAX, njmax));
+                }
+                assert!(!warps_reachable(true, None, nworld, sms));
+            }
+            assert!(warps_reachable(true, None, sms + 1, sms));
+            assert!(warps_reachable(true, Some(true), 1, sms));
+            assert!(!warps_reachable(true, Some(false), 8 * sms, sms));
+            assert!(!warps_reachable(false, Some(true), 8 * sms, sms));
+        }
+    }
 
     #[test]
     fn a_warp_a_world_past_seven_worlds_a_multiprocessor() {
