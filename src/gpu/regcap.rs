@@ -10,7 +10,9 @@
 //! 8,192 worlds (benches/results/gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs
 //! on mechanism-90% and 134.0 → 116.0 on hammock at 32 registers; the quotient 76.8 →
 //! 70.9–71.0 and 101.5 → 99.4–99.9 at 40 (at 32 hammock's took 110.0). Only those two have a
-//! cap: the other modes' kernels were not measured so.
+//! cap: the other modes' kernels were not measured so. Of the quotient only the block program
+//! has a capped copy: its warp program's kernels have launch bounds of their own, so a copy of
+//! them was the same machine code.
 //!
 //! The cost is at construction. The first capped solver of a process compiles its program with
 //! NVRTC, and on a machine whose driver cache lacks it the driver assembles it: constructing the
