@@ -214,12 +214,13 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
     // ARCHIPELAGO_Q_WARP (for measurements) decides at construction instead of the rule.
     let env = std::env::var("ARCHIPELAGO_Q_WARP").ok();
     let forced = env.as_deref().map(str::trim);
-    let batch = |nworld: usize| {
+    // A step of every world, each through its nodes and equal to the oracle.
+    let step_all = |s: &mut QuotientSolver, nworld: usize| {
         let mut b = Batch::builder();
         for _ in 0..nworld {
             world(&mut b, &[], 2);
         }
-        b.finish()
+        step_by_nodes(s, &model, &b.finish(), &Events::new(), nworld);
     };
     // No more worlds than multiprocessors: the rule never gives a world a warp, so the solver
     // loads no warp program until asked for one.
@@ -233,24 +234,12 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
     for choice in [Some(false), None] {
         s.set_warp_worlds(choice).unwrap();
         assert_eq!(s.warp_kernels_loaded(), forced == Some("1"), "{choice:?}");
-        step_by_nodes(
-            &mut s,
-            &model,
-            &batch(cap.nworld),
-            &Events::new(),
-            cap.nworld,
-        );
+        step_all(&mut s, cap.nworld);
         assert!(!s.warp_worlds());
     }
     s.set_warp_worlds(Some(true)).unwrap();
     assert!(s.warp_kernels_loaded());
-    step_by_nodes(
-        &mut s,
-        &model,
-        &batch(cap.nworld),
-        &Events::new(),
-        cap.nworld,
-    );
+    step_all(&mut s, cap.nworld);
     assert!(s.warp_worlds());
     // More worlds than multiprocessors: the rule may, so the solver loads it at once.
     let cap = Capacity {
@@ -259,13 +248,7 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
     };
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
     assert_eq!(s.warp_kernels_loaded(), forced != Some("0"));
-    step_by_nodes(
-        &mut s,
-        &model,
-        &batch(cap.nworld),
-        &Events::new(),
-        cap.nworld,
-    );
+    step_all(&mut s, cap.nworld);
     assert_eq!(s.warp_worlds(), forced != Some("0"));
 }
 
