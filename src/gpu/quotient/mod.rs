@@ -485,7 +485,10 @@ pub struct StepCounts {
 
 impl QuotientSolver {
     /// Builds the solver for batches within `cap` on `model`, classifying rows by `policy`:
-    /// compiles the kernel and allocates every host and device buffer.
+    /// compiles and loads its programs (the warp program only where a batch may take it: see
+    /// [`set_warp_worlds`](Self::set_warp_worlds)) and allocates every host and device buffer.
+    /// On a machine whose driver cache lacks them the driver assembles them here: seconds to a
+    /// minute on an H200's host, once per machine and build.
     pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
         let info = gpu.info();
         let ctx = gpu.ctx();
