@@ -5,7 +5,9 @@ Compiles the given CUDA sources (concatenated in order, as src/gpu/ does) with N
 architecture, so that NVRTC also runs ptxas, and prints ptxas's verbose lines. Needs libnvrtc on
 the loader path (tools/setup_nvrtc.sh fetches it):
 
-    LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) python3 tools/kernel_regs.py kernels/common.cu kernels/quotient.cu
+    LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) python3 tools/kernel_regs.py kernels/common.cu kernels/quotient.cu kernels/quotient_block.cu
+
+(the quotient's block program; its warp program ends with kernels/quotient_warp.cu instead).
 
 Then each kernel's machine code size in bytes (its .text section in the cubin): what the
 multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); --cubin FILE
