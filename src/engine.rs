@@ -175,6 +175,11 @@ impl Auto {
         }
     }
 
+    /// Whether the last recorded step was one of a trial's (before any step: false).
+    fn in_trial(&self) -> bool {
+        self.step > 0 && (self.step - 1) % RETRIAL_EVERY < TRIAL_END
+    }
+
     fn record(&mut self, quotient: bool, timed: Option<Duration>) {
         if let Some(t) = timed {
             let i = ((self.step % RETRIAL_EVERY - 2) / 2) as usize;
@@ -505,6 +510,13 @@ impl Engine {
         self.last_mode
     }
 
+    /// For `auto`: whether the last step was one of a trial's, where the quotient and the full
+    /// rebuild take turns (the first steps, then a few every 1,024), rather than a step of the
+    /// contender the last trial kept. False for the other modes.
+    pub fn auto_in_trial(&self) -> bool {
+        self.options.mode == Mode::Auto && self.auto.in_trial()
+    }
+
     /// The quotient's decision at its last step: reuse, rebuild these worlds, or rebuild all,
     /// with the cause of each rebuild.
     pub fn decision(&self) -> &Decision {
@@ -671,10 +683,13 @@ mod tests {
     #[test]
     fn the_choice_holds_until_the_next_trial() {
         let mut auto = Auto::default();
-        for _ in 0..RETRIAL_EVERY {
+        assert!(!auto.in_trial(), "no step yet");
+        for k in 0..RETRIAL_EVERY {
             let (q, timed) = auto.plan();
             let ms = if q { 1 } else { 2 };
             auto.record(q, timed.then(|| Duration::from_millis(ms)));
+            // The trial's steps are the untimed pair and the timed ones, none after them.
+            assert_eq!(auto.in_trial(), k < TRIAL_END, "step {k}");
             if auto.step >= TRIAL_END && auto.step < RETRIAL_EVERY {
                 assert_eq!(auto.plan(), (true, false));
             }
@@ -684,5 +699,7 @@ mod tests {
             (true, false),
             "the next trial starts with the quotient"
         );
+        auto.record(true, None);
+        assert!(auto.in_trial());
     }
 }

@@ -511,6 +511,8 @@ struct SequenceLine {
     auto: Option<(f64, usize)>,
     /// The `auto` Engine's wall time over that of the full rebuild it chose.
     auto_own: Option<f64>,
+    /// The same over the steps between its trials only.
+    auto_between: Option<f64>,
     /// On a toggling sequence, the equality policies against the best full rebuild.
     toggles: Option<Toggles>,
 }
@@ -766,6 +768,7 @@ pub(super) fn table(
                 .zip(f.best_full_wall())
                 .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
             auto_own: f.auto_wall().zip(f.auto_full_wall()).map(|(a, b)| a / b.1),
+            auto_between: f.auto_between_ratio().map(|(_, r)| r),
             reused: reused as f64 / all as f64,
             toggles: (!f.policies.is_empty()).then(|| {
                 let quotient_wall = f.wall.iter().find(|(w, _)| w == "quotient");
@@ -860,7 +863,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
         return out;
     }
     out.push_str(
-        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows / entries | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) | auto Engine median wall / its own full mode's |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        "\n### Summary: step sequences, quotient (reuse on) vs the best full-rebuild GPU mode over the same steps\n\n| shape | static rows / entries | sequence | best full (device µs/step) | quotient, reuse off | quotient, reuse on | speedup (reuse on) | world-steps reused | auto Engine median wall / best full median wall (quotient steps) | auto Engine median wall / its own full mode's | the same between its trials |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for s in rows {
         for line in &s.sequences {
@@ -870,7 +873,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
             });
             let _ = writeln!(
                 out,
-                "| {} | {:.1}% / {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% | {} | {} |",
+                "| {} | {:.1}% / {:.1}% | {label} | {b} | {:.1} | {q:.1} | {speed} | {:.1}% | {} | {} | {} |",
                 s.shape,
                 100.0 * s.static_rows,
                 100.0 * s.static_entries,
@@ -878,7 +881,8 @@ pub(super) fn summary(rows: &[Summary]) -> String {
                 100.0 * reused,
                 line.auto
                     .map_or("—".into(), |(r, n)| format!("{r:.3}x ({n})")),
-                line.auto_own.map_or("—".into(), |r| format!("{r:.3}x"))
+                line.auto_own.map_or("—".into(), |r| format!("{r:.3}x")),
+                line.auto_between.map_or("—".into(), |r| format!("{r:.3}x"))
             );
         }
     }
@@ -1017,8 +1021,9 @@ mod tests {
             quotient: 20.0,
             quotient_off: 25.0,
             reused: 0.0,
-            auto: None,
-            auto_own: None,
+            auto: Some((1.02, 4)),
+            auto_own: Some(1.01),
+            auto_between: Some(0.99),
             toggles: Some(Toggles {
                 best_wall: Some(("block".into(), best)),
                 policies: [
@@ -1053,6 +1058,22 @@ mod tests {
             ],
         };
         let text = summary(&[row]);
+        // The sequence table: auto against the best full rebuild, its own, and its own between
+        // its trials; as many cells as its header.
+        let mut sequences = text
+            .lines()
+            .skip_while(|l| !l.contains("Summary: step sequences"));
+        let header = sequences
+            .find(|l| l.starts_with("| shape"))
+            .expect("a header");
+        let first = sequences
+            .find(|l| l.starts_with("| q:cloth-99% | "))
+            .expect("a row");
+        assert!(
+            first.ends_with("| 1.020x (4) | 1.010x | 0.990x |"),
+            "{first}"
+        );
+        assert_eq!(header.matches('|').count(), first.matches('|').count());
         let table = text.lines().skip_while(|l| !l.contains("toggle-heavy"));
         let rows: Vec<&str> = table
             .filter(|l| l.starts_with("| q:cloth-99% | "))
