@@ -11,9 +11,12 @@ mod traces;
 
 use device::open;
 
+use archipelago::gpu::kernel_cache::DiskCache;
+use archipelago::gpu::module::Split;
 use archipelago::gpu::{self, Gpu, Mode, Solver};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, oracle};
+use cudarc::driver::PushKernelArg;
 
 #[derive(Clone, Copy, Debug)]
 enum Shape {
@@ -457,25 +460,90 @@ const TOO_MUCH_SHARED: &str = "extern \"C\" __global__ void k(int* o) {
 }";
 
 #[test]
-fn an_assembler_failure_is_a_compile_error_before_and_at_load() {
+fn an_assembler_failure_is_a_compile_error_and_nothing_is_kept() {
     if !gpu::nvrtc_present() {
         println!("skipped: no CUDA device (no NVRTC)");
         return;
     }
-    // The PTX compiles; the assembler, run here without a device, refuses it.
-    let (ptx, _) = gpu::module::compile_cached(TOO_MUCH_SHARED, (9, 0)).unwrap();
+    // The PTX compiles; the assembler refuses it, without a device, whether asked to check it
+    // or to build the machine code that a solver would load.
+    gpu::module::compile_cached(TOO_MUCH_SHARED, (9, 0)).unwrap();
     match gpu::module::check_assembles(TOO_MUCH_SHARED, (9, 0)) {
         Err(Error::Compile { log, .. }) => assert!(log.contains("shared"), "{log}"),
         other => panic!("expected a compile error, got {other:?}"),
     }
-    // On a device the driver's assembler refuses it at load, as a compile error too.
-    let Some(_gpu) = open() else { return };
-    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
-    match gpu::module::load(&ctx, &ptx) {
-        Err(Error::Compile { log, .. }) => assert!(log.contains("assemble"), "{log}"),
-        Err(e) => panic!("expected a compile error, got {e}"),
-        Ok(_) => panic!("the driver loaded a kernel with 4 MiB of shared memory"),
+    let disk = scratch_cache("refused");
+    let built = gpu::module::machine_code_with(TOO_MUCH_SHARED, (9, 0), Split::Off, Some(&disk));
+    match built {
+        Err(Error::Compile { log, .. }) => assert!(log.contains("shared"), "{log}"),
+        other => panic!("expected a compile error, got {other:?}"),
     }
+    assert!(
+        !disk.dir().exists(),
+        "a refused program left a file in the kernel cache"
+    );
+}
+
+/// An empty kernel cache of this test's own.
+fn scratch_cache(name: &str) -> DiskCache {
+    let dir = std::env::temp_dir().join(format!(
+        "archipelago-test-kernels-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    DiskCache::at(dir)
+}
+
+#[test]
+fn machine_code_is_kept_on_disk_and_loads() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    // A program no other test builds, so that neither cache holds it yet.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let src = format!(
+        "// {stamp}\nextern \"C\" __global__ void twice(int* o) {{ o[threadIdx.x] *= 2; }}\n"
+    );
+    let disk = scratch_cache("kept");
+    let (image, built) =
+        gpu::module::machine_code_with(&src, (9, 0), Split::Off, Some(&disk)).unwrap();
+    assert!(!built.from_disk);
+    assert!(image.starts_with(b"\x7fELF"), "not machine code");
+    // One whole file, holding the image; no temporary one left.
+    let files: Vec<_> = std::fs::read_dir(disk.dir())
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let stored = std::fs::read(&files[0]).unwrap();
+    assert!(stored.ends_with(&image), "the file does not hold the image");
+    // Asked again in this process: the same image, without NVRTC.
+    let (again, built) =
+        gpu::module::machine_code_with(&src, (9, 0), Split::Off, Some(&disk)).unwrap();
+    assert_eq!((again, built.compile_s), (image.clone(), 0.0));
+    std::fs::remove_dir_all(disk.dir()).unwrap();
+    // On a device: the driver loads it as it is, and the kernel runs.
+    let Some(gpu) = open() else { return };
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let (module, _) = gpu::module::load(&ctx, &image).unwrap();
+    let f = module.load_function("twice").unwrap();
+    let stream = ctx.default_stream();
+    let mut o = stream.clone_htod(&[1i32, 2, 3, 4]).unwrap();
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(&mut o);
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (4, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `twice` takes one int pointer, and `o` has the four ints its four threads touch.
+    unsafe { launch.launch(cfg) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&o).unwrap(), [2, 4, 6, 8]);
+    println!("{}", gpu.info().name);
 }
 
 #[test]

@@ -469,7 +469,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); NVRTC compile {:.2} s, module load (the driver assembles the PTX or takes it from its cache) {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,

@@ -6,6 +6,7 @@
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use super::maps::{self, BlockShape};
+use super::module::Split;
 use super::workspace::Workspace;
 use super::{Gpu, module, regcap};
 use crate::error::Result;
@@ -23,7 +24,7 @@ pub fn capped_source() -> String {
 /// `block_dsu_kernel` with at most [`regcap::BLOCK`] registers a thread, for batches of many
 /// waves ([`capped_source`]), compiled on first use in a process and loaded once per context.
 pub fn capped(gpu: &Gpu) -> Result<CudaFunction> {
-    let program = gpu.program("block (registers capped)", capped_source)?;
+    let program = gpu.program("block (registers capped)", capped_source, Split::Off)?;
     module::function(&program, "block_dsu_kernel")
 }
 

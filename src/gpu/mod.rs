@@ -34,6 +34,7 @@ pub mod block;
 pub mod dense;
 pub mod dsu;
 pub mod graph;
+pub mod kernel_cache;
 pub mod labelprop;
 pub mod maps;
 pub mod module;
@@ -83,10 +84,11 @@ pub struct DeviceInfo {
     pub smem_optin: usize,
     /// Total device memory in bytes.
     pub total_mem: usize,
-    /// Seconds NVRTC took for the kernel module in this process (0 when it came from the cache).
+    /// Seconds NVRTC took for the main kernel module in this process, its assembler included
+    /// (0 when the machine code came from this process's or the on-disk cache:
+    /// [`kernel_cache`]).
     pub compile_s: f64,
-    /// Seconds the driver took to load the module: to assemble its PTX for the device, or to
-    /// find the machine code in the driver's on-disk cache from an earlier process.
+    /// Seconds the driver took to load the module's machine code.
     pub load_s: f64,
 }
 
@@ -220,24 +222,23 @@ impl Gpu {
         &self.kernels
     }
 
-    /// The module of the program `name` in this context: on first use compiled from
-    /// `source()` (through the process's PTX cache, [`module::compile_cached`]) and loaded (see
-    /// [`module::load`]), then shared. So only the first solver of a kind waits for NVRTC or the
-    /// driver's assembler, and the next ones neither build nor hash the program's text (hashing
-    /// it per solver once doubled the whole-corpus determinism test, which makes a solver per
-    /// case and mode).
+    /// The module of the program `name` in this context: on first use built from `source()`
+    /// ([`module::machine_code`]: from this process's cache, the on-disk one, or NVRTC, with
+    /// `split` as given) and loaded, then shared. So only the first solver of a kind waits, and
+    /// the next ones neither build nor hash the program's text (hashing it per solver once
+    /// doubled the whole-corpus determinism test, which makes a solver per case and mode).
     /// `name` must tell apart every source a caller may pass.
     pub(crate) fn program(
         &self,
         name: &'static str,
         source: impl FnOnce() -> String,
+        split: module::Split,
     ) -> Result<Arc<CudaModule>> {
         let mut loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(m) = loaded.get(name) {
             return Ok(m.clone());
         }
-        let (ptx, _) = module::compile_cached(&source(), self.info.capability)?;
-        let (m, _) = module::load(&self.ctx, &ptx)?;
+        let (m, _, _) = module::build_and_load(&self.ctx, &source(), self.info.capability, split)?;
         loaded.insert(name, m.clone());
         Ok(m)
     }

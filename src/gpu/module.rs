@@ -1,24 +1,29 @@
-//! The kernel modules: `kernels/*.cu`, embedded in the binary, compiled by NVRTC for the device's
-//! compute capability (e.g. `sm_90`) and cached per process, keyed by the source and the
-//! capability, so that opening a device twice compiles once. The main module ([`SOURCES`]) is
-//! built when a device is opened; the order step's and the quotient's when their first solver
-//! is made ([`super::Gpu`] keeps them per context).
+//! The kernel modules: `kernels/*.cu`, embedded in the binary, compiled by NVRTC for the
+//! device's compute capability (e.g. `sm_90`) and cached, so that opening a device twice
+//! compiles once. The main module ([`SOURCES`]) is built when a device is opened; the order
+//! step's and the quotient's when their first solver is made ([`super::Gpu`] keeps them per
+//! context).
 //!
-//! NVRTC emits PTX for the capability's virtual architecture (`compute_90`): the same PTX as
-//! for the real one (`sm_90`), without NVRTC also running the assembler for machine code that
-//! would not be loaded. The driver assembles the PTX when the module is loaded ([`load`]) and
-//! keeps the result in its own on-disk cache (`CUDA_CACHE_PATH`, by default `~/.nv`), so a
-//! later process on the same machine skips that step; [`check_assembles`] runs the assembler
-//! without a device, for tests.
+//! NVRTC builds each program's machine code itself (its front end, then the assembler), and
+//! the driver loads that as it is ([`load`]). The machine code is kept per process and on disk
+//! ([`super::kernel_cache`]), so only the first process of a build on a machine waits for
+//! NVRTC: the quotient's programs took NVRTC and the assembler most of a minute on an H200's
+//! host. The quotient's warp program, eight kernels of about 380 KB of machine code each, is
+//! assembled a kernel a thread ([`Split::Kernels`]).
+//!
+//! Until session 53 NVRTC emitted PTX and the driver assembled it at load, keeping the result
+//! in its own on-disk cache; NVRTC then ran in every process, and the driver's assembler on
+//! one thread.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError, sys};
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx, compile_ptx_with_opts};
+use cudarc::nvrtc::{Ptx, result as nvrtc, sys as nvrtc_sys};
 
 use super::cuda;
+use super::kernel_cache::{self, DiskCache};
 use crate::error::{Error, Result};
 
 /// The CUDA C sources of the main module, in the order they are concatenated into one program.
@@ -53,47 +58,170 @@ pub fn concat(sources: &[(&str, &str)]) -> String {
     src
 }
 
-type Key = (u64, (i32, i32));
-
-fn cache() -> &'static Mutex<HashMap<Key, Arc<String>>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<String>>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+/// Whether NVRTC assembles a program's kernels on threads of their own (`--split-compile=0`:
+/// as many as the host has). Only for a program whose machine code that leaves byte for byte
+/// the same: the quotient's warp program (each kernel's `.text` compared, NVRTC 13.0, `sm_90`),
+/// whose assembly on one thread was most of a cold start. The quotient's block program and the
+/// order step's come out different (a function shared by two kernels is copied into each), so
+/// they keep one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Split {
+    /// One thread.
+    Off,
+    /// A thread a kernel.
+    Kernels,
 }
 
-fn hash(text: &str) -> u64 {
-    // FNV-1a: stable, and enough to tell sources apart inside one process.
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+/// Where a program's machine code came from, and what it cost.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Built {
+    /// Seconds NVRTC took in this process (0 when the code came from a cache).
+    pub compile_s: f64,
+    /// The code came from the on-disk cache (an earlier process built it).
+    pub from_disk: bool,
 }
 
-/// Compiles `src` for compute capability `cc` to PTX, or returns the cached PTX; also the
-/// seconds NVRTC took (0 for a cache hit). Needs libnvrtc (see [`super::libraries_present`]).
-/// With `ARCHIPELAGO_LINEINFO` set, the PTX carries line tables for profilers.
-pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
-    let key = (hash(src), cc);
+/// What NVRTC is asked for: PTX (for inspection) or machine code (what is loaded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Output {
+    Ptx,
+    MachineCode,
+}
+
+type Cache = Mutex<HashMap<u128, Arc<Vec<u8>>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// NVRTC's options for `arch` (e.g. `compute_90` or `sm_90`). With `ARCHIPELAGO_LINEINFO` set
+/// the code carries line tables for profilers (Nsight Compute's source view); the code itself
+/// is unchanged.
+fn options(arch: &str, split: Split) -> Vec<String> {
+    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
+    if std::env::var_os("ARCHIPELAGO_LINEINFO").is_some() {
+        options.push("--generate-line-info".into());
+    }
+    if split == Split::Kernels {
+        options.push("--split-compile=0".into());
+    }
+    options
+}
+
+/// NVRTC's version, which the machine code depends on (part of every key).
+fn nvrtc_version() -> String {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: two out-parameters; callers checked that libnvrtc is present.
+    let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
+    match status {
+        nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => format!("nvrtc {major}.{minor}"),
+        other => format!("nvrtc unknown ({other:?})"),
+    }
+}
+
+/// The key of `src` built with `options` into `output` (in both caches): everything the code
+/// depends on, NVRTC's version included.
+fn key(src: &str, options: &[String], output: Output) -> u128 {
+    let kind: &[u8] = match output {
+        Output::Ptx => b"ptx",
+        Output::MachineCode => b"machine code",
+    };
+    let (options, version) = (options.join("\0"), nvrtc_version());
+    kernel_cache::key(&[src.as_bytes(), options.as_bytes(), version.as_bytes(), kind])
+}
+
+/// Compiles `src` (or takes it from this process's cache) for `arch` into `output`; also where
+/// it came from. `disk`: the on-disk cache to consult and fill (machine code only).
+fn build(
+    src: &str,
+    arch: &str,
+    split: Split,
+    output: Output,
+    disk: Option<&DiskCache>,
+) -> Result<(Arc<Vec<u8>>, Built)> {
+    let options = options(arch, split);
+    let key = key(src, &options, output);
     // One compile at a time: threads that open devices at once wait for the first compile and
-    // take its PTX from the cache instead of compiling the same source again. Concurrent
+    // take its code from the cache instead of compiling the same source again. Concurrent
     // compiles also failed once on the H200: one of several test threads compiling this source
-    // together got an internal ptxas error (session 8, run 7).
+    // together got an internal assembler error (session 8, run 7).
     static COMPILING: Mutex<()> = Mutex::new(());
     let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(ptx) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
-        return Ok((ptx, 0.0));
+    let cached = |from_disk| Built {
+        compile_s: 0.0,
+        from_disk,
+    };
+    if let Some(code) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok((code, cached(false)));
+    }
+    let remember = |code: Vec<u8>| {
+        let code = Arc::new(code);
+        if let Ok(mut c) = cache().lock() {
+            c.insert(key, code.clone());
+        }
+        code
+    };
+    if let Some(image) = disk.and_then(|d| d.get(key)) {
+        return Ok((remember(image), cached(true)));
     }
     let start = Instant::now();
-    let ptx = compile(src, &format!("compute_{}{}", cc.0, cc.1))?;
-    let ptx = Arc::new(ptx.to_src());
-    let secs = start.elapsed().as_secs_f64();
-    if let Ok(mut c) = cache().lock() {
-        c.insert(key, ptx.clone());
+    let code = nvrtc_compile(src, &options, output)?;
+    let compile_s = start.elapsed().as_secs_f64();
+    if let Some(d) = disk {
+        d.put(key, &code);
     }
-    Ok((ptx, secs))
+    let built = Built {
+        compile_s,
+        from_disk: false,
+    };
+    Ok((remember(code), built))
+}
+
+/// Compiles `src` for compute capability `cc` to PTX, or returns this process's cached PTX;
+/// also the seconds NVRTC took (0 for a cache hit). For inspecting a program (which kernels it
+/// has, what they use); the solvers load [`machine_code`]. Needs libnvrtc (see
+/// [`super::libraries_present`]).
+pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
+    let arch = format!("compute_{}{}", cc.0, cc.1);
+    let (ptx, built) = build(src, &arch, Split::Off, Output::Ptx, None)?;
+    // NVRTC's PTX is text ending in one NUL.
+    let text = String::from_utf8_lossy(ptx.strip_suffix(&[0]).unwrap_or(&ptx)).into_owned();
+    Ok((Arc::new(text), built.compile_s))
+}
+
+/// The machine code of `src` for compute capability `cc` (e.g. `sm_90`): from this process's
+/// cache, else from the on-disk cache ([`kernel_cache`]), else compiled by NVRTC and its
+/// assembler and stored in both. An error carries NVRTC's log, the assembler's included.
+/// Needs libnvrtc, no device.
+///
+/// ```no_run
+/// # fn main() -> archipelago::Result<()> {
+/// use archipelago::gpu::module::{Split, machine_code, program_source};
+/// let (image, built) = machine_code(&program_source(), (9, 0), Split::Off)?;
+/// println!("{} bytes, NVRTC {:.1} s", image.len(), built.compile_s);
+/// # Ok(())
+/// # }
+/// ```
+pub fn machine_code(src: &str, cc: (i32, i32), split: Split) -> Result<(Arc<Vec<u8>>, Built)> {
+    machine_code_with(src, cc, split, DiskCache::from_env().as_ref())
+}
+
+/// [`machine_code`] with the on-disk cache `disk` (none: this process's cache only) instead
+/// of the one the environment names.
+pub fn machine_code_with(
+    src: &str,
+    cc: (i32, i32),
+    split: Split,
+    disk: Option<&DiskCache>,
+) -> Result<(Arc<Vec<u8>>, Built)> {
+    let arch = format!("sm_{}{}", cc.0, cc.1);
+    build(src, &arch, split, Output::MachineCode, disk)
 }
 
 /// Compiles `src` for the real architecture of capability `cc` (e.g. `sm_90`), so that NVRTC
-/// also runs the assembler, and discards the result: what [`compile_cached`] leaves to the
-/// driver, checked without a device. An error carries NVRTC's log, the assembler's included.
+/// also runs the assembler, and discards the result, touching no cache: that every kernel
+/// assembles, checked without a device. An error carries NVRTC's log, the assembler's included.
 ///
 /// ```no_run
 /// # fn main() -> archipelago::Result<()> {
@@ -103,47 +231,121 @@ pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
 /// # }
 /// ```
 pub fn check_assembles(src: &str, cc: (i32, i32)) -> Result<()> {
-    compile(src, &format!("sm_{}{}", cc.0, cc.1)).map(drop)
+    let arch = format!("sm_{}{}", cc.0, cc.1);
+    nvrtc_compile(src, &options(&arch, Split::Off), Output::MachineCode).map(drop)
 }
 
-fn compile(src: &str, arch: &str) -> Result<Ptx> {
-    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
-    // Line tables for profilers (Nsight Compute's source view); the code itself is unchanged.
-    if std::env::var_os("ARCHIPELAGO_LINEINFO").is_some() {
-        options.push("--generate-line-info".into());
-    }
-    let opts = CompileOptions {
-        options,
-        name: Some("archipelago.cu".into()),
-        ..Default::default()
-    };
-    compile_ptx_with_opts(src, opts).map_err(compile_error)
-}
-
-/// Loads `ptx` into `ctx`; the driver assembles it for the device here (or takes the machine
-/// code from its cache). Also the seconds it took. The assembler's failure (which
-/// [`check_assembles`] would have caught) is a compile error, not a driver one; a driver too
-/// old for NVRTC's PTX is [`Error::NoDevice`].
-pub fn load(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(Arc<CudaModule>, f64)> {
-    let start = Instant::now();
-    let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| match e {
-        DriverError(sys::CUresult::CUDA_ERROR_INVALID_PTX) => Error::Compile {
-            source_name: "kernels/*.cu".into(),
-            log: format!(
-                "the driver could not assemble the PTX: {}",
-                super::describe(e)
-            ),
-        },
-        // NVRTC newer than the driver: its PTX version is one the driver cannot read, so this
-        // device cannot run the kernels (callers fall back as for a missing device).
-        DriverError(sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION) => Error::NoDevice(format!(
-            "the CUDA driver is older than the NVRTC library ({}): update the driver, or put an \
-             NVRTC no newer than the driver first on the library path",
-            super::describe(e)
-        )),
-        e => cuda("cuModuleLoadData")(e),
+/// One NVRTC compile of `src` with `options`, and its `output`.
+fn nvrtc_compile(src: &str, options: &[String], output: Output) -> Result<Vec<u8>> {
+    let text = std::ffi::CString::new(src).map_err(|_| Error::Compile {
+        source_name: "kernels/*.cu".into(),
+        log: "the program's text holds a NUL byte".into(),
     })?;
+    let failed = |log: String| Error::Compile {
+        source_name: "kernels/*.cu".into(),
+        log,
+    };
+    let prog = nvrtc::create_program(&text, Some(c"archipelago.cu"))
+        .map_err(|e| failed(format!("nvrtcCreateProgram: {e:?}")))?;
+    // SAFETY: `prog` was created above from `text`, which outlives it, and is destroyed once,
+    // at the end of this block, after the last use.
+    unsafe {
+        let compiled = nvrtc::compile_program(prog, options);
+        let code = match compiled {
+            Err(e) => {
+                let log = nvrtc::get_program_log(prog)
+                    .map(|l| {
+                        std::ffi::CStr::from_ptr(l.as_ptr())
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .unwrap_or_else(|_| format!("{e:?} (no log)"));
+                Err(failed(log))
+            }
+            Ok(()) => match output {
+                Output::Ptx => nvrtc::get_ptx(prog)
+                    .map(|p| p.into_iter().map(|c| c as u8).collect())
+                    .map_err(|e| failed(format!("nvrtcGetPTX: {e:?}"))),
+                Output::MachineCode => {
+                    cubin(prog).map_err(|e| failed(format!("nvrtcGetCUBIN: {e:?}")))
+                }
+            },
+        };
+        let _ = nvrtc::destroy_program(prog);
+        code
+    }
+}
+
+/// The machine code NVRTC built for `prog` (a real architecture's).
+///
+/// # Safety
+/// `prog` must be a compiled program not yet destroyed.
+unsafe fn cubin(
+    prog: nvrtc_sys::nvrtcProgram,
+) -> std::result::Result<Vec<u8>, nvrtc_sys::nvrtcResult> {
+    let ok = |r: nvrtc_sys::nvrtcResult| match r {
+        nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => Ok(()),
+        e => Err(e),
+    };
+    let mut size = 0usize;
+    // SAFETY: `prog` is a compiled program (the caller's contract); the buffer has `size` bytes.
+    unsafe {
+        ok(nvrtc_sys::nvrtcGetCUBINSize(prog, &mut size))?;
+        let mut image = vec![0u8; size];
+        ok(nvrtc_sys::nvrtcGetCUBIN(prog, image.as_mut_ptr().cast()))?;
+        Ok(image)
+    }
+}
+
+/// Loads the machine code `image` into `ctx`; also the seconds it took. A driver too old for
+/// NVRTC's machine code is [`Error::NoDevice`].
+pub fn load(ctx: &Arc<CudaContext>, image: &[u8]) -> Result<(Arc<CudaModule>, f64)> {
+    let start = Instant::now();
+    let module = ctx
+        .load_module(Ptx::from_binary(image.to_vec()))
+        .map_err(|e| match e {
+            // NVRTC newer than the driver: machine code the driver cannot read, so this device
+            // cannot run the kernels (callers fall back as for a missing device).
+            DriverError(
+                sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+                | sys::CUresult::CUDA_ERROR_INVALID_IMAGE
+                | sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU,
+            ) => Error::NoDevice(format!(
+                "the CUDA driver cannot load the kernels NVRTC built ({}): update the driver, \
+                 or put an NVRTC no newer than the driver first on the library path",
+                super::describe(e)
+            )),
+            e => cuda("cuModuleLoadData")(e),
+        })?;
     Ok((module, start.elapsed().as_secs_f64()))
+}
+
+/// The module of program `src` in `ctx`: its machine code ([`machine_code`]) loaded. Where the
+/// driver refuses code from the on-disk cache, that code is built again once (the file is
+/// replaced) before the refusal counts. Also what the code cost and the seconds of the load.
+pub(crate) fn build_and_load(
+    ctx: &Arc<CudaContext>,
+    src: &str,
+    cc: (i32, i32),
+    split: Split,
+) -> Result<(Arc<CudaModule>, Built, f64)> {
+    let (image, built) = machine_code(src, cc, split)?;
+    match load(ctx, &image) {
+        Err(_) if built.from_disk => {
+            let arch = format!("sm_{}{}", cc.0, cc.1);
+            let key = key(src, &options(&arch, split), Output::MachineCode);
+            if let Ok(mut c) = cache().lock() {
+                c.remove(&key);
+            }
+            if let Some(d) = DiskCache::from_env() {
+                d.remove(key);
+            }
+            let (image, built) = machine_code(src, cc, split)?;
+            let (module, load_s) = load(ctx, &image)?;
+            Ok((module, built, load_s))
+        }
+        loaded => loaded.map(|(module, load_s)| (module, built, load_s)),
+    }
 }
 
 /// Kernel `name` of `module` (every module's kernels are looked up once, by their solver).
@@ -151,17 +353,6 @@ pub(crate) fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunct
     module
         .load_function(name)
         .map_err(cuda("cuModuleGetFunction"))
-}
-
-fn compile_error(e: CompileError) -> Error {
-    let log = match &e {
-        CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-        other => format!("{other:?}"),
-    };
-    Error::Compile {
-        source_name: "kernels/*.cu".into(),
-        log,
-    }
 }
 
 /// Handles to every kernel of the module.
@@ -192,11 +383,11 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// Compiles (or takes from the cache) and loads the module into `ctx`; also the seconds
-    /// NVRTC took and the seconds the module's load took (see [`load`]).
+    /// Builds (or takes from a cache: [`machine_code`]) and loads the module into `ctx`; also
+    /// the seconds NVRTC took in this process and the seconds the module's load took.
     pub fn load(ctx: &Arc<CudaContext>, cc: (i32, i32)) -> Result<(Kernels, f64, f64)> {
-        let (ptx, compile_s) = compile_cached(&program_source(), cc)?;
-        let (module, load_s) = load(ctx, &ptx)?;
+        let (module, built, load_s) = build_and_load(ctx, &program_source(), cc, Split::Off)?;
+        let compile_s = built.compile_s;
         let f = |name: &str| function(&module, name);
         let kernels = Kernels {
             maps: f("maps_kernel")?,

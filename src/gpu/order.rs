@@ -19,7 +19,7 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
-use super::module::{self, Kernels};
+use super::module::{self, Kernels, Split};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
@@ -255,7 +255,7 @@ impl DeviceOrder {
         bounds: Option<KeyBounds>,
         sort: Sort,
     ) -> Result<DeviceOrder> {
-        let module = gpu.program("order", program_source)?;
+        let module = gpu.program("order", program_source, Split::Off)?;
         let f = |name: &str| module::function(&module, name);
         let small = [
             [

@@ -14,12 +14,11 @@
 //! has a capped copy: its warp program's kernels have launch bounds of their own, so a copy of
 //! them was the same machine code.
 //!
-//! The cost is at construction. The first capped solver of a process compiles its program with
-//! NVRTC, and on a machine whose driver cache lacks it the driver assembles it: constructing the
-//! quotient solver took 16.8 s on a fresh H200 machine (both of its programs, the uncapped one
-//! first, since its occupancy decides), 0.2 s once the driver had cached them; `block` 1.5 s,
-//! then 0.08 s (session 26, call 6). Where the 16.8 s go was not measured apart. The driver
-//! keeps the machine code on disk (`CUDA_CACHE_PATH`), so that is once per machine and build.
+//! The cost is at construction, once per machine and build: the first capped solver builds its
+//! program with NVRTC where the kernel cache lacks it ([`super::kernel_cache`]). A quotient
+//! solver then builds both of its block programs, the uncapped one first, since its occupancy
+//! decides (with the driver assembling PTX, as until session 53: 16.8 s on a fresh H200
+//! machine, 0.2 s once cached; `block` 1.5 s, then 0.08 s; session 26, call 6).
 //!
 //! `ARCHIPELAGO_REGCAP=0` turns the caps off (for measurements).
 

@@ -21,8 +21,8 @@
 //! quotient_block.cu), which every solver loads, and the warp program
 //! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
 //! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
-//! eight kernels are most of the machine code the driver assembles on a machine whose cache
-//! lacks it. The block program has three entry points of one body: `quotient_kernel`;
+//! eight kernels are most of the quotient's machine code, and most of what NVRTC's assembler
+//! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program has three entry points of one body: `quotient_kernel`;
 //! `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
 //! the masked solve and the tree-level path (there only for stale or partly asleep worlds)
 //! called out of line, so that the common path is compact machine code; and
@@ -50,7 +50,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
-use super::module::function;
+use super::module::{Split, function};
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::regcap;
@@ -285,7 +285,11 @@ impl Warps {
     /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
     /// no register-capped copy: the capped program's copies of them were the same machine code.
     fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
-        let module = gpu.program("quotient (warp kernels)", warp_program_source)?;
+        let module = gpu.program(
+            "quotient (warp kernels)",
+            warp_program_source,
+            Split::Kernels,
+        )?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
         for f in warp.all() {
@@ -487,8 +491,8 @@ impl QuotientSolver {
     /// Builds the solver for batches within `cap` on `model`, classifying rows by `policy`:
     /// compiles and loads its programs (the warp program only where a batch may take it: see
     /// [`set_warp_worlds`](Self::set_warp_worlds)) and allocates every host and device buffer.
-    /// On a machine whose driver cache lacks them the driver assembles them here: seconds to a
-    /// minute on an H200's host, once per machine and build.
+    /// On a machine whose kernel cache lacks them NVRTC builds them here, once per machine and
+    /// build ([`super::kernel_cache`]).
     pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
         let info = gpu.info();
         let ctx = gpu.ctx();
@@ -497,7 +501,7 @@ impl QuotientSolver {
             true => "quotient (phase marks)",
             false => "quotient",
         };
-        let mut module = gpu.program(name, block_program_source)?;
+        let mut module = gpu.program(name, block_program_source, Split::Off)?;
         let mut kernel = function(&module, "quotient_kernel")?;
         let mut shape = BlockShape::choose(&kernel, &cap, info)?;
         let mut register_cap = None;
@@ -510,7 +514,7 @@ impl QuotientSolver {
                 false => "quotient (registers capped)",
             };
             let source = || regcap::source(regcap::QUOTIENT, &block_program_source());
-            module = gpu.program(name, source)?;
+            module = gpu.program(name, source, Split::Off)?;
             kernel = function(&module, "quotient_kernel")?;
             shape = BlockShape::choose(&kernel, &cap, info)?;
         }
