@@ -563,7 +563,7 @@ fn the_kernels_compile_for_hopper() {
     }
     let src = gpu::module::program_source();
     let (ptx, _) = gpu::module::compile_cached(&src, (9, 0)).unwrap();
-    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
+    // The assembler, which builds the machine code that a solver loads, accepts every kernel.
     gpu::module::check_assembles(&src, (9, 0)).unwrap();
     for k in [
         "maps_kernel",

@@ -769,7 +769,7 @@ fn the_order_kernels_compile_for_hopper() {
     }
     let src = archipelago::gpu::order::program_source();
     let (ptx, _) = archipelago::gpu::module::compile_cached(&src, (9, 0)).unwrap();
-    // The assembler, which on a device runs when the module is loaded, accepts every kernel.
+    // The assembler, which builds the machine code that a solver loads, accepts every kernel.
     archipelago::gpu::module::check_assembles(&src, (9, 0)).unwrap();
     for k in [
         "order_small_u32_e1",

@@ -93,7 +93,7 @@ fn the_quotient_kernels_compile_for_hopper() {
                 "{k} in the other program"
             );
         }
-        // The assembler, which on a device runs when the module is loaded, accepts every
+        // The assembler, which builds the machine code that a solver loads, accepts every
         // kernel.
         if let Err(e) = gpu::module::check_assembles(src, (9, 0)) {
             panic!("{e}");
