@@ -244,6 +244,27 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Starts building program `name`'s machine code on a thread of its own, unless this
+    /// context has its module already, so that a later [`program`](Gpu::program) finds it
+    /// built, or waits for the build in progress instead of starting its own
+    /// ([`module::machine_code`] builds a program once at a time). A failure is left for that
+    /// later call to report.
+    pub(crate) fn program_meanwhile(
+        &self,
+        name: &'static str,
+        source: fn() -> String,
+        split: module::Split,
+    ) {
+        let loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if loaded.contains_key(name) {
+            return;
+        }
+        let cc = self.info.capability;
+        std::thread::spawn(move || module::machine_code(&source(), cc, split).map(drop));
+    }
+}
+
 /// A driver error as text: its name and description.
 pub(crate) fn describe(e: DriverError) -> String {
     let name = e

@@ -95,6 +95,14 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Cache::default)
 }
 
+/// The lock of the build of program `key` (one a program, kept for the process).
+fn building(key: u128) -> Arc<Mutex<()>> {
+    static BUILDING: OnceLock<Mutex<HashMap<u128, Arc<Mutex<()>>>>> = OnceLock::new();
+    let map = BUILDING.get_or_init(Mutex::default);
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    map.entry(key).or_default().clone()
+}
+
 /// NVRTC's options for `arch` (e.g. `compute_90` or `sm_90`). With `ARCHIPELAGO_LINEINFO` set
 /// the code carries line tables for profilers (Nsight Compute's source view); the code itself
 /// is unchanged.
@@ -142,12 +150,13 @@ fn build(
 ) -> Result<(Arc<Vec<u8>>, Built)> {
     let options = options(arch, split);
     let key = key(src, &options, output);
-    // One compile at a time: threads that open devices at once wait for the first compile and
-    // take its code from the cache instead of compiling the same source again. Concurrent
-    // compiles also failed once on the H200: one of several test threads compiling this source
-    // together got an internal assembler error (session 8, run 7).
-    static COMPILING: Mutex<()> = Mutex::new(());
-    let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
+    // One build of a program at a time: threads that need it at once wait for the first build
+    // and take its code from the cache instead of compiling the same source again (several
+    // test threads compiling one source together once got an internal assembler error on the
+    // H200: session 8, run 7). Different programs build side by side, as the tests' unlocked
+    // `check_assembles` of different programs always did.
+    let slot = building(key);
+    let _one = slot.lock().unwrap_or_else(|e| e.into_inner());
     let cached = |from_disk| Built {
         compile_s: 0.0,
         from_disk,

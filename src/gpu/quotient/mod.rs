@@ -280,16 +280,15 @@ struct Warps {
     pair_worlds: usize,
 }
 
+/// The warp program's name in [`Gpu::program`].
+const WARP_PROGRAM: &str = "quotient (warp kernels)";
+
 impl Warps {
     /// Compiles (or takes from the process's cache) and loads the warp program, with `smem`
     /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
     /// no register-capped copy: the capped program's copies of them were the same machine code.
     fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
-        let module = gpu.program(
-            "quotient (warp kernels)",
-            warp_program_source,
-            Split::Kernels,
-        )?;
+        let module = gpu.program(WARP_PROGRAM, warp_program_source, Split::Kernels)?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
         for f in warp.all() {
@@ -501,6 +500,17 @@ impl QuotientSolver {
             true => "quotient (phase marks)",
             false => "quotient",
         };
+        // Where a batch may take the warp kernels (all but their shared memory known here),
+        // their program, most of the quotient's machine code, builds meanwhile: a cold start
+        // waits for the longer of the two programs instead of both.
+        let warp_worlds = warp_worlds_from_env();
+        let sm_count = info.sm_count.max(1) as usize;
+        let warps_may_fit = cap.ntree <= WARP_TREES_MAX && dof_blocks(model);
+        if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count)
+            && !phase_trace::requested()
+        {
+            gpu.program_meanwhile(WARP_PROGRAM, warp_program_source, Split::Kernels);
+        }
         let mut module = gpu.program(name, block_program_source, Split::Off)?;
         let mut kernel = function(&module, "quotient_kernel")?;
         let mut shape = BlockShape::choose(&kernel, &cap, info)?;
@@ -538,12 +548,8 @@ impl QuotientSolver {
         // block takes its pending worlds once every warp is done); models of few trees only,
         // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
-        let warp_fits = cap.ntree <= WARP_TREES_MAX
-            && warp_smem + 8192 <= info.smem_optin
-            && dof_blocks(model)
-            && !phase_trace::requested();
-        let warp_worlds = warp_worlds_from_env();
-        let sm_count = info.sm_count.max(1) as usize;
+        let warp_fits =
+            warps_may_fit && warp_smem + 8192 <= info.smem_optin && !phase_trace::requested();
         let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {
             true => Some(Warps::load(gpu, warp_smem as u32)?),
             false => None,
