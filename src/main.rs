@@ -1,4 +1,4 @@
-//! The `archipelago` command-line tool: `demo` (the default), `replay`, `bench`.
+//! The `archipelago` command-line tool: `demo` (the default), `replay`, `bench`, `kernels`.
 
 mod cli;
 
@@ -23,6 +23,8 @@ enum Command {
     Replay(cli::replay::ReplayArgs),
     /// Time every mode over a matrix of shapes (GPU when present, otherwise CPU).
     Bench(cli::bench::BenchArgs),
+    /// Build every kernel program into the kernel cache ahead of time (NVRTC only, no GPU).
+    Kernels(cli::kernels::KernelsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -32,6 +34,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Demo(a)) => cli::demo::run(&a),
         Some(Command::Replay(a)) => cli::replay::run(&a),
         Some(Command::Bench(a)) => cli::bench::run(&a),
+        Some(Command::Kernels(a)) => cli::kernels::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -94,3 +94,55 @@ fn bench_worlds_scales_the_quotient_shapes_only() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("nworld 3 ·"), "{text}");
 }
+
+#[test]
+fn kernels_refuses_what_is_no_architecture_or_too_old() {
+    let (ok, err) = archipelago(&["kernels", "--arch", "sm_9x"]);
+    assert!(!ok);
+    assert!(err.contains("`sm_9x` is not an architecture"), "{err}");
+    if !archipelago::gpu::nvrtc_present() {
+        println!("skipped the rest: no NVRTC");
+        return;
+    }
+    let (ok, err) = archipelago(&["kernels", "--arch", "sm_75", "--cache", "/nonexistent"]);
+    assert!(!ok);
+    assert!(err.contains("8.0 or newer"), "{err}");
+}
+
+#[test]
+fn kernels_fills_the_cache_once() {
+    if !archipelago::gpu::nvrtc_present() {
+        println!("skipped: no NVRTC (tools/setup_nvrtc.sh fetches it)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("archipelago-cli-kernels-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+            .args(["kernels", "--arch", "sm_90", "--cache"])
+            .arg(&dir)
+            .output()
+            .expect("the binary runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    // Every program built, then, by a second process, every one found in the cache.
+    let first = run();
+    let second = run();
+    let rows = |text: &str, was: &str| {
+        text.lines()
+            .filter(|l| l.ends_with(&format!("| {was} |")))
+            .count()
+    };
+    let n = archipelago::gpu::programs().len();
+    assert_eq!(rows(&first, "built"), n, "{first}");
+    assert_eq!(rows(&second, "cached"), n, "{second}");
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files, n, "one file a program, none left half-written");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

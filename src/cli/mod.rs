@@ -2,4 +2,5 @@
 
 pub mod bench;
 pub mod demo;
+pub mod kernels;
 pub mod replay;

@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaFunction, CudaStream};
 
 use super::maps::{self, BlockShape};
-use super::module::Split;
+use super::module::{Program, Split};
 use super::workspace::Workspace;
 use super::{Gpu, module, regcap};
 use crate::error::Result;
@@ -21,10 +21,17 @@ pub fn capped_source() -> String {
     regcap::source(regcap::BLOCK, &module::concat(&sources))
 }
 
+/// The program of [`capped_source`].
+pub const CAPPED_PROGRAM: Program = Program {
+    name: "block (registers capped)",
+    source: capped_source,
+    split: Split::Off,
+};
+
 /// `block_dsu_kernel` with at most [`regcap::BLOCK`] registers a thread, for batches of many
 /// waves ([`capped_source`]), compiled on first use in a process and loaded once per context.
 pub fn capped(gpu: &Gpu) -> Result<CudaFunction> {
-    let program = gpu.program("block (registers capped)", capped_source, Split::Off)?;
+    let program = gpu.program(&CAPPED_PROGRAM)?;
     module::function(&program, "block_dsu_kernel")
 }
 

@@ -108,6 +108,15 @@ impl DiskCache {
         written
     }
 
+    /// Whether files can be written into the folder (made if it is not there): a file written
+    /// and removed again.
+    pub fn writable(&self) -> std::io::Result<()> {
+        fs::create_dir_all(&self.dir)?;
+        let probe = self.dir.join(format!(".probe.{}", std::process::id()));
+        fs::write(&probe, b"")?;
+        fs::remove_file(&probe)
+    }
+
     /// Removes what is stored under `key` (machine code the driver refused).
     pub fn remove(&self, key: u128) {
         let _ = fs::remove_file(self.path(key));
@@ -145,6 +154,7 @@ mod tests {
     #[test]
     fn what_is_put_is_got_under_its_key_only() {
         let cache = scratch("roundtrip");
+        cache.writable().unwrap();
         let (a, b) = (key(&[b"a"]), key(&[b"b"]));
         cache.put(a, b"\x7fELF one");
         assert_eq!(cache.get(a).as_deref(), Some(&b"\x7fELF one"[..]));
@@ -188,6 +198,7 @@ mod tests {
         ));
         fs::write(&blocker, b"not a folder").unwrap();
         let cache = DiskCache::at(blocker.join("kernels"));
+        assert!(cache.writable().is_err());
         cache.put(1, b"\x7fELF");
         assert_eq!(cache.get(1), None);
         fs::remove_file(&blocker).unwrap();

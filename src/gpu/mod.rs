@@ -222,47 +222,49 @@ impl Gpu {
         &self.kernels
     }
 
-    /// The module of the program `name` in this context: on first use built from `source()`
-    /// ([`module::machine_code`]: from this process's cache, the on-disk one, or NVRTC, with
-    /// `split` as given) and loaded, then shared. So only the first solver of a kind waits, and
-    /// the next ones neither build nor hash the program's text (hashing it per solver once
-    /// doubled the whole-corpus determinism test, which makes a solver per case and mode).
-    /// `name` must tell apart every source a caller may pass.
-    pub(crate) fn program(
-        &self,
-        name: &'static str,
-        source: impl FnOnce() -> String,
-        split: module::Split,
-    ) -> Result<Arc<CudaModule>> {
+    /// The module of `program` in this context: on first use built ([`module::machine_code`]:
+    /// from this process's cache, the on-disk one, or NVRTC) and loaded, then shared. So only
+    /// the first solver of a kind waits, and the next ones neither build nor hash the
+    /// program's text (hashing it per solver once doubled the whole-corpus determinism test,
+    /// which makes a solver per case and mode).
+    pub(crate) fn program(&self, program: &module::Program) -> Result<Arc<CudaModule>> {
         let mut loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = loaded.get(name) {
+        if let Some(m) = loaded.get(program.name) {
             return Ok(m.clone());
         }
-        let (m, _, _) = module::build_and_load(&self.ctx, &source(), self.info.capability, split)?;
-        loaded.insert(name, m.clone());
+        let cc = self.info.capability;
+        let (m, _, _) = module::build_and_load(&self.ctx, &(program.source)(), cc, program.split)?;
+        loaded.insert(program.name, m.clone());
         Ok(m)
     }
-}
 
-impl Gpu {
-    /// Starts building program `name`'s machine code on a thread of its own, unless this
-    /// context has its module already, so that a later [`program`](Gpu::program) finds it
-    /// built, or waits for the build in progress instead of starting its own
-    /// ([`module::machine_code`] builds a program once at a time). A failure is left for that
-    /// later call to report.
-    pub(crate) fn program_meanwhile(
-        &self,
-        name: &'static str,
-        source: fn() -> String,
-        split: module::Split,
-    ) {
+    /// Starts building `program`'s machine code on a thread of its own, unless this context
+    /// has its module already, so that a later [`program`](Gpu::program) finds it built, or
+    /// waits for the build in progress instead of starting its own ([`module::machine_code`]
+    /// builds a program once at a time). A failure is left for that later call to report.
+    pub(crate) fn program_meanwhile(&self, program: module::Program) {
         let loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if loaded.contains_key(name) {
+        if loaded.contains_key(program.name) {
             return;
         }
         let cc = self.info.capability;
-        std::thread::spawn(move || module::machine_code(&source(), cc, split).map(drop));
+        std::thread::spawn(move || {
+            module::machine_code(&(program.source)(), cc, program.split).map(drop)
+        });
     }
+}
+
+/// Every program a process may build for its environment (the quotient's with phase marks
+/// where [`phase_trace::requested`]): what `archipelago kernels` builds ahead of time.
+pub fn programs() -> [module::Program; 6] {
+    [
+        module::MAIN,
+        order::PROGRAM,
+        block::CAPPED_PROGRAM,
+        quotient::block_program(),
+        quotient::capped_program(),
+        quotient::WARP_PROGRAM,
+    ]
 }
 
 /// A driver error as text: its name and description.

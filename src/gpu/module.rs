@@ -72,6 +72,26 @@ pub enum Split {
     Kernels,
 }
 
+/// One NVRTC program of the kernels: the name its module is kept under in a context
+/// ([`super::Gpu::program`]), its text and how it assembles. [`super::programs`] lists every
+/// one a process may build.
+#[derive(Clone, Copy, Debug)]
+pub struct Program {
+    /// The name its module is kept under; tells apart every text a caller may pass.
+    pub name: &'static str,
+    /// Its text.
+    pub source: fn() -> String,
+    /// Whether its kernels assemble on threads of their own.
+    pub split: Split,
+}
+
+/// The main module: the full-rebuild modes' kernels, built when a device is opened.
+pub const MAIN: Program = Program {
+    name: "main",
+    source: program_source,
+    split: Split::Off,
+};
+
 /// Where a program's machine code came from, and what it cost.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Built {
@@ -216,6 +236,14 @@ pub fn machine_code(src: &str, cc: (i32, i32), split: Split) -> Result<(Arc<Vec<
     machine_code_with(src, cc, split, DiskCache::from_env().as_ref())
 }
 
+/// The key [`machine_code`] keeps `src` under (for `cc` and `split`, with this process's
+/// environment and NVRTC) in both caches: with it, [`DiskCache::get`] tells whether a program is
+/// on disk.
+pub fn disk_key(src: &str, cc: (i32, i32), split: Split) -> u128 {
+    let arch = format!("sm_{}{}", cc.0, cc.1);
+    key(src, &options(&arch, split), Output::MachineCode)
+}
+
 /// [`machine_code`] with the on-disk cache `disk` (none: this process's cache only) instead
 /// of the one the environment names.
 pub fn machine_code_with(
@@ -341,8 +369,7 @@ pub(crate) fn build_and_load(
     let (image, built) = machine_code(src, cc, split)?;
     match load(ctx, &image) {
         Err(_) if built.from_disk => {
-            let arch = format!("sm_{}{}", cc.0, cc.1);
-            let key = key(src, &options(&arch, split), Output::MachineCode);
+            let key = disk_key(src, cc, split);
             if let Ok(mut c) = cache().lock() {
                 c.remove(&key);
             }
@@ -395,7 +422,7 @@ impl Kernels {
     /// Builds (or takes from a cache: [`machine_code`]) and loads the module into `ctx`; also
     /// the seconds NVRTC took in this process and the seconds the module's load took.
     pub fn load(ctx: &Arc<CudaContext>, cc: (i32, i32)) -> Result<(Kernels, f64, f64)> {
-        let (module, built, load_s) = build_and_load(ctx, &program_source(), cc, Split::Off)?;
+        let (module, built, load_s) = build_and_load(ctx, &(MAIN.source)(), cc, MAIN.split)?;
         let compile_s = built.compile_s;
         let f = |name: &str| function(&module, name);
         let kernels = Kernels {

@@ -19,7 +19,7 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
-use super::module::{self, Kernels, Split};
+use super::module::{self, Kernels, Program, Split};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
 use super::{Gpu, cuda};
@@ -210,6 +210,13 @@ pub fn program_source() -> String {
     ])
 }
 
+/// The order step's program ([`program_source`]).
+pub const PROGRAM: Program = Program {
+    name: "order",
+    source: program_source,
+    split: Split::Off,
+};
+
 impl std::fmt::Debug for DeviceOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceOrder")
@@ -255,7 +262,7 @@ impl DeviceOrder {
         bounds: Option<KeyBounds>,
         sort: Sort,
     ) -> Result<DeviceOrder> {
-        let module = gpu.program("order", program_source, Split::Off)?;
+        let module = gpu.program(&PROGRAM)?;
         let f = |name: &str| module::function(&module, name);
         let small = [
             [

@@ -50,7 +50,7 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
-use super::module::{Split, function};
+use super::module::{Program, Split, function};
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::regcap;
@@ -93,6 +93,47 @@ pub fn warp_program_source() -> String {
     );
     program_source(entries)
 }
+
+/// The block program's copy with at most [`regcap::QUOTIENT`] registers a thread, for batches
+/// of many waves (regcap).
+pub fn capped_program_source() -> String {
+    regcap::source(regcap::QUOTIENT, &block_program_source())
+}
+
+/// The block program ([`block_program_source`]), named apart with the phase marks compiled in.
+pub fn block_program() -> Program {
+    let name = match phase_trace::requested() {
+        true => "quotient (phase marks)",
+        false => "quotient",
+    };
+    Program {
+        name,
+        source: block_program_source,
+        split: Split::Off,
+    }
+}
+
+/// The block program's register-capped copy ([`capped_program_source`]), named apart with the
+/// phase marks compiled in.
+pub fn capped_program() -> Program {
+    let name = match phase_trace::requested() {
+        true => "quotient (phase marks, registers capped)",
+        false => "quotient (registers capped)",
+    };
+    Program {
+        name,
+        source: capped_program_source,
+        split: Split::Off,
+    }
+}
+
+/// The warp program ([`warp_program_source`]): its eight kernels assemble a thread each
+/// ([`Split::Kernels`]: the same machine code, most of a cold start's assembly otherwise).
+pub const WARP_PROGRAM: Program = Program {
+    name: "quotient (warp kernels)",
+    source: warp_program_source,
+    split: Split::Kernels,
+};
 
 fn program_source(entries: (&str, &str)) -> String {
     let sources = [
@@ -280,15 +321,12 @@ struct Warps {
     pair_worlds: usize,
 }
 
-/// The warp program's name in [`Gpu::program`].
-const WARP_PROGRAM: &str = "quotient (warp kernels)";
-
 impl Warps {
     /// Compiles (or takes from the process's cache) and loads the warp program, with `smem`
     /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
     /// no register-capped copy: the capped program's copies of them were the same machine code.
     fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
-        let module = gpu.program(WARP_PROGRAM, warp_program_source, Split::Kernels)?;
+        let module = gpu.program(&WARP_PROGRAM)?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
         for f in warp.all() {
@@ -495,11 +533,6 @@ impl QuotientSolver {
     pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
         let info = gpu.info();
         let ctx = gpu.ctx();
-        // Named apart with the phase marks compiled in, a different source.
-        let name = match phase_trace::requested() {
-            true => "quotient (phase marks)",
-            false => "quotient",
-        };
         // Where a batch may take the warp kernels (all but their shared memory known here),
         // their program, most of the quotient's machine code, builds meanwhile: a cold start
         // waits for the longer of the two programs instead of both.
@@ -509,9 +542,9 @@ impl QuotientSolver {
         if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count)
             && !phase_trace::requested()
         {
-            gpu.program_meanwhile(WARP_PROGRAM, warp_program_source, Split::Kernels);
+            gpu.program_meanwhile(WARP_PROGRAM);
         }
-        let mut module = gpu.program(name, block_program_source, Split::Off)?;
+        let mut module = gpu.program(&block_program())?;
         let mut kernel = function(&module, "quotient_kernel")?;
         let mut shape = BlockShape::choose(&kernel, &cap, info)?;
         let mut register_cap = None;
@@ -519,12 +552,7 @@ impl QuotientSolver {
         // (regcap).
         if regcap::pays(&kernel, shape, cap.nworld, info)? {
             register_cap = Some(regcap::QUOTIENT);
-            let name = match phase_trace::requested() {
-                true => "quotient (phase marks, registers capped)",
-                false => "quotient (registers capped)",
-            };
-            let source = || regcap::source(regcap::QUOTIENT, &block_program_source());
-            module = gpu.program(name, source, Split::Off)?;
+            module = gpu.program(&capped_program())?;
             kernel = function(&module, "quotient_kernel")?;
             shape = BlockShape::choose(&kernel, &cap, info)?;
         }
