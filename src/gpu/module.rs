@@ -72,8 +72,8 @@ pub enum Split {
     Kernels,
 }
 
-/// One NVRTC program of the kernels: the name its module is kept under in a context
-/// ([`super::Gpu::program`]), its text and how it assembles. [`super::programs`] lists every
+/// One NVRTC program of the kernels: the name its module is kept under in a context (each
+/// [`super::Gpu`] loads a program once), its text and how it assembles. [`super::programs`] lists every
 /// one a process may build.
 #[derive(Clone, Copy, Debug)]
 pub struct Program {
