@@ -526,6 +526,13 @@ fn machine_code_is_kept_on_disk_and_loads() {
         gpu::module::machine_code_with(&src, (9, 0), Split::Off, Some(&disk)).unwrap();
     assert_eq!((again, built.compile_s), (image.clone(), 0.0));
     std::fs::remove_dir_all(disk.dir()).unwrap();
+    // Asked with another disk cache: stored there too, though this process had it already
+    // (as `archipelago kernels` asks for the main module the device's opening built).
+    let other = scratch_cache("kept-other");
+    gpu::module::machine_code_with(&src, (9, 0), Split::Off, Some(&other)).unwrap();
+    let key = gpu::module::disk_key(&src, (9, 0), Split::Off);
+    assert_eq!(other.get(key).as_deref(), Some(&image[..]));
+    std::fs::remove_dir_all(other.dir()).unwrap();
     // On a device: the driver loads it as it is, and the kernel runs.
     let Some(gpu) = open() else { return };
     let ctx = cudarc::driver::CudaContext::new(0).unwrap();

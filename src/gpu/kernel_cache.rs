@@ -108,6 +108,11 @@ impl DiskCache {
         written
     }
 
+    /// Whether a file is stored under `key` (without reading it: [`get`](Self::get) checks it).
+    pub fn holds(&self, key: u128) -> bool {
+        self.path(key).is_file()
+    }
+
     /// Whether files can be written into the folder (made if it is not there): a file written
     /// and removed again.
     pub fn writable(&self) -> std::io::Result<()> {
@@ -156,7 +161,9 @@ mod tests {
         let cache = scratch("roundtrip");
         cache.writable().unwrap();
         let (a, b) = (key(&[b"a"]), key(&[b"b"]));
+        assert!(!cache.holds(a));
         cache.put(a, b"\x7fELF one");
+        assert!(cache.holds(a));
         assert_eq!(cache.get(a).as_deref(), Some(&b"\x7fELF one"[..]));
         assert_eq!(cache.get(b), None);
         cache.put(a, b"\x7fELF two");

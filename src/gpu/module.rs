@@ -182,6 +182,11 @@ fn build(
         from_disk,
     };
     if let Some(code) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        // Built in this process without this disk cache (`archipelago kernels` after the
+        // device's opening built the main module into another): stored there too.
+        if let Some(d) = disk.filter(|d| !d.holds(key)) {
+            d.put(key, &code);
+        }
         return Ok((code, cached(false)));
     }
     let remember = |code: Vec<u8>| {
