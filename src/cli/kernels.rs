@@ -120,7 +120,12 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
             reason: format!("building `{}` panicked", p.name),
         })?;
         let (image, built) = built?;
-        let was = if built.from_disk { "cached" } else { "built" };
+        // Without --arch the device's opening built the main module a moment before.
+        let was = match (built.from_disk, built.compile_s > 0.0) {
+            (true, _) => "cached",
+            (false, true) => "built",
+            (false, false) => "built opening the device",
+        };
         println!(
             "| {} | {} | {:.1} | {was} |",
             p.name,
