@@ -99,7 +99,8 @@ stopped() {
 }
 # Each build's programs compiled and assembled once before any timed run: on a fresh machine the
 # on-disk caches are cold, and a quotient solver's first construction then takes 40-48 s a
-# program (session 50's call 2 finished two runs of ten in 200 s so). The same bench arguments,
+# program (session 50's call 2 finished two runs of ten in 200 s so; since session 53's kernel
+# cache and side-by-side builds, about 18 s for all of a solver's programs). The same bench arguments,
 # since which programs load depends on the shapes and counts (the register-capped copies), but
 # no step sequences; every build side by side, the output kept in logs/. AB_NO_WARM=1 skips it.
 t0=$SECONDS bench="" warming=()

@@ -59,11 +59,11 @@ pub fn concat(sources: &[(&str, &str)]) -> String {
 }
 
 /// Whether NVRTC assembles a program's kernels on threads of their own (`--split-compile=0`:
-/// as many as the host has). Only for a program whose machine code that leaves byte for byte
-/// the same: the quotient's warp program (each kernel's `.text` compared, NVRTC 13.0, `sm_90`),
-/// whose assembly on one thread was most of a cold start. The quotient's block program and the
-/// order step's come out different (a function shared by two kernels is copied into each), so
-/// they keep one thread.
+/// as many as the host has). The quotient's warp program does: its assembly on one thread was
+/// most of a cold start, and its machine code comes out byte for byte the same (each kernel's
+/// `.text` compared, NVRTC 13.0, `sm_90`). The others keep one thread: they assemble in
+/// seconds, and the quotient's block program and the order step's come out different that way
+/// (a function shared by two kernels is copied into each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Split {
     /// One thread.
