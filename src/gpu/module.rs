@@ -73,8 +73,8 @@ pub enum Split {
 }
 
 /// One NVRTC program of the kernels: the name its module is kept under in a context (each
-/// [`super::Gpu`] loads a program once), its text and how it assembles. [`super::programs`] lists every
-/// one a process may build.
+/// [`super::Gpu`] loads a program once), its text and how it assembles.
+/// [`super::programs`] lists every one a process may build.
 #[derive(Clone, Copy, Debug)]
 pub struct Program {
     /// The name its module is kept under; tells apart every text a caller may pass.

@@ -22,10 +22,11 @@
 //! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
 //! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
 //! eight kernels are most of the quotient's machine code, and most of what NVRTC's assembler
-//! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program has three entry points of one body: `quotient_kernel`;
-//! `quotient_few_kernel` for a batch whose every world has a slot of at most 32 nodes, with
-//! the masked solve and the tree-level path (there only for stale or partly asleep worlds)
-//! called out of line, so that the common path is compact machine code; and
+//! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program
+//! has three entry points of one body: `quotient_kernel`; `quotient_few_kernel` for a batch
+//! whose every world has a slot of at most 32 nodes, with the masked solve and the tree-level
+//! path (there only for stale or partly asleep worlds) called out of line, so that the common
+//! path is compact machine code; and
 //! `quotient_aside_kernel`, the same for such a batch of no more worlds than multiprocessors,
 //! where a world with few rows has them mapped by the warp that the pass over its trees leaves
 //! idle, during that pass. A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
