@@ -10,6 +10,10 @@
 //! (cut short, or of another format) is a miss and is built again. The cache is a shortcut,
 //! never a source of errors: a folder that cannot be made, read or written only costs the build.
 //!
+//! Each build of the kernels adds its programs (about 6 MB on Hopper), so the folder is kept
+//! under [`MAX_BYTES`] by removing the files used least recently after each write (a read
+//! marks a file used).
+//!
 //! ```
 //! use archipelago::gpu::kernel_cache::{DiskCache, key};
 //! let dir = std::env::temp_dir().join(format!("archipelago-doc-{}", std::process::id()));
@@ -31,10 +35,14 @@ const MAGIC: &[u8; 8] = b"ARCHKC01";
 /// The first bytes of machine code (an ELF image), checked before it is handed to the driver.
 const ELF: &[u8; 4] = b"\x7fELF";
 
+/// The bytes a cache folder keeps at most: about forty builds' programs.
+pub const MAX_BYTES: u64 = 256 << 20;
+
 /// A folder of machine code, by key ([`key`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiskCache {
     dir: PathBuf,
+    max_bytes: u64,
 }
 
 impl DiskCache {
@@ -54,9 +62,17 @@ impl DiskCache {
         Some(DiskCache::at(base.join("archipelago").join("kernels")))
     }
 
-    /// The cache in `dir` (made on the first [`put`](Self::put)).
+    /// The cache in `dir` (made on the first [`put`](Self::put)), kept under [`MAX_BYTES`].
     pub fn at(dir: PathBuf) -> DiskCache {
-        DiskCache { dir }
+        DiskCache {
+            dir,
+            max_bytes: MAX_BYTES,
+        }
+    }
+
+    /// This cache kept under `max_bytes` instead.
+    pub fn with_max_bytes(self, max_bytes: u64) -> DiskCache {
+        DiskCache { max_bytes, ..self }
     }
 
     /// The folder.
@@ -77,12 +93,49 @@ impl DiskCache {
             && u128::from_le_bytes(head[8..24].try_into().ok()?) == key
             && len == image.len() as u64
             && image.starts_with(ELF);
-        whole.then(|| image.to_vec())
+        if !whole {
+            return None;
+        }
+        // Used now: the last to go when the folder is trimmed.
+        if let Ok(f) = fs::File::options().append(true).open(self.path(key)) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
+        Some(image.to_vec())
     }
 
-    /// Stores `image` under `key`; any failure leaves the cache as it was.
+    /// Stores `image` under `key`, then trims the folder to its size; any failure leaves the
+    /// cache as it was.
     pub fn put(&self, key: u128, image: &[u8]) {
-        let _ = self.try_put(key, image);
+        if self.try_put(key, image).is_ok() {
+            let _ = self.trim(key);
+        }
+    }
+
+    /// Removes the files used least recently (never `keep`, just written) until the folder's
+    /// files take at most `max_bytes`.
+    fn trim(&self, keep: u128) -> std::io::Result<()> {
+        let keep = self.path(keep);
+        let mut files = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            let path = entry.path();
+            let ours = path.extension().is_some_and(|e| e == "bin");
+            if ours && meta.is_file() && path != keep {
+                files.push((meta.modified()?, meta.len(), path));
+            }
+        }
+        let kept = fs::metadata(&keep).map(|m| m.len()).unwrap_or(0);
+        let mut total = kept + files.iter().map(|f| f.1).sum::<u64>();
+        files.sort();
+        for (_, len, path) in files {
+            if total <= self.max_bytes {
+                break;
+            }
+            fs::remove_file(path)?;
+            total -= len;
+        }
+        Ok(())
     }
 
     fn try_put(&self, key: u128, image: &[u8]) -> std::io::Result<()> {
@@ -209,6 +262,32 @@ mod tests {
         cache.put(1, b"\x7fELF");
         assert_eq!(cache.get(1), None);
         fs::remove_file(&blocker).unwrap();
+    }
+
+    #[test]
+    fn the_folder_keeps_what_was_used_last_within_its_size() {
+        // Room for two files of 100 bytes: a third removes the one used least recently.
+        let cache = scratch("trim").with_max_bytes(2 * (32 + 100));
+        let image = [b"\x7fELF".as_slice(), &[0u8; 96]].concat();
+        let (a, b, c) = (key(&[b"a"]), key(&[b"b"]), key(&[b"c"]));
+        cache.put(a, &image);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        cache.put(b, &image);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(cache.get(a).is_some(), "a used again: b is now the oldest");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        cache.put(c, &image);
+        assert!(
+            cache.holds(a) && cache.holds(c),
+            "the last used and the new one stay"
+        );
+        assert!(!cache.holds(b), "the least recently used one goes");
+        // One file larger than the whole limit is still kept: it was just asked for.
+        let small = scratch("trim-small").with_max_bytes(10);
+        small.put(a, &image);
+        assert!(small.holds(a));
+        fs::remove_dir_all(cache.dir()).unwrap();
+        fs::remove_dir_all(small.dir()).unwrap();
     }
 
     #[test]
