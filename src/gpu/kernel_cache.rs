@@ -112,16 +112,20 @@ impl DiskCache {
     }
 
     /// Removes the files used least recently (never `keep`, just written) until the folder's
-    /// files take at most `max_bytes`.
+    /// files take at most `max_bytes`, and temporary files an hour old (their writer died
+    /// between its write and its rename).
     fn trim(&self, keep: u128) -> std::io::Result<()> {
         let keep = self.path(keep);
         let mut files = Vec::new();
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let meta = entry.metadata()?;
             let path = entry.path();
-            let ours = path.extension().is_some_and(|e| e == "bin");
-            if ours && meta.is_file() && path != keep {
+            let is = |ext: &str| meta.is_file() && path.extension().is_some_and(|e| e == ext);
+            if is("tmp") && meta.modified()? < hour_ago {
+                fs::remove_file(&path)?;
+            } else if is("bin") && path != keep {
                 files.push((meta.modified()?, meta.len(), path));
             }
         }
@@ -282,6 +286,17 @@ mod tests {
             "the last used and the new one stay"
         );
         assert!(!cache.holds(b), "the least recently used one goes");
+        // A writer's leftover an hour old goes; a younger one may be a write in progress.
+        let old = cache.dir().join("0.1.2.tmp");
+        let young = cache.dir().join("0.1.3.tmp");
+        fs::write(&old, b"half").unwrap();
+        fs::write(&young, b"half").unwrap();
+        let two_hours = std::time::Duration::from_secs(7200);
+        let f = fs::File::options().append(true).open(&old).unwrap();
+        f.set_modified(std::time::SystemTime::now() - two_hours)
+            .unwrap();
+        cache.put(b, &image);
+        assert!(!old.exists() && young.exists());
         // One file larger than the whole limit is still kept: it was just asked for.
         let small = scratch("trim-small").with_max_bytes(10);
         small.put(a, &image);
