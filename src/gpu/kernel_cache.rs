@@ -32,6 +32,9 @@ use std::path::{Path, PathBuf};
 /// The first bytes of every file: the format, so that another one is a miss.
 const MAGIC: &[u8; 8] = b"ARCHKC01";
 
+/// A file's bytes before its image: the magic, the key (16 bytes) and the image's length.
+const HEAD: usize = MAGIC.len() + 16 + 8;
+
 /// The first bytes of machine code (an ELF image), checked before it is handed to the driver.
 const ELF: &[u8; 4] = b"\x7fELF";
 
@@ -86,8 +89,8 @@ impl DiskCache {
 
     /// The machine code stored under `key`, if a whole, well-formed file holds it.
     pub fn get(&self, key: u128) -> Option<Vec<u8>> {
-        let bytes = fs::read(self.path(key)).ok()?;
-        let (head, image) = bytes.split_at_checked(MAGIC.len() + 16 + 8)?;
+        let mut bytes = fs::read(self.path(key)).ok()?;
+        let (head, image) = bytes.split_at_checked(HEAD)?;
         let len = u64::from_le_bytes(head[24..32].try_into().ok()?);
         let whole = &head[..8] == MAGIC
             && u128::from_le_bytes(head[8..24].try_into().ok()?) == key
@@ -96,11 +99,13 @@ impl DiskCache {
         if !whole {
             return None;
         }
+        // The image in place of the file's bytes, without a second copy of megabytes.
+        bytes.drain(..HEAD);
         // Used now: the last to go when the folder is trimmed.
         if let Ok(f) = fs::File::options().append(true).open(self.path(key)) {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
-        Some(image.to_vec())
+        Some(bytes)
     }
 
     /// Stores `image` under `key`, then trims the folder to its size; any failure leaves the

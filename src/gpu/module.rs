@@ -137,15 +137,23 @@ fn options(arch: &str, split: Split) -> Vec<String> {
     options
 }
 
-/// NVRTC's version, which the machine code depends on (part of every key).
-fn nvrtc_version() -> String {
-    let (mut major, mut minor) = (0, 0);
-    // SAFETY: two out-parameters; callers checked that libnvrtc is present.
-    let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
-    match status {
-        nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => format!("nvrtc {major}.{minor}"),
-        other => format!("nvrtc unknown ({other:?})"),
-    }
+/// The real architecture of capability `cc` (e.g. `sm_90`): what machine code is built for.
+fn sm(cc: (i32, i32)) -> String {
+    format!("sm_{}{}", cc.0, cc.1)
+}
+
+/// NVRTC's version, which the machine code depends on (part of every key); asked once.
+fn nvrtc_version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two out-parameters; callers checked that libnvrtc is present.
+        let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
+        match status {
+            nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => format!("nvrtc {major}.{minor}"),
+            other => format!("nvrtc unknown ({other:?})"),
+        }
+    })
 }
 
 /// The key of `src` built with `options` into `output` (in both caches): everything the code
@@ -245,8 +253,7 @@ pub fn machine_code(src: &str, cc: (i32, i32), split: Split) -> Result<(Arc<Vec<
 /// environment and NVRTC) in both caches: with it, [`DiskCache::get`] tells whether a program is
 /// on disk.
 pub fn disk_key(src: &str, cc: (i32, i32), split: Split) -> u128 {
-    let arch = format!("sm_{}{}", cc.0, cc.1);
-    key(src, &options(&arch, split), Output::MachineCode)
+    key(src, &options(&sm(cc), split), Output::MachineCode)
 }
 
 /// [`machine_code`] with the on-disk cache `disk` (none: this process's cache only) instead
@@ -257,8 +264,7 @@ pub fn machine_code_with(
     split: Split,
     disk: Option<&DiskCache>,
 ) -> Result<(Arc<Vec<u8>>, Built)> {
-    let arch = format!("sm_{}{}", cc.0, cc.1);
-    build(src, &arch, split, Output::MachineCode, disk)
+    build(src, &sm(cc), split, Output::MachineCode, disk)
 }
 
 /// Compiles `src` for the real architecture of capability `cc` (e.g. `sm_90`), so that NVRTC
@@ -273,8 +279,7 @@ pub fn machine_code_with(
 /// # }
 /// ```
 pub fn check_assembles(src: &str, cc: (i32, i32)) -> Result<()> {
-    let arch = format!("sm_{}{}", cc.0, cc.1);
-    nvrtc_compile(src, &options(&arch, Split::Off), Output::MachineCode).map(drop)
+    nvrtc_compile(src, &options(&sm(cc), Split::Off), Output::MachineCode).map(drop)
 }
 
 /// One NVRTC compile of `src` with `options`, and its `output`.

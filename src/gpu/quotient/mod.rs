@@ -103,27 +103,29 @@ pub fn capped_program_source() -> String {
 
 /// The block program ([`block_program_source`]), named apart with the phase marks compiled in.
 pub fn block_program() -> Program {
-    let name = match phase_trace::requested() {
-        true => "quotient (phase marks)",
-        false => "quotient",
-    };
-    Program {
-        name,
-        source: block_program_source,
-        split: Split::Off,
-    }
+    marked(("quotient", "quotient (phase marks)"), block_program_source)
 }
 
 /// The block program's register-capped copy ([`capped_program_source`]), named apart with the
 /// phase marks compiled in.
 pub fn capped_program() -> Program {
-    let name = match phase_trace::requested() {
-        true => "quotient (phase marks, registers capped)",
-        false => "quotient (registers capped)",
-    };
+    let names = (
+        "quotient (registers capped)",
+        "quotient (phase marks, registers capped)",
+    );
+    marked(names, capped_program_source)
+}
+
+/// A block program of `source` under the first of `names`, or the second where the phase
+/// marks are compiled in (a different text).
+fn marked(names: (&'static str, &'static str), source: fn() -> String) -> Program {
     Program {
-        name,
-        source: capped_program_source,
+        name: if phase_trace::requested() {
+            names.1
+        } else {
+            names.0
+        },
+        source,
         split: Split::Off,
     }
 }
@@ -539,10 +541,9 @@ impl QuotientSolver {
         // waits for the longer of the two programs instead of both.
         let warp_worlds = warp_worlds_from_env();
         let sm_count = info.sm_count.max(1) as usize;
-        let warps_may_fit = cap.ntree <= WARP_TREES_MAX && dof_blocks(model);
-        if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count)
-            && !phase_trace::requested()
-        {
+        let warps_may_fit =
+            cap.ntree <= WARP_TREES_MAX && dof_blocks(model) && !phase_trace::requested();
+        if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count) {
             gpu.program_meanwhile(WARP_PROGRAM);
         }
         let mut module = gpu.program(&block_program())?;
@@ -577,8 +578,7 @@ impl QuotientSolver {
         // block takes its pending worlds once every warp is done); models of few trees only,
         // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
-        let warp_fits =
-            warps_may_fit && warp_smem + 8192 <= info.smem_optin && !phase_trace::requested();
+        let warp_fits = warps_may_fit && warp_smem + 8192 <= info.smem_optin;
         let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {
             true => Some(Warps::load(gpu, warp_smem as u32)?),
             false => None,
