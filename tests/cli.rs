@@ -2,6 +2,9 @@
 
 use std::process::Command;
 
+#[path = "support/traces.rs"]
+mod traces;
+
 fn archipelago(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
         .args(args)
@@ -145,4 +148,55 @@ fn kernels_fills_the_cache_once() {
     let files = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(files, n, "one file a program, none left half-written");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn replay_checks_a_trace_in_every_mode_there_is() {
+    let trace = traces::dir().join("invalidation_island_efc.npz");
+    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .arg("replay")
+        .arg(&trace)
+        .output()
+        .expect("the binary runs");
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{text}{err}");
+    let modes: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    for m in ["dense", "dsu", "labelprop", "quotient", "oracle"] {
+        assert!(modes.contains(&m), "{m} missing: {text}");
+    }
+    // The GPU modes join where a device opens, else the tool says why they are left out.
+    let gpu = modes.contains(&"gpu-quotient") && modes.contains(&"gpu-auto");
+    assert!(gpu || err.contains("GPU modes skipped"), "{text}{err}");
+    // Every row reports zero mismatches (the fifth column).
+    for l in text.lines().skip(1) {
+        assert_eq!(l.split_whitespace().nth(5), Some("0"), "{l}");
+    }
+}
+
+#[test]
+fn replay_refuses_unknown_modes_and_a_gpu_mode_without_a_device() {
+    let trace = traces::dir().join("invalidation_island_efc.npz");
+    let trace = trace.to_str().expect("a UTF-8 path");
+    let (ok, err) = archipelago(&["replay", "--mode", "dsu,gpu-fastest", trace]);
+    assert!(!ok);
+    assert!(err.contains("unknown mode `gpu-fastest`"), "{err}");
+    assert!(
+        err.contains("gpu-quotient"),
+        "the known modes are listed: {err}"
+    );
+    let (ok, err) = archipelago(&["replay", "--mode", "gpu-quotient", trace]);
+    match archipelago::gpu::Gpu::open() {
+        Ok(_) => assert!(ok, "{err}"),
+        Err(_) => {
+            assert!(!ok, "asked for by name, a GPU mode is not skipped");
+            assert!(err.contains("no CUDA device"), "{err}");
+        }
+    }
 }

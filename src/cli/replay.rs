@@ -1,57 +1,189 @@
-//! `archipelago replay`: runs recorded MuJoCo traces through CPU modes and checks every output
-//! field at every step and world against native MuJoCo.
+//! `archipelago replay`: runs recorded MuJoCo traces through the CPU modes, the oracle and, on a
+//! CUDA device, the GPU modes, and checks every output field at every step and world against
+//! native MuJoCo. This is how a trace recorded from a scene of one's own (tools/record_trace.py)
+//! is checked in every mode.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use archipelago::cpu::{self, CpuMode};
 use archipelago::trace::{self, Oracle, Report, Trace};
+use archipelago::{Engine, Error, Options, Result, gpu};
 
 /// Arguments of `archipelago replay`.
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
     /// Trace files (.npz) to replay.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
-    /// A CPU mode (or `oracle`), or `all` for every CPU mode and the oracle.
-    #[arg(long, default_value = "all")]
-    pub mode: String,
+    /// Modes (comma-separated): a CPU mode (dense, dsu, labelprop, quotient), `oracle`, a GPU
+    /// mode (gpu-dense, gpu-dsu, gpu-labelprop, gpu-tiled, gpu-block, gpu-warp, gpu-quotient,
+    /// gpu-auto), or a group: `cpu` (every CPU mode and the oracle), `gpu` (every GPU mode) or
+    /// `all` (both; the GPU modes only where a CUDA device opens).
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub mode: Vec<String>,
 }
 
-fn modes(name: &str) -> archipelago::Result<Vec<Box<dyn CpuMode>>> {
-    if name == "all" {
-        let mut all: Vec<Box<dyn CpuMode>> =
-            cpu::NAMES.iter().filter_map(|n| cpu::by_name(n)).collect();
-        all.push(Box::new(Oracle));
-        return Ok(all);
+/// One mode of the replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    /// A CPU mode or the oracle, solving each step alone (the CPU quotient then hears of no
+    /// event: its guard finds every change).
+    Cpu(&'static str),
+    /// A full-rebuild GPU mode.
+    Gpu(gpu::Mode),
+    /// The device quotient in a GPU [`Engine`], told of the trace's events (equalities switched,
+    /// trees put to sleep or woken) as a simulation would tell it, reuse on.
+    GpuQuotient,
+    /// `auto` in a GPU [`Engine`], told of the events.
+    GpuAuto,
+}
+
+impl Which {
+    fn name(self) -> String {
+        match self {
+            Which::Cpu(name) => name.into(),
+            Which::Gpu(m) => format!("gpu-{}", m.name()),
+            Which::GpuQuotient => "gpu-quotient".into(),
+            Which::GpuAuto => "gpu-auto".into(),
+        }
     }
-    if name == "oracle" {
-        return Ok(vec![Box::new(Oracle)]);
+
+    fn on_gpu(self) -> bool {
+        !matches!(self, Which::Cpu(_))
     }
-    cpu::by_name(name)
-        .map(|m| vec![m])
-        .ok_or_else(|| archipelago::Error::Refused {
-            mode: "replay",
-            reason: format!(
-                "unknown mode `{name}` (known: {}, oracle, all)",
-                cpu::NAMES.join(", ")
-            ),
-        })
+
+    fn every_cpu() -> impl Iterator<Item = Which> {
+        cpu::NAMES.into_iter().chain(["oracle"]).map(Which::Cpu)
+    }
+
+    fn every_gpu() -> impl Iterator<Item = Which> {
+        let full = gpu::Mode::ALL.into_iter().map(Which::Gpu);
+        full.chain([Which::GpuQuotient, Which::GpuAuto])
+    }
+}
+
+/// The modes `names` select, in order, each once, and whether the GPU ones may be left out
+/// (only `all` asked for them).
+fn select(names: &[String]) -> Result<(Vec<Which>, bool)> {
+    let (mut out, mut optional, mut required) = (Vec::new(), false, false);
+    for name in names.iter().map(|n| n.trim()) {
+        let group: Vec<Which> = match name {
+            "all" => {
+                optional = true;
+                Which::every_cpu().chain(Which::every_gpu()).collect()
+            }
+            "cpu" => Which::every_cpu().collect(),
+            "gpu" => Which::every_gpu().collect(),
+            _ => match Which::every_cpu()
+                .chain(Which::every_gpu())
+                .find(|w| w.name() == name)
+            {
+                Some(w) => vec![w],
+                None => {
+                    let known: Vec<String> = Which::every_cpu()
+                        .chain(Which::every_gpu())
+                        .map(Which::name)
+                        .collect();
+                    return Err(Error::Refused {
+                        mode: "replay",
+                        reason: format!(
+                            "unknown mode `{name}` (known: {}, and the groups cpu, gpu, all)",
+                            known.join(", ")
+                        ),
+                    });
+                }
+            },
+        };
+        required |= name != "all" && group.iter().any(|w| w.on_gpu());
+        for w in group {
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    Ok((out, optional && !required))
+}
+
+/// Replays `t` through `which` (on `device` for a GPU mode).
+fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>) -> Result<Report> {
+    let name = which.name();
+    let (model, cap) = (t.model(), t.capacity());
+    let device = || device.ok_or_else(|| Error::NoDevice("no device was opened".into()));
+    match which {
+        Which::Cpu("oracle") => trace::replay(t, &mut Oracle),
+        Which::Cpu(mode) => {
+            let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::Refused {
+                mode: "replay",
+                reason: format!("this build has no CPU `{mode}`"),
+            })?;
+            trace::replay(t, m.as_mut())
+        }
+        Which::Gpu(mode) => {
+            let mut s = gpu::Solver::new(device()?, mode, cap, model)?;
+            trace::replay_with(t, &name, |input, _, out| s.solve(input, out).map(drop))
+        }
+        Which::GpuQuotient | Which::GpuAuto => {
+            let mode = match which {
+                Which::GpuQuotient => archipelago::Mode::Quotient,
+                _ => archipelago::Mode::Auto,
+            };
+            let options = Options {
+                mode,
+                ..Options::default()
+            };
+            let mut engine = Engine::with_gpu(device()?, model, cap, options)?;
+            trace::replay_with(t, &name, |input, events, out| {
+                out.clone_from(engine.step_input(input, events)?);
+                Ok(())
+            })
+        }
+    }
 }
 
 /// Runs the subcommand: exit status 1 on any mismatch.
-pub fn run(args: &ReplayArgs) -> archipelago::Result<ExitCode> {
-    let mut rows: Vec<(String, Report)> = Vec::new();
+pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    let (mut modes, gpu_optional) = select(&args.mode)?;
+    let device = if modes.iter().any(|w| w.on_gpu()) {
+        match gpu::Gpu::open() {
+            Ok(g) => Some(g),
+            Err(e) if gpu_optional => {
+                eprintln!("GPU modes skipped: {e}");
+                modes.retain(|w| !w.on_gpu());
+                None
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        None
+    };
+    println!(
+        "{:<34} {:<14} {:>6} {:>6} {:>10} {:>10} {:>12}",
+        "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
+    );
+    let mut bad = false;
     for path in &args.traces {
-        let trace = Trace::open(path)?;
-        for mut mode in modes(&args.mode)? {
-            let report = trace::replay(&trace, mode.as_mut())?;
-            if let Some(first) = &report.first {
+        let t = &Trace::open(path)?;
+        let name = path.file_stem().map_or_else(
+            || t.scene().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        for &which in &modes {
+            let r = match replay(t, which, device.as_ref()) {
+                Ok(r) => r,
+                // A mode that cannot take this trace (dense past its scratch cap) says why.
+                Err(Error::Refused { reason, .. }) => {
+                    println!("{name:<34} {:<14} refused: {reason}", which.name());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(first) = &r.first {
                 let m = &first.mismatch;
                 eprintln!(
                     "MISMATCH {} mode {}: step {} (sim step {}), world {}, {}[{}]: expected {}, got {}",
                     path.display(),
-                    report.mode,
+                    r.mode,
                     first.step,
                     first.sim_step,
                     m.world,
@@ -61,33 +193,59 @@ pub fn run(args: &ReplayArgs) -> archipelago::Result<ExitCode> {
                     m.got
                 );
             }
-            let name = path.file_stem().map_or_else(
-                || trace.scene().to_string(),
-                |s| s.to_string_lossy().into_owned(),
+            bad |= r.mismatches > 0;
+            println!(
+                "{:<34} {:<14} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
+                name,
+                r.mode,
+                r.steps,
+                r.worlds,
+                r.rows_per_step(),
+                r.mismatches,
+                r.time_per_step().as_secs_f64() * 1e6
             );
-            rows.push((name, report));
         }
     }
-    println!(
-        "{:<34} {:<10} {:>6} {:>6} {:>10} {:>10} {:>12}",
-        "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
-    );
-    for (name, r) in &rows {
-        println!(
-            "{:<34} {:<10} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
-            name,
-            r.mode,
-            r.steps,
-            r.worlds,
-            r.rows_per_step(),
-            r.mismatches,
-            r.time_per_step().as_secs_f64() * 1e6
-        );
-    }
-    let bad = rows.iter().any(|(_, r)| r.mismatches > 0);
     Ok(if bad {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Result<(Vec<String>, bool)> {
+        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        select(&list).map(|(w, opt)| (w.into_iter().map(Which::name).collect(), opt))
+    }
+
+    #[test]
+    fn all_is_every_mode_with_the_gpu_ones_optional() {
+        let (all, optional) = names(&["all"]).unwrap();
+        assert!(optional);
+        assert_eq!(all.len(), cpu::NAMES.len() + 1 + gpu::Mode::ALL.len() + 2);
+        assert!(all.contains(&"oracle".to_string()));
+        assert!(all.contains(&"gpu-quotient".to_string()));
+        assert!(all.contains(&"gpu-warp".to_string()));
+    }
+
+    #[test]
+    fn a_gpu_mode_named_is_required_and_modes_come_once() {
+        let (got, optional) = names(&["dsu", "gpu-block", "dsu", "all"]).unwrap();
+        assert!(!optional, "gpu-block was asked for by name");
+        assert_eq!(got[..2], ["dsu".to_string(), "gpu-block".to_string()]);
+        assert_eq!(got.iter().filter(|n| *n == "dsu").count(), 1);
+        let (cpu_only, _) = names(&["cpu"]).unwrap();
+        assert!(cpu_only.iter().all(|n| !n.starts_with("gpu-")));
+        assert!(!names(&["cpu"]).unwrap().1);
+    }
+
+    #[test]
+    fn unknown_modes_are_refused_with_the_list() {
+        let e = names(&["gpu-fast"]).unwrap_err().to_string();
+        assert!(e.contains("gpu-fast") && e.contains("gpu-quotient"), "{e}");
+    }
 }

@@ -27,7 +27,7 @@ mod npz;
 mod read;
 pub mod replay;
 
-pub use replay::{Oracle, Report, StepMismatch, compare, replay};
+pub use replay::{Oracle, Report, StepMismatch, compare, replay, replay_with};
 
 use crate::islands::Islands;
 use crate::model::Model;

@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use invalidation::Events;
+
 use super::Trace;
 use crate::cpu::{CpuMode, Stats};
 use crate::error::Result;
@@ -91,11 +93,41 @@ impl Report {
 /// Replays every step of `trace` through `mode`, comparing with native at every step and world.
 /// Errors only when a step cannot be run (a mode error); mismatches are in the report.
 pub fn replay(trace: &Trace, mode: &mut dyn CpuMode) -> Result<Report> {
+    let name = mode.name();
+    replay_with(trace, name, |input, _, out| {
+        mode.solve(input, out).map(drop)
+    })
+}
+
+/// [`replay`] through any stepper: `step` gets each recorded step's input, the events between
+/// it and the step before ([`Trace::events`]: equalities switched, trees put to sleep or woken)
+/// and the outputs to fill, as [`crate::Engine::step`] does. The report's time is the time in
+/// `step`.
+///
+/// ```
+/// # fn main() -> archipelago::Result<()> {
+/// use archipelago::{Engine, Mode, Options, trace::{self, Trace}};
+/// let t = Trace::open("traces/invalidation_island_efc.npz")?;
+/// let options = Options { mode: Mode::Quotient, ..Options::default() };
+/// let mut engine = Engine::new(t.model(), t.capacity(), options)?;
+/// let report = trace::replay_with(&t, "engine", |input, events, out| {
+///     out.clone_from(engine.step_input(input, events)?);
+///     Ok(())
+/// })?;
+/// assert_eq!(report.mismatches, 0);
+/// # Ok(()) }
+/// ```
+pub fn replay_with(
+    trace: &Trace,
+    name: &str,
+    mut step: impl FnMut(&Input<'_>, &Events, &mut Islands) -> Result<()>,
+) -> Result<Report> {
     let mut batch = Batch::default();
     let mut native = Islands::default();
     let mut got = Islands::default();
+    let mut events = Events::new();
     let mut report = Report {
-        mode: mode.name().to_string(),
+        mode: name.to_string(),
         steps: trace.nstep(),
         worlds: trace.nworld(),
         rows: trace.nrow_total(),
@@ -103,20 +135,21 @@ pub fn replay(trace: &Trace, mode: &mut dyn CpuMode) -> Result<Report> {
         first: None,
         solve_time: Duration::ZERO,
     };
-    for step in 0..trace.nstep() {
-        trace.batch(step, &mut batch);
-        trace.native(step, &mut native);
+    for k in 0..trace.nstep() {
+        trace.batch(k, &mut batch);
+        trace.native(k, &mut native);
+        trace.events(k, &mut events);
         let input = Input::new(trace.model(), &batch)?;
         let start = Instant::now();
-        mode.solve(&input, &mut got)?;
+        step(&input, &events, &mut got)?;
         report.solve_time += start.elapsed();
         if let Some(mismatch) = compare(&got, &native) {
             report.mismatches += (0..native.nworld)
                 .filter(|&w| world_mismatch(&got, &native, w).is_some())
                 .count();
             report.first.get_or_insert(StepMismatch {
-                step,
-                sim_step: trace.step_index()[step],
+                step: k,
+                sim_step: trace.step_index()[k],
                 mismatch,
             });
         }
