@@ -60,3 +60,14 @@ rec sleep_dominos sleep_dominos --worlds 3 --steps 150 --every 4
 rec invalidation_island_efc island_island_efc --worlds 3 --steps 300 --sleep \
     --eq 40:0:0 --eq 90:1:0 --eq 150:0:1 --eq 200:1:1 --settle 100 --settle 230 \
     --wake 180:1 --wake 260:5
+# Scenes of our own (traces/scenes/): closed loops across trees, multi-tree tendons, a flex
+# among rigid bodies, sleep with equalities switched; recorded first as held-out checks.
+S=traces/scenes
+rec closed_loops $S/closed_loops/closed_loops.xml --worlds 3 --steps 150 --every 4 \
+    --eq 200:5:1 --eq 400:0:0 --eq 480:0:1
+rec multi_tree_tendons $S/multi_tree_tendons/multi_tree_tendons.xml --worlds 3 --steps 150 \
+    --every 4 --eq 300:1:1 --eq 500:0:0
+rec flex_mix $S/flex_mix/flex_mix.xml --worlds 3 --steps 150 --every 8 --eq 500:0:0 --eq 800:1:1
+rec sleep_toggles $S/sleep_toggles/sleep_toggles.xml --worlds 3 --steps 150 --every 4 \
+    --settle 100 --eq 160:2:1 --wake 200:3 --eq 260:3:1 --settle 300 --wake 340:14 \
+    --eq 380:4:1 --eq 420:1:0 --eq 460:0:0 --wake 500:19 --settle 540
