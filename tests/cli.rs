@@ -200,3 +200,25 @@ fn replay_refuses_unknown_modes_and_a_gpu_mode_without_a_device() {
         }
     }
 }
+
+#[test]
+fn bench_takes_any_trace_by_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .args(["bench", "--cpu", "--reps", "1", "--shapes"])
+        .arg("trace:island_island_efcx8")
+        .env(
+            "ARCHIPELAGO_ROOT",
+            traces::dir().parent().expect("a parent"),
+        )
+        .output()
+        .expect("the binary runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("### trace:island_island_efcx8"), "{text}");
+    assert!(text.contains("nworld 8 ·"), "{text}");
+    for bad in ["trace:no_such_tracex8", "trace:island_island_efcx0"] {
+        let (ok, err) = archipelago(&["bench", "--cpu", "--shapes", bad]);
+        assert!(!ok, "{bad}");
+        assert!(err.contains(&format!("unknown shape `{bad}`")), "{err}");
+    }
+}

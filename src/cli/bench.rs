@@ -18,7 +18,8 @@ use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Shapes to run (comma-separated names; `list` prints them, an unknown name is an error).
-    /// Default: all.
+    /// Default: all. Besides the listed ones, `trace:NAMExN` is the busiest step of any trace
+    /// `traces/NAME.npz` (under `$ARCHIPELAGO_ROOT` when set) with its worlds repeated to N.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// GPU modes to run (comma-separated names; every table honours it, an unknown name is an
@@ -328,6 +329,13 @@ fn shapes() -> Vec<(String, Make)> {
     all
 }
 
+/// The trace and world count a shape called `trace:NAMExN` names (N at least 1).
+fn trace_shape_name(name: &str) -> Option<(&str, usize)> {
+    let (scene, n) = name.strip_prefix("trace:")?.rsplit_once('x')?;
+    let n = n.parse::<usize>().ok().filter(|&n| n > 0)?;
+    (!scene.is_empty()).then_some((scene, n))
+}
+
 /// Where the committed traces are: `$ARCHIPELAGO_ROOT/traces`, else `./traces`.
 fn trace_dir() -> std::path::PathBuf {
     std::env::var_os("ARCHIPELAGO_ROOT")
@@ -416,11 +424,24 @@ fn mib(bytes: usize) -> String {
 
 /// Runs the subcommand.
 pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
-    let all = if args.quotient {
+    let mut all = if args.quotient {
         quotient::shapes(args.worlds())
     } else {
         shapes()
     };
+    // Any other trace asked for by name (a scene of one's own, recorded into traces/).
+    for name in &args.shapes {
+        if all.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        if let Some((scene, nworld)) = trace_shape_name(name)
+            && trace_dir().join(format!("{scene}.npz")).exists()
+        {
+            let (label, scene) = (name.clone(), scene.to_string());
+            let make = move || trace_shape(&label, &scene, nworld);
+            all.push((name.clone(), Box::new(make) as Make));
+        }
+    }
     if args.shapes.iter().any(|s| s == "list") {
         for (name, _) in &all {
             println!("{name}");

@@ -261,11 +261,7 @@ fn sequences(name: &str, worlds: Option<usize>) -> archipelago::Result<Vec<Seque
         }
         return Ok(out);
     }
-    let Some((scene, nworld)) = name
-        .strip_prefix("trace:")
-        .and_then(|s| s.rsplit_once('x'))
-        .and_then(|(scene, n)| Some((scene, n.parse::<usize>().ok()?)))
-    else {
+    let Some((scene, nworld)) = super::trace_shape_name(name) else {
         return Ok(Vec::new());
     };
     let path = super::trace_dir().join(format!("{scene}.npz"));
