@@ -341,7 +341,11 @@ impl Solver {
         r
     }
 
-    /// Waits for the device and copies every output into `out`.
+    /// Waits for the device and copies every output into `out`: one copy for each of its 19
+    /// outputs. Into pageable memory each goes through the driver's staging and costs several
+    /// µs; fill a [`PinnedIslands`](super::PinnedIslands) with it instead, as a GPU `Engine`
+    /// does (H200, the hammock trace's three worlds: 206 µs a whole `dsu` step into pageable
+    /// outputs, 78 into page-locked ones; benches/results/logs/h200-2026-12-03-session54-calls.md).
     pub fn download(&self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         // Every copy first, then one wait for all of them.
         let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
@@ -378,7 +382,8 @@ impl Solver {
             .sum()
     }
 
-    /// Upload, graph replay, download: every output of `input` into `out`.
+    /// Upload, graph replay, download: every output of `input` into `out` (best a
+    /// [`PinnedIslands`](super::PinnedIslands): see [`download`](Self::download)).
     pub fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         self.upload(input)?;
         self.replay()?;

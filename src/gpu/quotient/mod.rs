@@ -964,7 +964,10 @@ impl QuotientSolver {
     }
 
     /// Waits for the device, copies every output into `out`, and rebuilds on the host the
-    /// quotients of the worlds the device had to solve directly.
+    /// quotients of the worlds the device had to solve directly. As for the full rebuilds'
+    /// [`Solver::download`](super::Solver::download), `out` is best a
+    /// [`PinnedIslands`](super::PinnedIslands): into pageable memory each output's copy goes
+    /// through the driver's staging.
     pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         let nworld = input.batch().nworld();
         if nworld != self.ws.nworld() {
