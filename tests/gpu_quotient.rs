@@ -25,7 +25,8 @@ mod traces;
 
 use device::open;
 
-use archipelago::gpu::{self, quotient::QuotientSolver};
+use archipelago::gpu;
+use archipelago::gpu::quotient::{MASKED_FOR_BLOCKS, QuotientSolver};
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::trace::{self, Trace};
 use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType};
@@ -1410,6 +1411,73 @@ fn corpus_parts_tile_the_conformance_corpus() {
         let got = std::panic::catch_unwind(|| device::corpus_range_of(spec));
         assert!(got.is_err(), "{bad:?} selected {got:?}");
     }
+}
+
+#[test]
+fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
+    let Some(gpu) = open() else { return };
+    // Bodies falling asleep and woken, equalities switched (not reported: the guard finds every
+    // change), each copy of a recorded world 11 steps after the one before: many worlds have
+    // a component asleep at most steps, none at the first.
+    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let (model, n, len) = (t.model(), t.nworld(), t.nstep());
+    let steps: Vec<Batch> = (0..len)
+        .map(|k| {
+            let mut b = Batch::default();
+            t.batch(k, &mut b);
+            b
+        })
+        .collect();
+    // Past seven worlds a multiprocessor, where the warp kernels are the default.
+    let nworld = 8 * gpu.info().sm_count as usize + 5;
+    let cap = Capacity {
+        nworld,
+        ..t.capacity()
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
+    let (mut out, events) = (Islands::default(), Events::new());
+    let (mut by_warps, mut by_blocks, mut masked, mut last_masked) = (0, 0, 0, 0);
+    for k in 0..len {
+        let mut b = Batch::builder();
+        for w in 0..nworld {
+            b.world_from(&steps[(k + (w / n) * 11) % len], w % n);
+        }
+        let batch = b.finish();
+        let input = Input::new(model, &batch).unwrap();
+        s.upload(&input, &events).unwrap();
+        let warps = s.warp_worlds();
+        s.replay().unwrap();
+        s.download(&input, &mut out).unwrap();
+        // The last step's share of masked worlds decides this one's kernels.
+        let heavy = last_masked as f64 > MASKED_FOR_BLOCKS * nworld as f64;
+        assert_eq!(
+            warps, !heavy,
+            "step {k}: {last_masked} of {nworld} masked before it"
+        );
+        last_masked = s.last_counts().masked;
+        let m = last_masked;
+        if warps {
+            by_warps += 1;
+        } else {
+            by_blocks += 1;
+        }
+        masked += m;
+        let want = oracle::solve(&input);
+        if let Some(mm) = out.first_mismatch(&want) {
+            panic!(
+                "step {k} ({}): {mm:?}",
+                if warps { "warps" } else { "blocks" }
+            );
+        }
+    }
+    assert!(masked > 0, "no world was masked");
+    assert!(
+        by_warps > 0 && by_blocks > 0,
+        "warps {by_warps}, blocks {by_blocks}"
+    );
+    println!(
+        "{len} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked"
+    );
 }
 
 #[test]

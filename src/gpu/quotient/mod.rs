@@ -431,6 +431,25 @@ fn guard_warps_from_env() -> Option<bool> {
     choice_from_env("ARCHIPELAGO_Q_PAIR")
 }
 
+/// Where a world has a component asleep (masked, as its guard finds it), the warp kernels leave
+/// it to its block of four warps, which solves its pending worlds one after another once every
+/// warp is done, so a few such worlds in a block make the whole launch wait; the block kernels
+/// solve each in a block of its own. So a step whose worlds were more than this share masked is
+/// followed by one with a block a world (see `QuotientSolver::set_warp_worlds`), until a step
+/// masks fewer. Measured on the H200 (session 54, benches/results/logs/
+/// h200-2026-12-03-session54-calls.md): over the recorded steps of closed_loops and
+/// sleep_toggles tiled to 4,096 worlds, two thirds of their world-steps masked, .
+pub const MASKED_FOR_BLOCKS: f64 = 1.0 / 16.0;
+
+/// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements; see [`MASKED_FOR_BLOCKS`]), else that.
+fn masked_for_blocks_from_env() -> f64 {
+    std::env::var("ARCHIPELAGO_Q_MASKED")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|x| (0.0..=1.0).contains(x))
+        .unwrap_or(MASKED_FOR_BLOCKS)
+}
+
 fn choice_from_env(name: &str) -> Option<bool> {
     match std::env::var(name).ok()?.trim() {
         "0" => Some(false),
@@ -497,6 +516,9 @@ pub struct QuotientSolver {
     node_maps: bool,
     cap: Capacity,
     last: StepCounts,
+    /// The share of a step's worlds masked past which the next takes a block a world instead
+    /// of a warp ([`MASKED_FOR_BLOCKS`]).
+    masked_for_blocks: f64,
     node_tables: Option<NodeTables>,
     /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
     trace: Option<(DevBuf, PhaseTrace)>,
@@ -667,6 +689,7 @@ impl QuotientSolver {
             node_maps: true,
             cap,
             last: StepCounts::default(),
+            masked_for_blocks: masked_for_blocks_from_env(),
             node_tables: (nodes == 1).then(|| NodeTables::new(model, w, ms)),
             trace: match phase_trace::requested() {
                 true => Some((
@@ -1160,7 +1183,7 @@ impl QuotientSolver {
         if let Some(warps) = &self.warps {
             let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
                 || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
-            if self.warp_worlds.unwrap_or(pays) {
+            if self.warp_worlds.unwrap_or(pays && !self.masked_heavy()) {
                 return match self.guard_warps.unwrap_or(nworld <= warps.pair_worlds) {
                     true => Kernel::Pair,
                     false => Kernel::Warp,
@@ -1172,6 +1195,13 @@ impl QuotientSolver {
         } else {
             Kernel::Aside
         }
+    }
+
+    /// Whether the last downloaded step masked more than [`MASKED_FOR_BLOCKS`] of its worlds.
+    fn masked_heavy(&self) -> bool {
+        let c = self.last;
+        let all = c.replayed + c.masked + c.direct + c.reused;
+        all > 0 && c.masked as f64 > self.masked_for_blocks * all as f64
     }
 
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
