@@ -1095,6 +1095,9 @@ struct Paths {
     /// Solved with a node masked as asleep; solved directly (the guard, partial sleep).
     masked: usize,
     direct: usize,
+    /// Launched a block a world right after a step with more than `MASKED_FOR_BLOCKS` of its
+    /// worlds masked.
+    blocks_after_masked: usize,
 }
 
 /// One random run: `steps` steps of `nworld` worlds of `scene` mutated by every source (reported
@@ -1119,7 +1122,7 @@ fn random_run(
     let (mut tally, mut events) = (scenes::Tally::default(), Events::new());
     let (mut out, mut last) = (Islands::default(), Islands::default());
     let mut prev = Batch::default();
-    let mut warp_steps = 0;
+    let (mut warp_steps, mut masked_before) = (0, 0);
     for step in 0..steps {
         events.clear();
         // Half the worlds left alone emit last step's rows again (resting worlds).
@@ -1147,8 +1150,12 @@ fn random_run(
                 "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} pair {pair:?} step {step}: {m:?}"
             );
         }
-        let c = solver.last_counts();
         // The kernel is chosen at the upload: after the step this names the one that ran.
+        if !solver.warp_worlds() && masked_before as f64 > MASKED_FOR_BLOCKS * nworld as f64 {
+            paths.blocks_after_masked += nworld;
+        }
+        let c = solver.last_counts();
+        masked_before = c.masked;
         if solver.warp_worlds() {
             warp_steps += 1;
             paths.by_warps += nworld;
@@ -1213,7 +1220,8 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
 /// every world, whatever the mutations split; worlds its guard or a sleeping node stops go to
 /// its block's direct solve. Forced on 96 worlds under every policy (the scene of 32 trees
 /// with a second warp a world for the guard, the scene of 20 without), and by the launch rules
-/// on eight worlds a multiprocessor (a second warp a world there). Then scenes of more trees,
+/// on eight worlds a multiprocessor (a second warp a world there; a block a world after a step
+/// whose worlds were more than `MASKED_FOR_BLOCKS` masked). Then scenes of more trees,
 /// whose equalities stay static and nothing sleeps, so that their couplings keep every slot
 /// within 32 nodes: 64 trees in a few nodes (the run tables), 400 in one or two (runs of 32
 /// trees or more, mapped run by run) and 64 in 20-28 nodes, interleaved (up to 59 runs of one
@@ -1251,8 +1259,14 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
     let scene = scenes::Scene::random(&mut rng, 32, 24, 6);
     let run = (Policy::default(), true, true, None, None);
     random_run(&gpu, &scene, (many, 150), run, &mut rng, &mut paths);
+    // Every world-step by the warp kernels, but where the rule gave each world a block after a
+    // step whose worlds were more than its share masked.
     let p = &paths;
-    assert_eq!(p.by_warps as u64, p.world_steps, "{p:?}");
+    assert_eq!(
+        (p.by_warps + p.blocks_after_masked) as u64,
+        p.world_steps,
+        "{p:?}"
+    );
     assert!(p.by_pairs > 0 && p.by_pairs < p.by_warps, "{p:?}");
     assert!(
         p.warp_rows_only > 0 && p.masked > 0 && p.direct > 0,

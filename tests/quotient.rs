@@ -445,6 +445,65 @@ fn learned_equalities_turn_dynamic_after_repeated_toggles() {
     assert_eq!(e.quotient().learned().collect::<Vec<_>>(), [1]);
 }
 
+/// closed_loops switches equality 0 off and on and equality 5 on: both turn dynamic (learned),
+/// and equality 5's rows lie after static equalities 1-4, before the dof friction loss. With
+/// friction loss then dynamic too, every world's static rows stay one block, which every
+/// world replays at every step (before, two thirds of them took the guard's slower path).
+#[test]
+fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
+    let t = archipelago::trace::Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
+    let (n, len) = (t.nworld(), t.nstep());
+    let steps: Vec<(Batch, Events)> = (0..len)
+        .map(|k| {
+            let (mut b, mut e) = (Batch::default(), Events::new());
+            t.batch(k, &mut b);
+            t.events(k, &mut e);
+            (b, e)
+        })
+        .collect();
+    // Copies of the recorded worlds 37 steps apart, each told of its own events.
+    let nworld = 12 * n;
+    let cap = Capacity {
+        nworld,
+        ..t.capacity()
+    };
+    let mut q = archipelago::quotient::Quotient::new(&cap, Policy::default());
+    let mut out = Islands::default();
+    let mut off_block = 0;
+    for k in 0..len {
+        let (mut b, mut events) = (Batch::builder(), Events::new());
+        for w in 0..nworld {
+            let at = (k + (w / n) * 37) % len;
+            b.world_from(&steps[at].0, w % n);
+            if k > 0 && at != 0 {
+                for e in steps[at].1.as_slice() {
+                    if let Event::EqActive { world, eq, active } = *e
+                        && world as usize == w % n
+                    {
+                        events.eq_active(w as u32, eq, active);
+                    }
+                }
+            }
+        }
+        let batch = b.finish();
+        let input = Input::new(t.model(), &batch).unwrap();
+        q.step(&input, &events, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
+        let c = q.classifier();
+        for w in 0..nworld {
+            let view = q
+                .cache()
+                .view(q.cache().slot_of(w).expect("every world has a quotient"));
+            off_block += usize::from(view.replayed_block(&batch, w, c).is_none());
+        }
+    }
+    let mut learned: Vec<i32> = q.learned().collect();
+    learned.sort_unstable();
+    assert_eq!(learned, [0, 5]);
+    assert!(!q.classifier().friction_static());
+    assert_eq!(off_block, 0, "world-steps off the static block");
+}
+
 #[test]
 fn a_sleeping_component_is_masked_without_rebuild() {
     for reported in [true, false] {

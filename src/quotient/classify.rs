@@ -99,12 +99,15 @@ impl Policy {
         };
         dynamic_eqs.sort_unstable();
         dynamic_eqs.dedup();
-        Classifier {
+        let mut c = Classifier {
             eq_static,
             dynamic_eqs,
+            friction_policy: self.friction_static,
             friction_static: self.friction_static,
             flex_static: self.flex_static,
-        }
+        };
+        c.settle_friction();
+        c
     }
 }
 
@@ -113,6 +116,9 @@ impl Policy {
 pub struct Classifier {
     eq_static: bool,
     dynamic_eqs: Vec<i32>,
+    /// The policy's choice for friction-loss rows, and the one in effect
+    /// ([`Classifier::friction_static`]).
+    friction_policy: bool,
     friction_static: bool,
     flex_static: bool,
 }
@@ -151,7 +157,24 @@ impl Classifier {
         if let Err(at) = self.dynamic_eqs.binary_search(&eq) {
             self.dynamic_eqs.insert(at, eq);
         }
+        self.settle_friction();
         true
+    }
+
+    /// Friction-loss rows are static as the policy says, unless some dynamic equality has a
+    /// static one below it. MuJoCo orders a world's rows by kind, equalities by id, and friction
+    /// loss after them: such an equality's rows then lie between static rows, and a world whose
+    /// static rows are not one block is solved by the guard's slower path every step (on the
+    /// device, by its block after the warps: benches/results/gpu-h200-notes.md, session 54).
+    /// With friction loss dynamic too, a dynamic equality above every static one ends the
+    /// block; friction-loss rows of one tree contract nothing, so the quotient loses little.
+    /// Dynamic equalities below every static one were never in the way.
+    fn settle_friction(&mut self) {
+        let inside = self.eq_static
+            && (self.dynamic_eqs.iter())
+                .enumerate()
+                .any(|(i, &eq)| eq != i as i32);
+        self.friction_static = self.friction_policy && !inside;
     }
 
     /// Whether equalities are static unless listed in [`Classifier::dynamic_eqs`].
@@ -164,7 +187,8 @@ impl Classifier {
         &self.dynamic_eqs
     }
 
-    /// Whether friction-loss rows are static.
+    /// Whether friction-loss rows are static: as the policy says, unless a dynamic equality has
+    /// a static one below it (see `settle_friction`).
     pub fn friction_static(&self) -> bool {
         self.friction_static
     }
@@ -227,4 +251,43 @@ pub fn share(input: &Input<'_>, classifier: &Classifier) -> Share {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn friction_with(eq: EqPolicy) -> bool {
+        Policy {
+            eq,
+            ..Policy::default()
+        }
+        .classifier()
+        .friction_static()
+    }
+
+    #[test]
+    fn friction_turns_dynamic_where_a_dynamic_equality_has_a_static_one_below() {
+        // Below every static equality: its rows come first, before the static block.
+        assert!(friction_with(EqPolicy::DynamicIds(vec![1, 0])));
+        assert!(friction_with(EqPolicy::Static));
+        // Every equality dynamic: none static to split.
+        assert!(friction_with(EqPolicy::Dynamic));
+        // Above a static one: friction loss would follow it.
+        assert!(!friction_with(EqPolicy::DynamicIds(vec![0, 5])));
+        assert!(!friction_with(EqPolicy::DynamicIds(vec![3])));
+        // Learned one at a time.
+        let mut c = Policy::default().classifier();
+        assert!(c.make_dynamic(0) && c.friction_static());
+        assert!(c.make_dynamic(4) && !c.friction_static());
+        assert!(c.is_static(SourceId::Eq(1)) && !c.is_static(SourceId::Dof(0)));
+        assert!(!c.is_static(SourceId::Tendon(2)));
+        assert!(!c.row_is_static(RowType::FrictionDof, 0));
+        // A policy without static friction keeps it so.
+        let p = Policy {
+            friction_static: false,
+            ..Policy::default()
+        };
+        assert!(!p.classifier().friction_static());
+    }
 }
