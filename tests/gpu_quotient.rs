@@ -1144,22 +1144,26 @@ fn random_run(
         let batch = scenes::batch_repeating(scene, &worlds, &prev, &repeat, rng);
         let input = Input::new(&scene.model, &batch).unwrap();
         let want = oracle::solve(&input);
-        solver.step(&input, &events, &mut out).unwrap();
+        // The kernels are chosen by the uploaded batch and the last step's counts: named
+        // between the upload and the replay.
+        solver.upload(&input, &events).unwrap();
+        let (by_warps, by_pairs) = (solver.warp_worlds(), solver.guard_warps());
+        solver.replay().unwrap();
+        solver.download(&input, &mut out).unwrap();
         if let Some(m) = out.first_mismatch(&want) {
             panic!(
                 "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} pair {pair:?} step {step}: {m:?}"
             );
         }
-        // The kernel is chosen at the upload: after the step this names the one that ran.
-        if !solver.warp_worlds() && masked_before as f64 > MASKED_FOR_BLOCKS * nworld as f64 {
+        if !by_warps && masked_before as f64 > MASKED_FOR_BLOCKS * nworld as f64 {
             paths.blocks_after_masked += nworld;
         }
         let c = solver.last_counts();
         masked_before = c.masked;
-        if solver.warp_worlds() {
+        if by_warps {
             warp_steps += 1;
             paths.by_warps += nworld;
-            if solver.guard_warps() {
+            if by_pairs {
                 paths.by_pairs += nworld;
             }
             // The partition check (reuse on): only the rows mapped.

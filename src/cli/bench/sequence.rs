@@ -644,7 +644,7 @@ pub(super) fn run(
             trees(&mut out, &mut check)?;
         }
         let t = Instant::now();
-        let us = replay_once(&mut q, &input, &events, &mut out)?;
+        let (us, by_warps) = replay_once_by(&mut q, &input, &events, &mut out)?;
         let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
         if k % 2 == 1 {
@@ -675,7 +675,7 @@ pub(super) fn run(
             in_place += c.in_place;
             rows_only += c.rows_only;
             by_nodes += c.by_nodes;
-            warp_steps += usize::from(!q.reuse_active());
+            warp_steps += usize::from(by_warps);
             for (n, v) in counts
                 .iter_mut()
                 .zip([c.reused, c.replayed, c.masked, c.direct])
@@ -782,10 +782,22 @@ fn replay_once(
     events: &Events,
     out: &mut PinnedIslands,
 ) -> archipelago::Result<f64> {
+    replay_once_by(s, input, events, out).map(|(us, _)| us)
+}
+
+/// [`replay_once`], and whether the step took a warp a world (chosen at the upload from the
+/// batch and the last step's counts, so named before the download).
+fn replay_once_by(
+    s: &mut QuotientSolver,
+    input: &Input<'_>,
+    events: &Events,
+    out: &mut PinnedIslands,
+) -> archipelago::Result<(f64, bool)> {
     s.upload(input, events)?;
+    let by_warps = s.warp_worlds();
     let us = s.time_replays(0, 1)?[0];
     out.fill(input, |o| s.download(input, o))?;
-    Ok(us)
+    Ok((us, by_warps))
 }
 
 #[cfg(test)]

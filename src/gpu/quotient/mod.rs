@@ -431,14 +431,17 @@ fn guard_warps_from_env() -> Option<bool> {
     choice_from_env("ARCHIPELAGO_Q_PAIR")
 }
 
-/// Where a world has a component asleep (masked, as its guard finds it), the warp kernels leave
-/// it to its block of four warps, which solves its pending worlds one after another once every
-/// warp is done, so a few such worlds in a block make the whole launch wait; the block kernels
-/// solve each in a block of its own. So a step whose worlds were more than this share masked is
-/// followed by one with a block a world (see `QuotientSolver::set_warp_worlds`), until a step
-/// masks fewer. Measured on the H200 (session 54, benches/results/logs/
-/// h200-2026-12-03-session54-calls.md): over the recorded steps of closed_loops and
-/// sleep_toggles tiled to 4,096 worlds, two thirds of their world-steps masked, .
+/// A world solved by the guard's path (flag 2, "masked": a component asleep, or static rows
+/// present but not as one block) is one the warp kernels leave to its block of four warps,
+/// which solves its pending worlds one after another once every warp is done, so a few such
+/// worlds in a block make the whole launch wait; the block kernels solve each in a block of its
+/// own. So a step whose worlds were more than this share masked is followed by one with a block
+/// a world (see [`QuotientSolver::set_warp_worlds`]), until a step masks fewer. Measured on the
+/// H200 (session 54, benches/results/logs/h200-2026-12-03-session54-calls.md, call 4): over the
+/// recorded steps of closed_loops tiled to 4,096 worlds, two thirds of its world-steps masked
+/// (a learned equality between static rows, since mended in `classify`), 72.2–73.0 µs a step with
+/// the warp kernels at every step, 49.4–54.7 with this share, 49.2–53.7 with any share and
+/// 49.2–53.4 with the block kernels at every step; sleep_toggles, which masked none, even.
 pub const MASKED_FOR_BLOCKS: f64 = 1.0 / 16.0;
 
 /// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements; see [`MASKED_FOR_BLOCKS`]), else that.
@@ -804,7 +807,8 @@ impl QuotientSolver {
     /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
     /// more than 1,024 rows (see `warp_pays`), and of more worlds than multiprocessors where
     /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
-    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), `Some(true)` for every
+    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not after a step whose
+    /// worlds were more than [`MASKED_FOR_BLOCKS`] masked, `Some(true)` for every
     /// batch, `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
     /// phase marks are requested (they are the block kernels'). A world that does not replay
