@@ -1439,13 +1439,7 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     // a component asleep at most steps, none at the first.
     let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
     let (model, n, len) = (t.model(), t.nworld(), t.nstep());
-    let steps: Vec<Batch> = (0..len)
-        .map(|k| {
-            let mut b = Batch::default();
-            t.batch(k, &mut b);
-            b
-        })
-        .collect();
+    let steps: Vec<Batch> = (0..len).map(|k| t.step(k).0).collect();
     // Past seven worlds a multiprocessor, where the warp kernels are the default.
     let nworld = 8 * gpu.info().sm_count as usize + 5;
     let cap = Capacity {

@@ -453,14 +453,7 @@ fn learned_equalities_turn_dynamic_after_repeated_toggles() {
 fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
     let t = archipelago::trace::Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
     let (n, len) = (t.nworld(), t.nstep());
-    let steps: Vec<(Batch, Events)> = (0..len)
-        .map(|k| {
-            let (mut b, mut e) = (Batch::default(), Events::new());
-            t.batch(k, &mut b);
-            t.events(k, &mut e);
-            (b, e)
-        })
-        .collect();
+    let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
     // Copies of the recorded worlds 37 steps apart, each told of its own events.
     let nworld = 12 * n;
     let cap = Capacity {
@@ -477,10 +470,8 @@ fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
             b.world_from(&steps[at].0, w % n);
             if k > 0 && at != 0 {
                 for e in steps[at].1.as_slice() {
-                    if let Event::EqActive { world, eq, active } = *e
-                        && world as usize == w % n
-                    {
-                        events.eq_active(w as u32, eq, active);
+                    if let Some(e) = e.moved((w % n) as u32, w as u32) {
+                        events.push(e);
                     }
                 }
             }

@@ -110,6 +110,46 @@ pub enum Event {
     Capacity,
 }
 
+impl Event {
+    /// This event as world `to` reports it, where it happened in world `from` (a copy of a world,
+    /// as a bench or a test tiles recorded worlds): `None` for another world's event and for the
+    /// events of every world, which a caller reports once.
+    ///
+    /// ```
+    /// use invalidation::Event;
+    /// let e = Event::Sleep { world: 1, tree: 4 };
+    /// assert_eq!(e.moved(1, 7), Some(Event::Sleep { world: 7, tree: 4 }));
+    /// assert_eq!(e.moved(0, 7), None);
+    /// assert_eq!(Event::Capacity.moved(0, 0), None);
+    /// ```
+    pub fn moved(&self, from: u32, to: u32) -> Option<Event> {
+        let here = |world: u32| (world == from).then_some(to);
+        Some(match *self {
+            Event::EqActive { world, eq, active } => Event::EqActive {
+                world: here(world)?,
+                eq,
+                active,
+            },
+            Event::Sleep { world, tree } => Event::Sleep {
+                world: here(world)?,
+                tree,
+            },
+            Event::Wake { world, tree } => Event::Wake {
+                world: here(world)?,
+                tree,
+            },
+            Event::Edit {
+                world: Some(world),
+                edit,
+            } => Event::Edit {
+                world: Some(here(world)?),
+                edit,
+            },
+            Event::Edit { world: None, .. } | Event::Capacity => return None,
+        })
+    }
+}
+
 /// The events of one step, in the order they happened. Reuse one value across steps
 /// ([`Events::clear`]) so reporting allocates nothing once warm.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

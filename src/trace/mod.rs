@@ -256,6 +256,16 @@ impl Trace {
         step * self.counts.nworld + world
     }
 
+    /// The batch and the events of `step` ([`batch`](Self::batch), [`events`](Self::events)) in
+    /// new buffers, for callers that keep every step (a bench's sequence, a test that tiles
+    /// worlds at offsets in time).
+    pub fn step(&self, step: usize) -> (Batch, invalidation::Events) {
+        let (mut batch, mut events) = (Batch::default(), invalidation::Events::new());
+        self.batch(step, &mut batch);
+        self.events(step, &mut events);
+        (batch, events)
+    }
+
     /// Fills `batch` with the rows and rowless hyperedges of every world of `step`
     /// (`step < nstep()`), reusing its allocations.
     pub fn batch(&self, step: usize, batch: &mut Batch) {

@@ -104,14 +104,7 @@ impl Sequence {
             nworld,
             ..trace.capacity()
         };
-        let steps = (first..trace.nstep())
-            .map(|k| {
-                let (mut b, mut e) = (Batch::default(), Events::new());
-                trace.batch(k, &mut b);
-                trace.events(k, &mut e);
-                (b, e)
-            })
-            .collect();
+        let steps = (first..trace.nstep()).map(|k| trace.step(k)).collect();
         Sequence {
             label: format!(
                 "the trace's steps {first}..{}, {} recorded worlds tiled to {nworld}, copies {SHIFT} steps apart",
@@ -270,33 +263,13 @@ fn world_without_eq(b: &mut BatchBuilder, src: &Batch, w: usize, eq: i32) {
     b.end_world();
 }
 
-/// `e` for tiled world `w` when it is an event of the recorded world `r`.
+/// `e` for tiled world `w` when it is an event of the recorded world `r` ([`Event::moved`]);
+/// events of every world are reported once, for world 0.
 fn moved(e: &Event, r: usize, w: usize) -> Option<Event> {
-    let here = |world: u32| (world as usize == r).then_some(w as u32);
-    Some(match *e {
-        Event::EqActive { world, eq, active } => Event::EqActive {
-            world: here(world)?,
-            eq,
-            active,
-        },
-        Event::Sleep { world, tree } => Event::Sleep {
-            world: here(world)?,
-            tree,
-        },
-        Event::Wake { world, tree } => Event::Wake {
-            world: here(world)?,
-            tree,
-        },
-        Event::Edit {
-            world: Some(world),
-            edit,
-        } => Event::Edit {
-            world: Some(here(world)?),
-            edit,
-        },
-        // Events of every world are reported once.
-        Event::Edit { world: None, .. } | Event::Capacity => (w == 0).then_some(*e)?,
-    })
+    match e {
+        Event::Edit { world: None, .. } | Event::Capacity => (w == 0).then_some(*e),
+        _ => e.moved(r as u32, w as u32),
+    }
 }
 
 /// Mean device time per step of every contender over a sequence.
@@ -619,7 +592,7 @@ pub(super) fn run(
                 ]);
             }
         }
-        let us = replay_once(&mut q_off, &input, &events, &mut out)?;
+        let (us, _) = replay_once(&mut q_off, &input, &events, &mut out)?;
         check("quotient (reuse off)", &out);
         if k > 0 {
             quotient_off.push(us);
@@ -632,7 +605,7 @@ pub(super) fn run(
         // so that neither always finds the caches as the other left them.
         let mut trees = |out: &mut PinnedIslands, check: &mut dyn FnMut(&str, &Islands)| {
             if let Some(t) = &mut q_trees {
-                let us = replay_once(t, &input, &events, out)?;
+                let (us, _) = replay_once(t, &input, &events, out)?;
                 check("quotient (tree-level maps)", out);
                 if k > 0 {
                     quotient_trees.push(us);
@@ -644,7 +617,7 @@ pub(super) fn run(
             trees(&mut out, &mut check)?;
         }
         let t = Instant::now();
-        let (us, by_warps) = replay_once_by(&mut q, &input, &events, &mut out)?;
+        let (us, by_warps) = replay_once(&mut q, &input, &events, &mut out)?;
         let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
         if k % 2 == 1 {
@@ -652,7 +625,7 @@ pub(super) fn run(
         }
         for (label, s, times, walls, direct) in &mut policies {
             let t = Instant::now();
-            let us = replay_once(s, &input, &events, &mut out)?;
+            let (us, _) = replay_once(s, &input, &events, &mut out)?;
             let wall = t.elapsed().as_secs_f64() * 1e6;
             check(label, &out);
             if k > 0 {
@@ -774,20 +747,10 @@ fn auto_once(
     Ok(us)
 }
 
-/// One step of a quotient solver over `input`: upload, one timed graph replay (its device µs,
-/// returned), download into `out`.
+/// One step of a quotient solver over `input`: upload, one timed graph replay, download into
+/// `out`. Returns the replay's device µs and whether it took a warp a world (chosen at the
+/// upload from the batch and the last step's counts, so named before the download).
 fn replay_once(
-    s: &mut QuotientSolver,
-    input: &Input<'_>,
-    events: &Events,
-    out: &mut PinnedIslands,
-) -> archipelago::Result<f64> {
-    replay_once_by(s, input, events, out).map(|(us, _)| us)
-}
-
-/// [`replay_once`], and whether the step took a warp a world (chosen at the upload from the
-/// batch and the last step's counts, so named before the download).
-fn replay_once_by(
     s: &mut QuotientSolver,
     input: &Input<'_>,
     events: &Events,
