@@ -54,8 +54,8 @@
 // reused row-level outputs were in place.
 
 struct QArgs {
-    const int* row_id;                 // per global row; uploaded and read only while
-                                       // ndynamic_eqs > 0 (no check or output needs an id)
+    const int* row_id;                 // per global row; uploaded and read only while eq_ids
+                                       // (no check or output needs an id)
     const unsigned* world_slot;        // nworld; 0xffffffff = no quotient
     const unsigned* nnode;             // per slot
     const int* tree_node;              // nslot * ntree
@@ -84,7 +84,6 @@ struct QArgs {
     const unsigned char* stream_kind;  // nslot * max_static
     const unsigned* stream_adr;        // nslot * (max_static + 1), slot-relative
     const int* stream_support;         // nslot * max_entries
-    const int* dynamic_eqs;            // sorted ids of dynamic equalities
     int* stale;                        // nworld: 0 replayed, 1 solved, 2 masked, 3 reused;
                                        // | 4: row-level outputs only, | 8: node-level maps,
                                        // | 16: reused in place
@@ -101,7 +100,8 @@ struct QArgs {
     // node -> island (Q_NODE_MAX bytes).
     unsigned long long* c_node;
     long long* trace;                  // nworld * Q_TRACE_MARKS clock64 marks (Q_TRACE only)
-    int ndynamic_eqs;
+    int eq_ids;                        // equality rows are static by id: those in
+    int eq_lo, eq_hi;                  // [eq_lo, eq_hi), one run (Classifier::static_eqs)
     int eq_static;
     int friction_static;
     int flex_static;
@@ -148,26 +148,19 @@ struct QArgs {
     } while (0)
 #endif
 
-// Whether equality `id` is among the dynamic ones (sorted; some, or the ids are not uploaded).
+// Whether equality `id` is dynamic while equalities are static by id (q.eq_ids): outside the
+// static run.
 __device__ __forceinline__ bool q_eq_dynamic(const QArgs& q, int id) {
-    int lo = 0, hi = q.ndynamic_eqs;
-    while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        const int v = q.dynamic_eqs[mid];
-        if (v == id) return true;
-        if (v < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return false;
+    return id < q.eq_lo || id >= q.eq_hi;
 }
 
 // Whether global row r, of type `type`, is static under the policy (src/quotient/classify.rs).
-// Its id is loaded only when some equality is dynamic (then the host uploads the ids).
+// Its id is loaded only while equalities are static by id (then the host uploads the ids).
 __device__ __forceinline__ bool q_row_static(const QArgs& q, int type, unsigned r) {
     // The static types as bits (equality 0, friction 1 and 2): one test for every row.
     const unsigned types = (q.eq_static ? 1u : 0u) | (q.friction_static ? 6u : 0u);
     if ((unsigned)type > 2u || !(types >> type & 1u)) return false;
-    if (type != 0 || q.ndynamic_eqs == 0) return true;
+    if (type != 0 || !q.eq_ids) return true;
     return !q_eq_dynamic(q, q.row_id[r]);
 }
 
@@ -258,10 +251,10 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 #define Q_EQ_BATCH 2
 
 // Whether any of the k rows from global row r0 (types at wtype) is an equality whose id is
-// among the dynamic ones, this thread's share of them (rank tid of bd). Two rows a thread at a
-// time, their types and ids loaded before either is searched: row by row, a warp's pass over a
-// cloth's 767 static rows waited 24 times on a type, then an id, then the search (session 43;
-// four at a time spilled more in the warp kernels).
+// outside the static run, this thread's share of them (rank tid of bd). Two rows a thread at a
+// time, their types and ids loaded before either is tested: row by row, a warp's pass over a
+// cloth's 767 static rows waited 24 times on a type, then an id, then a search of the dynamic
+// ids, as they were then (session 43; four at a time spilled more in the warp kernels).
 __device__ __forceinline__ bool q_dynamic_eq_among(const QArgs& q, const unsigned char* wtype,
                                                 unsigned r0, int k, int tid, int bd) {
     const int* wid = q.row_id + r0;
@@ -322,7 +315,7 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
     // While some equalities are dynamic by id, none of the block's may be one of those (an
     // equality renumbered): a second pass over the types, with the ids, which only such a
     // policy pays for.
-    if (q.ndynamic_eqs > 0 && q_dynamic_eq_among(q, wtype, row0 + start, k, tid, bd)) bad = 1;
+    if (q.eq_ids && q_dynamic_eq_among(q, wtype, row0 + start, k, tid, bd)) bad = 1;
     const unsigned nent = sadr[k];
     const unsigned have = wadr[k] - base;
     diff |= have ^ nent;

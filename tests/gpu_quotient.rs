@@ -33,9 +33,14 @@ use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options,
 use archipelago::{oracle, synth};
 use invalidation::Events;
 
-fn policies() -> [Policy; 5] {
+fn policies() -> [Policy; 6] {
     [
         Policy::default(),
+        // Equality 1 dynamic with a static one below it: the static ones are 0 alone.
+        Policy {
+            eq: EqPolicy::DynamicIds(vec![1]),
+            ..Policy::default()
+        },
         Policy {
             eq: EqPolicy::Static,
             ..Policy::default()
@@ -1300,7 +1305,7 @@ fn soak_random_invalidation_on_the_device() {
         let mut rng = scenes::Rng::new(5000 + seed);
         let (ntree, neq) = [(32, 24), (40, 20), (20, 8), (64, 40)][k % 4];
         let scene = scenes::Scene::random(&mut rng, ntree, neq, 6);
-        let policy = policies()[(k / 4) % 5].clone();
+        let policy = policies()[(k / 4) % policies().len()].clone();
         let nworld = if k % 8 < 4 { many } else { 96 };
         let pair = (k % 3 == 2).then_some(false);
         let run = (policy, k % 10 != 9, k % 7 != 6, None, pair);
@@ -1490,6 +1495,66 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     println!(
         "{len} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked"
     );
+}
+
+/// closed_loops with equalities 0 and 3 dynamic: 3 has static ones on both sides, so the
+/// static equalities are 1 and 2 and those above 3 are solved each step with the contacts.
+/// Every world's static rows are then one block, which every world replays at every step after
+/// the first, in the block kernels (fewer worlds than multiprocessors) and the warp kernels.
+#[test]
+fn a_dynamic_equality_between_static_ones_replays_the_block_on_the_device() {
+    let Some(gpu) = open() else { return };
+    let t = Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
+    let (model, n, len) = (t.model(), t.nworld(), t.nstep());
+    let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
+    let policy = Policy {
+        eq: EqPolicy::DynamicIds(vec![0, 3]),
+        ..Policy::default()
+    };
+    for nworld in [12 * n, 8 * gpu.info().sm_count as usize + 5] {
+        let cap = Capacity {
+            nworld,
+            ..t.capacity()
+        };
+        let mut s = QuotientSolver::new(&gpu, cap, model, policy.clone()).unwrap();
+        s.set_reuse(false).unwrap();
+        assert_eq!(s.quotient().classifier().static_eqs(), 1..3);
+        let mut out = Islands::default();
+        let (mut by_warps, mut off_block) = (0, 0);
+        for k in 0..len {
+            // Copies of the recorded worlds 37 steps apart, each told of its own events.
+            let (mut b, mut events) = (Batch::builder(), Events::new());
+            for w in 0..nworld {
+                let at = (k + (w / n) * 37) % len;
+                b.world_from(&steps[at].0, w % n);
+                if k > 0 && at != 0 {
+                    for e in steps[at].1.as_slice() {
+                        if let Some(e) = e.moved((w % n) as u32, w as u32) {
+                            events.push(e);
+                        }
+                    }
+                }
+            }
+            let batch = b.finish();
+            let input = Input::new(model, &batch).unwrap();
+            s.upload(&input, &events).unwrap();
+            by_warps += usize::from(s.warp_worlds());
+            s.replay().unwrap();
+            s.download(&input, &mut out).unwrap();
+            if let Some(m) = out.first_mismatch(&oracle::solve(&input)) {
+                panic!("{nworld} worlds, step {k}: {m:?}");
+            }
+            let c = s.last_counts();
+            if k > 0 {
+                off_block += c.masked + c.direct;
+            }
+        }
+        assert_eq!(
+            off_block, 0,
+            "{nworld} worlds: world-steps off the static block"
+        );
+        println!("{nworld} worlds, {len} steps: {by_warps} by warps");
+    }
 }
 
 #[test]

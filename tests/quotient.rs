@@ -451,16 +451,44 @@ fn learned_equalities_turn_dynamic_after_repeated_toggles() {
 /// world replays at every step (before, two thirds of them took the guard's slower path).
 #[test]
 fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
+    let (q, off_block) = closed_loops_off_block(Policy::default());
+    let mut learned: Vec<i32> = q.learned().collect();
+    learned.sort_unstable();
+    assert_eq!(learned, [0, 5]);
+    assert_eq!(q.classifier().static_eqs(), 1..5);
+    assert!(!q.classifier().friction_static());
+    assert_eq!(off_block, 0, "world-steps off the static block");
+}
+
+/// Equality 2 of closed_loops dynamic, with static equalities on both sides (1 and 3 bind
+/// trees every step): the static ones are those below it, and the ones above are solved each
+/// step, so the static rows stay one block (before, equality 2's rows split it in every world
+/// at every step).
+#[test]
+fn a_dynamic_equality_between_static_ones_keeps_the_static_block_whole() {
+    let policy = Policy {
+        eq: EqPolicy::DynamicIds(vec![2]),
+        ..Policy::default()
+    };
+    let (q, off_block) = closed_loops_off_block(policy);
+    assert_eq!(q.classifier().static_eqs(), 0..2);
+    assert!(q.classifier().eqs_by_id() && !q.classifier().friction_static());
+    assert_eq!(off_block, 0, "world-steps off the static block");
+}
+
+/// Replays closed_loops tiled to 12 copies of its worlds, 37 steps apart, each told of its own
+/// events, under `policy`; checks every step against the oracle and counts the world-steps
+/// whose static rows were not the block their quotient replays.
+fn closed_loops_off_block(policy: Policy) -> (archipelago::quotient::Quotient, usize) {
     let t = archipelago::trace::Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
     let (n, len) = (t.nworld(), t.nstep());
     let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
-    // Copies of the recorded worlds 37 steps apart, each told of its own events.
     let nworld = 12 * n;
     let cap = Capacity {
         nworld,
         ..t.capacity()
     };
-    let mut q = archipelago::quotient::Quotient::new(&cap, Policy::default());
+    let mut q = archipelago::quotient::Quotient::new(&cap, policy);
     let mut out = Islands::default();
     let mut off_block = 0;
     for k in 0..len {
@@ -488,11 +516,7 @@ fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
             off_block += usize::from(view.replayed_block(&batch, w, c).is_none());
         }
     }
-    let mut learned: Vec<i32> = q.learned().collect();
-    learned.sort_unstable();
-    assert_eq!(learned, [0, 5]);
-    assert!(!q.classifier().friction_static());
-    assert_eq!(off_block, 0, "world-steps off the static block");
+    (q, off_block)
 }
 
 #[test]

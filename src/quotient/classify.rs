@@ -10,6 +10,8 @@
 //! with 10% of the worlds switching an equality every step, 9-11x with all of them:
 //! `benches/results/quotient-h200-session17-2026-11-30.md`).
 
+use std::ops::Range;
+
 use invalidation::SourceId;
 
 use crate::rows::{Input, RowType};
@@ -25,7 +27,9 @@ pub enum EqPolicy {
     Static,
     /// Every equality is dynamic (solved each step like a contact).
     Dynamic,
-    /// The listed equality ids are dynamic, the others static.
+    /// The listed equality ids are dynamic, the others static, except that the static ones
+    /// must be one run of ids: those above the first listed id that has an unlisted one below
+    /// it are dynamic too ([`Classifier::static_eqs`]).
     DynamicIds(Vec<i32>),
     /// Static until an equality's `eq_active` has been reported toggled `after` times, counted
     /// over all worlds (an equality that one world switches off and on, or two worlds switch,
@@ -54,10 +58,10 @@ impl Default for EqPolicy {
 ///
 /// ```
 /// use archipelago::quotient::{EqPolicy, Policy};
-/// let policy = Policy { eq: EqPolicy::DynamicIds(vec![3, 1]), ..Policy::default() };
+/// let policy = Policy { eq: EqPolicy::DynamicIds(vec![1, 0]), ..Policy::default() };
 /// let c = policy.classifier();
 /// assert!(c.is_static(invalidation::SourceId::Eq(2)));
-/// assert!(!c.is_static(invalidation::SourceId::Eq(3)));
+/// assert!(!c.is_static(invalidation::SourceId::Eq(1)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Policy {
@@ -103,10 +107,11 @@ impl Policy {
             eq_static,
             dynamic_eqs,
             friction_policy: self.friction_static,
+            static_eqs: 0..i32::MAX,
             friction_static: self.friction_static,
             flex_static: self.flex_static,
         };
-        c.settle_friction();
+        c.settle();
         c
     }
 }
@@ -116,6 +121,8 @@ impl Policy {
 pub struct Classifier {
     eq_static: bool,
     dynamic_eqs: Vec<i32>,
+    /// The equality ids that are static when `eq_static` ([`Classifier::static_eqs`]).
+    static_eqs: Range<i32>,
     /// The policy's choice for friction-loss rows, and the one in effect
     /// ([`Classifier::friction_static`]).
     friction_policy: bool,
@@ -157,24 +164,27 @@ impl Classifier {
         if let Err(at) = self.dynamic_eqs.binary_search(&eq) {
             self.dynamic_eqs.insert(at, eq);
         }
-        self.settle_friction();
+        self.settle();
         true
     }
 
-    /// Friction-loss rows are static as the policy says, unless some dynamic equality has a
-    /// static one below it. MuJoCo orders a world's rows by kind, equalities by id, and friction
-    /// loss after them: such an equality's rows then lie between static rows, and a world whose
-    /// static rows are not one block is solved by the guard's slower path every step (on the
-    /// device, by its block after the warps: benches/results/gpu-h200-notes.md, session 54).
-    /// With friction loss dynamic too, a dynamic equality above every static one ends the
-    /// block; friction-loss rows of one tree contract nothing, so the quotient loses little.
-    /// Dynamic equalities below every static one were never in the way.
-    fn settle_friction(&mut self) {
-        let inside = self.eq_static
-            && (self.dynamic_eqs.iter())
-                .enumerate()
-                .any(|(i, &eq)| eq != i as i32);
-        self.friction_static = self.friction_policy && !inside;
+    /// The static equalities are one run of ids, `static_eqs`: from the first id above the
+    /// dynamic ones that are a prefix 0, 1, .. (whose rows come first, before the static ones)
+    /// up to the first dynamic id after that; every equality above it is dynamic too, and so are
+    /// friction-loss rows. MuJoCo orders a world's rows by kind, equalities by id, and friction
+    /// loss after them: a dynamic equality with static ones on both sides would put its rows
+    /// inside the static ones, and a world whose static rows are not one block is solved by the
+    /// guard's slower path every step (on the device, by a block a world: about 2x `warp`,
+    /// benches/results/gpu-h200-notes.md, session 54). Solving the equalities above it each step
+    /// keeps the block whole and costs no rebuild when they toggle. Friction-loss rows of one
+    /// tree contract nothing, so the quotient loses little there; a user who would rather keep
+    /// the equalities above lists the ones below as dynamic ([`EqPolicy::DynamicIds`]).
+    fn settle(&mut self) {
+        let ids = &self.dynamic_eqs;
+        let lo = ids.iter().zip(0..).take_while(|&(&eq, i)| eq == i).count();
+        let hi = ids.get(lo).copied().unwrap_or(i32::MAX);
+        self.static_eqs = if self.eq_static { lo as i32..hi } else { 0..0 };
+        self.friction_static = self.friction_policy && (!self.eq_static || hi == i32::MAX);
     }
 
     /// Whether equalities are static unless listed in [`Classifier::dynamic_eqs`].
@@ -182,13 +192,38 @@ impl Classifier {
         self.eq_static
     }
 
-    /// The dynamic equality ids (sorted) when equalities are otherwise static.
+    /// The equality ids listed or learned dynamic (sorted) when equalities are otherwise
+    /// static. Those above the first one that has a static one below it are dynamic whether
+    /// listed or not: see [`Classifier::static_eqs`].
     pub fn dynamic_eqs(&self) -> &[i32] {
         &self.dynamic_eqs
     }
 
-    /// Whether friction-loss rows are static: as the policy says, unless a dynamic equality has
-    /// a static one below it (see `settle_friction`).
+    /// The static equality ids: one run, so that a world's static rows are one block (empty
+    /// when every equality is dynamic).
+    ///
+    /// ```
+    /// use archipelago::quotient::{EqPolicy, Policy};
+    /// let static_eqs = |ids: Vec<i32>| {
+    ///     let p = Policy { eq: EqPolicy::DynamicIds(ids), ..Policy::default() };
+    ///     p.classifier().static_eqs()
+    /// };
+    /// assert_eq!(static_eqs(vec![]), 0..i32::MAX);
+    /// assert_eq!(static_eqs(vec![0, 1]), 2..i32::MAX); // their rows come first
+    /// assert_eq!(static_eqs(vec![0, 4, 9]), 1..4); // 5..=8 are solved each step too
+    /// ```
+    pub fn static_eqs(&self) -> Range<i32> {
+        self.static_eqs.clone()
+    }
+
+    /// Whether equality rows are static by id: some are, and some are not (then the device
+    /// quotient reads the rows' ids).
+    pub fn eqs_by_id(&self) -> bool {
+        self.eq_static && self.static_eqs != (0..i32::MAX)
+    }
+
+    /// Whether friction-loss rows are static: as the policy says, unless some equality above
+    /// the static ones is dynamic (see [`Classifier::static_eqs`]).
     pub fn friction_static(&self) -> bool {
         self.friction_static
     }
@@ -197,7 +232,7 @@ impl Classifier {
     #[inline]
     pub fn is_static(&self, source: SourceId) -> bool {
         match source {
-            SourceId::Eq(eq) => self.eq_static && self.dynamic_eqs.binary_search(&eq).is_err(),
+            SourceId::Eq(eq) => self.static_eqs.contains(&eq),
             SourceId::Dof(_) | SourceId::Tendon(_) => self.friction_static,
             SourceId::Flex(_) => self.flex_static,
         }
@@ -257,32 +292,43 @@ pub fn share(input: &Input<'_>, classifier: &Classifier) -> Share {
 mod tests {
     use super::*;
 
-    fn friction_with(eq: EqPolicy) -> bool {
+    fn classifier(eq: EqPolicy) -> Classifier {
         Policy {
             eq,
             ..Policy::default()
         }
         .classifier()
-        .friction_static()
     }
 
     #[test]
-    fn friction_turns_dynamic_where_a_dynamic_equality_has_a_static_one_below() {
+    fn the_static_equalities_are_one_run_of_ids() {
         // Below every static equality: its rows come first, before the static block.
-        assert!(friction_with(EqPolicy::DynamicIds(vec![1, 0])));
-        assert!(friction_with(EqPolicy::Static));
+        let c = classifier(EqPolicy::DynamicIds(vec![1, 0]));
+        assert_eq!((c.static_eqs(), c.friction_static()), (2..i32::MAX, true));
+        let c = classifier(EqPolicy::Static);
+        assert_eq!((c.static_eqs(), c.friction_static()), (0..i32::MAX, true));
         // Every equality dynamic: none static to split.
-        assert!(friction_with(EqPolicy::Dynamic));
-        // Above a static one: friction loss would follow it.
-        assert!(!friction_with(EqPolicy::DynamicIds(vec![0, 5])));
-        assert!(!friction_with(EqPolicy::DynamicIds(vec![3])));
-        // Learned one at a time.
+        let c = classifier(EqPolicy::Dynamic);
+        assert_eq!((c.static_eqs(), c.friction_static()), (0..0, true));
+        assert!(!c.is_static(SourceId::Eq(0)) && c.is_static(SourceId::Dof(0)));
+        // Above a static one: the equalities above it and friction loss would follow it.
+        let c = classifier(EqPolicy::DynamicIds(vec![0, 5]));
+        assert_eq!((c.static_eqs(), c.friction_static()), (1..5, false));
+        let c = classifier(EqPolicy::DynamicIds(vec![3, 7]));
+        assert_eq!(c.static_eqs(), 0..3);
+        assert!(c.is_static(SourceId::Eq(2)));
+        assert!(!c.is_static(SourceId::Eq(4)) && !c.is_static(SourceId::Eq(8)));
+        // Learned one at a time; one above the run is dynamic already.
         let mut c = Policy::default().classifier();
         assert!(c.make_dynamic(0) && c.friction_static());
         assert!(c.make_dynamic(4) && !c.friction_static());
+        assert!(!c.make_dynamic(6));
+        assert_eq!((c.static_eqs(), c.dynamic_eqs()), (1..4, &[0, 4][..]));
         assert!(c.is_static(SourceId::Eq(1)) && !c.is_static(SourceId::Dof(0)));
         assert!(!c.is_static(SourceId::Tendon(2)));
         assert!(!c.row_is_static(RowType::FrictionDof, 0));
+        assert!(c.row_is_static(RowType::Equality, 3));
+        assert!(!c.row_is_static(RowType::Equality, 5));
         // A policy without static friction keeps it so.
         let p = Policy {
             friction_static: false,

@@ -250,7 +250,7 @@ impl Quotient {
     pub fn learned(&self) -> impl Iterator<Item = i32> + '_ {
         self.toggles
             .iter()
-            .filter(|&&(eq, _)| !self.classifier.is_static(invalidation::SourceId::Eq(eq)))
+            .filter(|&&(eq, _)| self.classifier.dynamic_eqs().binary_search(&eq).is_ok())
             .map(|&(eq, _)| eq)
     }
 

@@ -61,7 +61,6 @@ use crate::cpu::Stats;
 use crate::error::{Error, Result};
 use crate::islands::Islands;
 use crate::model::Model;
-use crate::quotient::classify::LEARN_MAX;
 use crate::quotient::{Events, Policy, Quotient};
 use crate::rows::{Capacity, Input};
 use invalidation::GuardFinding;
@@ -172,7 +171,6 @@ struct QArgs {
     stream_kind: u64,
     stream_adr: u64,
     stream_support: u64,
-    dynamic_eqs: u64,
     stale: u64,
     c_count: u64,
     c_rowadr: u64,
@@ -181,7 +179,9 @@ struct QArgs {
     c_support: u64,
     c_node: u64,
     trace: u64,
-    ndynamic_eqs: i32,
+    eq_ids: i32,
+    eq_lo: i32,
+    eq_hi: i32,
     eq_static: i32,
     friction_static: i32,
     flex_static: i32,
@@ -202,7 +202,8 @@ struct QArgs {
 
 /// Device buffers of the quotient, in `QArgs` order.
 struct QBufs {
-    /// Row ids, uploaded only while some equality is classified dynamic by its id (no other
+    /// Row ids, uploaded only while equalities are classified by id
+    /// ([`Classifier::eqs_by_id`](crate::quotient::classify::Classifier::eqs_by_id); no other
     /// use of an id on the device: see `invalidation::signature`).
     row_id: DevBuf,
     world_slot: DevBuf,
@@ -224,7 +225,6 @@ struct QBufs {
     stream_kind: DevBuf,
     stream_adr: DevBuf,
     stream_support: DevBuf,
-    dynamic_eqs: DevBuf,
     stale: DevBuf,
     /// The reuse cache: each world's hyperedges and row-level outputs at its last solved step.
     c_count: DevBuf,
@@ -500,16 +500,15 @@ pub struct QuotientSolver {
     stream: Arc<CudaStream>,
     stale: PinnedVec<i32>,
     contracted: Vec<u32>,
-    /// The dynamic equality ids and the world → slot map as last uploaded (each uploaded again
-    /// only when it changes; empty before the first upload, when the kernel reads neither).
-    eqs_on_device: Vec<i32>,
+    /// The world → slot map as last uploaded (uploaded again only when it changes; empty
+    /// before the first upload, when the kernel reads none).
     slots_on_device: Vec<u32>,
     graph: StepGraph,
     /// The scalars the graph was captured with (kernel arguments are by value): the
     /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
     /// nodes take the node-level maps, the threads per block, which kernel and the batch's
     /// one slot with its counts.
-    graph_key: Option<[i32; 13]>,
+    graph_key: Option<[i32; 14]>,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -646,7 +645,6 @@ impl QuotientSolver {
             stream_kind: buf("q_stream_kind", w * ms)?,
             stream_adr: buf("q_stream_adr", w * (ms + 1) * 4)?,
             stream_support: buf("q_stream_support", w * me * 4)?,
-            dynamic_eqs: buf("q_dynamic_eqs", (LEARN_MAX + 64) * 4)?,
             stale: buf("q_stale", w * 4)?,
             c_count: buf("q_cache_count", w * 16)?,
             c_rowadr: buf("q_cache_rowadr", w * 4)?,
@@ -682,7 +680,6 @@ impl QuotientSolver {
             stream: gpu.stream().clone(),
             stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
-            eqs_on_device: Vec::with_capacity(LEARN_MAX + 64),
             slots_on_device: Vec::with_capacity(w),
             graph: StepGraph::default(),
             graph_key: None,
@@ -738,7 +735,6 @@ impl QuotientSolver {
             &b.stream_kind,
             &b.stream_adr,
             &b.stream_support,
-            &b.dynamic_eqs,
             &b.stale,
             &b.c_count,
             &b.c_rowadr,
@@ -920,7 +916,8 @@ impl QuotientSolver {
         let c = self.quotient.classifier();
         let one = self.one();
         let key = [
-            self.eqs_on_device.len() as i32,
+            c.static_eqs().start,
+            c.static_eqs().end,
             c.eq_static() as i32,
             c.friction_static() as i32,
             c.rowless_is_static() as i32,
@@ -1067,7 +1064,7 @@ impl QuotientSolver {
         super::graph::time_back_to_back_us(&ctx, &stream, warmup, n, || self.replay())
     }
 
-    /// Mirrors the slots contracted since the last step, the world → slot map and the policy.
+    /// Mirrors the slots contracted since the last step and the world → slot map.
     fn upload_tables(&mut self) -> Result<()> {
         let stream = &self.stream;
         let mut contracted = std::mem::take(&mut self.contracted);
@@ -1137,22 +1134,6 @@ impl QuotientSolver {
             self.slots = None;
         }
         self.contracted = contracted;
-        let c = self.quotient.classifier();
-        if self.eqs_on_device != c.dynamic_eqs() {
-            if c.dynamic_eqs().len() > self.eqs_on_device.capacity() {
-                return Err(Error::Refused {
-                    mode: "gpu-quotient",
-                    reason: format!(
-                        "{} dynamic equality ids (at most {} on the device)",
-                        c.dynamic_eqs().len(),
-                        self.eqs_on_device.capacity()
-                    ),
-                });
-            }
-            self.eqs_on_device.clear();
-            self.eqs_on_device.extend_from_slice(c.dynamic_eqs());
-            b.dynamic_eqs.upload_at(0, &self.eqs_on_device, stream)?;
-        }
         Ok(())
     }
 
@@ -1160,7 +1141,7 @@ impl QuotientSolver {
     /// with the row ids only while the kernel classifies equality rows by id: no other output
     /// or check reads them, and at 4 bytes a row they would be the step's largest extra copy.
     fn upload_batch(&mut self, input: &Input<'_>) -> Result<()> {
-        if !self.eqs_on_device.is_empty() {
+        if self.quotient.classifier().eqs_by_id() {
             let ids = &input.batch().row_id;
             self.bufs.row_id.upload_at(0, ids, &self.stream)?;
         }
@@ -1272,7 +1253,6 @@ impl QuotientSolver {
             stream_kind: b.stream_kind.ptr(),
             stream_adr: b.stream_adr.ptr(),
             stream_support: b.stream_support.ptr(),
-            dynamic_eqs: b.dynamic_eqs.ptr(),
             stale: b.stale.ptr(),
             c_count: b.c_count.ptr(),
             c_rowadr: b.c_rowadr.ptr(),
@@ -1281,7 +1261,9 @@ impl QuotientSolver {
             c_support: b.c_support.ptr(),
             c_node: b.c_node.ptr(),
             trace: self.trace.as_ref().map_or(0, |(buf, _)| buf.ptr()),
-            ndynamic_eqs: self.eqs_on_device.len() as i32,
+            eq_ids: c.eqs_by_id() as i32,
+            eq_lo: c.static_eqs().start,
+            eq_hi: c.static_eqs().end,
             eq_static: c.eq_static() as i32,
             friction_static: c.friction_static() as i32,
             flex_static: c.rowless_is_static() as i32,
