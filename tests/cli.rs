@@ -52,6 +52,9 @@ fn bench_worlds_scales_the_quotient_shapes_only() {
     let (ok, err) = archipelago(&["bench", "--worlds", "8192"]);
     assert!(!ok, "--worlds without --quotient");
     assert!(err.contains("--quotient"), "{err}");
+    let (ok, err) = archipelago(&["bench", "--eq-dynamic", "0,3"]);
+    assert!(!ok, "--eq-dynamic without --quotient");
+    assert!(err.contains("--quotient"), "{err}");
     let (ok, err) = archipelago(&["bench", "--quotient", "--worlds", "0"]);
     assert!(!ok);
     assert!(err.contains("--worlds"), "{err}");

@@ -11,6 +11,7 @@ use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
+use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 
@@ -55,6 +56,12 @@ pub struct BenchArgs {
     /// kernels in a fraction of the time).
     #[arg(long, requires = "quotient")]
     no_sequences: bool,
+    /// With `--quotient` (on the GPU): these equality ids (comma-separated) are dynamic in the
+    /// quotient and the `auto` Engine (`EqPolicy::DynamicIds`) instead of the default policy,
+    /// which learns the equalities that toggle; a toggling sequence then leaves out its table
+    /// of policies.
+    #[arg(long, requires = "quotient", value_delimiter = ',')]
+    eq_dynamic: Option<Vec<i32>>,
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]
     sort: Sort,
@@ -98,6 +105,7 @@ impl Default for BenchArgs {
             quotient: false,
             worlds: None,
             no_sequences: false,
+            eq_dynamic: None,
             sort: Sort::Auto,
             overlap: Overlap::Auto,
         }
@@ -113,6 +121,17 @@ impl BenchArgs {
     /// `--worlds`, as a count.
     fn worlds(&self) -> Option<usize> {
         self.worlds.map(|n| n as usize)
+    }
+
+    /// The quotient's classification policy: `--eq-dynamic`'s, else the default.
+    fn policy(&self) -> Policy {
+        match &self.eq_dynamic {
+            Some(ids) => Policy {
+                eq: EqPolicy::DynamicIds(ids.clone()),
+                ..Policy::default()
+            },
+            None => Policy::default(),
+        }
     }
 
     /// The GPU solver options these arguments ask for: the cap on `dense`'s scratch and the

@@ -38,7 +38,7 @@ use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
-use archipelago::quotient::{Policy, classify};
+use archipelago::quotient::{EqPolicy, classify};
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
@@ -363,7 +363,7 @@ fn quotient(
 ) -> archipelago::Result<QuotientFigures> {
     let cap = Capacity::fit(input.model(), input.batch());
     let start = Instant::now();
-    let mut q = QuotientSolver::new(g, cap, input.model(), Policy::default())?;
+    let mut q = QuotientSolver::new(g, cap, input.model(), args.policy())?;
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
     // Every step below is the same batch: with reuse on, every world after the first would be
     // reused. These figures are the quotient's own check and solve; the sequences measure reuse.
@@ -548,10 +548,15 @@ pub(super) fn table(
         b.worlds_from(input.batch());
     });
     let input = &Input::new(input.model(), &rows)?;
-    let share = classify::share(input, &Policy::default().classifier());
+    let policy = args.policy();
+    let share = classify::share(input, &policy.classifier());
     let _ = writeln!(
         out,
-        "static share (default policy): {:.1}% of rows, {:.1}% of support entries\n",
+        "static share ({}): {:.1}% of rows, {:.1}% of support entries\n",
+        match &policy.eq {
+            EqPolicy::DynamicIds(ids) => format!("equalities {ids:?} dynamic"),
+            _ => "default policy".to_string(),
+        },
         100.0 * share.row_fraction(),
         100.0 * share.entry_fraction()
     );
@@ -749,7 +754,7 @@ pub(super) fn table(
         false => sequences(name, args.worlds())?,
     };
     for mut seq in sequences {
-        let f = sequence::run(g, &mut seq, &modes, timers.0)?;
+        let f = sequence::run(g, &mut seq, &modes, &policy, timers.0)?;
         all_ok &= f.ok;
         f.report(&seq, out);
         let [reused, ..] = f.counts;

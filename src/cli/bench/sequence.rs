@@ -499,12 +499,14 @@ impl Figures {
 /// of each step's first replay and of its replays again ([`Again`]).
 type Contender = (Mode, Result<Solver, String>, Vec<f64>, Vec<[f64; 2]>);
 
-/// Steps `seq` through every mode in `modes` and the quotient (reuse off, then on), in
-/// lockstep; `flush` evicts L2 before the replays again ([`Again`]).
+/// Steps `seq` through every mode in `modes`, the quotient under `policy` (reuse off, then on)
+/// and an `auto` Engine under it, in lockstep, and under the default policy the sequence's other
+/// policies ([`Sequence::policies`]); `flush` evicts L2 before the replays again ([`Again`]).
 pub(super) fn run(
     g: &Gpu,
     seq: &mut Sequence,
     modes: &[Mode],
+    policy: &Policy,
     flush: &L2Flush,
 ) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
@@ -516,14 +518,14 @@ pub(super) fn run(
             (m, s, Vec::new(), Vec::new())
         })
         .collect();
-    let mut q = QuotientSolver::new(g, cap, &model, Policy::default())?;
+    let mut q = QuotientSolver::new(g, cap, &model, policy.clone())?;
     q.set_reuse(true)?;
-    let mut q_off = QuotientSolver::new(g, cap, &model, Policy::default())?;
+    let mut q_off = QuotientSolver::new(g, cap, &model, policy.clone())?;
     q_off.set_reuse(false)?;
     let (mut quotient_off, mut quotient_off_again) = (Vec::new(), Vec::new());
     // The quotient with reuse on and the node-level maps off, where the model has them.
     let mut q_trees = if q.node_maps() {
-        let mut t = QuotientSolver::new(g, cap, &model, Policy::default())?;
+        let mut t = QuotientSolver::new(g, cap, &model, policy.clone())?;
         t.set_node_maps(false);
         Some(t)
     } else {
@@ -532,13 +534,18 @@ pub(super) fn run(
     let mut quotient_trees = Vec::new();
     // The sequence's other policies, reuse on: (label, solver, device µs, walls, direct).
     let mut policies = Vec::new();
-    for (label, policy) in seq.policies() {
-        let mut s = QuotientSolver::new(g, cap, &model, policy)?;
+    let others = match *policy == Policy::default() {
+        true => seq.policies(),
+        false => Vec::new(),
+    };
+    for (label, other) in others {
+        let mut s = QuotientSolver::new(g, cap, &model, other)?;
         s.set_reuse(true)?;
         policies.push((label, s, Vec::new(), Vec::new(), 0));
     }
     let options = Options {
         mode: archipelago::Mode::Auto,
+        policy: policy.clone(),
         ..Options::default()
     };
     let mut auto = Engine::with_gpu(g, &model, cap, options)?;
