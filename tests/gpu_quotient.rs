@@ -1497,6 +1497,70 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     );
 }
 
+/// A batch whose masked share alternates about the rule's: sleep_toggles' step 5 (every world
+/// awake) and step 12 (every world with a component asleep, masked by the guard), each tiled past
+/// seven worlds a multiprocessor, by turns. The kernels alternate with them, warps after the
+/// awake step and blocks after the masked one, and each kernel's graph is captured once: the
+/// solver keeps the last two.
+#[test]
+fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
+    let Some(gpu) = open() else { return };
+    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let (model, n) = (t.model(), t.nworld());
+    let nworld = 8 * gpu.info().sm_count as usize + 5;
+    let tiled = |k: usize| {
+        let step = t.step(k).0;
+        let mut b = Batch::builder();
+        for w in 0..nworld {
+            b.world_from(&step, w % n);
+        }
+        b.finish()
+    };
+    let (awake, masked) = (tiled(5), tiled(12));
+    let cap = Capacity {
+        nworld,
+        ..t.capacity()
+    };
+    let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
+    s.set_reuse(false).unwrap();
+    let (mut out, events) = (Islands::default(), Events::new());
+    let mut walls = [Vec::new(), Vec::new()];
+    for k in 0..10 {
+        let batch = if k >= 2 && k % 2 == 0 {
+            &masked
+        } else {
+            &awake
+        };
+        let input = Input::new(model, batch).unwrap();
+        s.upload(&input, &events).unwrap();
+        let warps = s.warp_worlds();
+        let (before, t0) = (s.captures(), std::time::Instant::now());
+        s.replay().unwrap();
+        // What a switch of kernels cost when the solver kept one graph (reported, not asserted).
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        walls[usize::from(s.captures() > before)].push(us);
+        s.download(&input, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
+        let c = s.last_counts();
+        if k >= 2 {
+            // Warps after an awake step, blocks after a masked one.
+            assert_eq!(warps, k % 2 == 0, "step {k}");
+            assert_eq!(
+                c.masked,
+                if k % 2 == 0 { nworld } else { 0 },
+                "step {k}: {c:?}"
+            );
+        }
+    }
+    assert_eq!(s.captures(), 2, "one graph for each kernel");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    println!(
+        "{nworld} worlds: replay() {:.1} µs a step from a kept graph, {:.1} capturing",
+        mean(&walls[0]),
+        mean(&walls[1])
+    );
+}
+
 /// closed_loops with equalities 0 and 3 dynamic: 3 has static ones on both sides, so the
 /// static equalities are 1 and 2 and those above 3 are solved each step with the contacts.
 /// Every world's static rows are then one block, which every world replays at every step after

@@ -249,6 +249,12 @@ const WARP_PER_BLOCK: usize = 4;
 /// block kernel's 155 (benches/results/logs/h200-2026-12-01-session31-calls.md).
 const WARP_TREES_MAX: usize = 512;
 
+/// The scalars a step's graph was captured with (kernel arguments are by value): the
+/// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
+/// the node-level maps, the threads per block, which kernel and the batch's one slot with its
+/// counts.
+type GraphKey = [i32; 14];
+
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
@@ -442,6 +448,8 @@ fn guard_warps_from_env() -> Option<bool> {
 /// (a learned equality between static rows, since mended in `classify`), 72.2–73.0 µs a step with
 /// the warp kernels at every step, 49.4–54.7 with this share, 49.2–53.7 with any share and
 /// 49.2–53.4 with the block kernels at every step; sleep_toggles, which masked none, even.
+/// A batch whose share hovers about this one switches kernels often; the solver keeps a graph
+/// for each, so a switch captures nothing.
 pub const MASKED_FOR_BLOCKS: f64 = 1.0 / 16.0;
 
 /// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements; see [`MASKED_FOR_BLOCKS`]), else that.
@@ -503,12 +511,12 @@ pub struct QuotientSolver {
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
     slots_on_device: Vec<u32>,
-    graph: StepGraph,
-    /// The scalars the graph was captured with (kernel arguments are by value): the
-    /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few
-    /// nodes take the node-level maps, the threads per block, which kernel and the batch's
-    /// one slot with its counts.
-    graph_key: Option<[i32; 14]>,
+    /// The graphs of the last two keys, the latest first: a batch whose masked share hovers
+    /// about [`MASKED_FOR_BLOCKS`] takes the warp and the block kernels by turns, and would
+    /// otherwise capture its graph again at every switch.
+    graphs: [(Option<GraphKey>, StepGraph); 2],
+    /// Graphs captured so far (see [`QuotientSolver::captures`]).
+    captures: u64,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -681,8 +689,8 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
-            graph: StepGraph::default(),
-            graph_key: None,
+            graphs: Default::default(),
+            captures: 0,
             placed_nworld: None,
             cache_valid: true,
             reuse: true,
@@ -911,7 +919,7 @@ impl QuotientSolver {
     }
 
     /// Runs the kernel on the uploaded batch by replaying its graph (captured on first use, and
-    /// again when the world count or the classification changes).
+    /// again as [`captures`](Self::captures) says).
     pub fn replay(&mut self) -> Result<()> {
         let c = self.quotient.classifier();
         let one = self.one();
@@ -931,9 +939,11 @@ impl QuotientSolver {
             one[2],
             one[3],
         ];
-        if self.graph_key != Some(key) {
-            self.graph = StepGraph::default();
-            self.graph_key = Some(key);
+        if self.graphs[0].0 != Some(key) {
+            if self.graphs[1].0 != Some(key) {
+                self.graphs[1] = (Some(key), StepGraph::default());
+            }
+            self.graphs.swap(0, 1);
         }
         let stream = self.stream.clone();
         let nworld = self.ws.nworld();
@@ -941,14 +951,26 @@ impl QuotientSolver {
             return Ok(());
         }
         self.before_launch()?;
-        let mut graph = std::mem::take(&mut self.graph);
-        let r = graph.replay(&stream, nworld, |s| self.launch(s));
-        self.graph = graph;
+        let mut graph = std::mem::take(&mut self.graphs[0].1);
+        let mut captured = false;
+        let r = graph.replay(&stream, nworld, |s| {
+            captured = true;
+            self.launch(s)
+        });
+        self.graphs[0].1 = graph;
+        self.captures += captured as u64;
         if r.is_err() {
-            self.graph_key = None;
+            self.graphs[0].0 = None;
             self.placed_nworld = None;
         }
         r
+    }
+
+    /// How many times [`replay`](Self::replay) has captured a step's graph: once at the first
+    /// step, then when the world count or a captured scalar (the classification, reuse, the
+    /// kernel) takes a value neither of the last two graphs has.
+    pub fn captures(&self) -> u64 {
+        self.captures
     }
 
     /// Runs the kernel on the uploaded batch with a direct launch (no graph).
