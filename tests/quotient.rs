@@ -451,7 +451,7 @@ fn learned_equalities_turn_dynamic_after_repeated_toggles() {
 /// world replays at every step (before, two thirds of them took the guard's slower path).
 #[test]
 fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
-    let (q, off_block) = closed_loops_off_block(Policy::default());
+    let (q, off_block) = off_block("closed_loops", Policy::default());
     let mut learned: Vec<i32> = q.learned().collect();
     learned.sort_unstable();
     assert_eq!(learned, [0, 5]);
@@ -470,17 +470,31 @@ fn a_dynamic_equality_between_static_ones_keeps_the_static_block_whole() {
         eq: EqPolicy::DynamicIds(vec![2]),
         ..Policy::default()
     };
-    let (q, off_block) = closed_loops_off_block(policy);
+    let (q, off_block) = off_block("closed_loops", policy);
     assert_eq!(q.classifier().static_eqs(), 0..2);
     assert!(q.classifier().eqs_by_id() && !q.classifier().friction_static());
     assert_eq!(off_block, 0, "world-steps off the static block");
 }
 
-/// Replays closed_loops tiled to 12 copies of its worlds, 37 steps apart, each told of its own
+/// closed_loops_mid switches equality 3 (a joint equality across two trees, between the static
+/// 1-2 and 4) off and on, and 5 on: both are learned dynamic, the static ones end at 2, and 4 is
+/// solved each step too, so every world replays its static block at every step.
+#[test]
+fn a_learned_equality_between_static_ones_keeps_the_static_block_whole() {
+    let (q, off_block) = off_block("closed_loops_mid", Policy::default());
+    let mut learned: Vec<i32> = q.learned().collect();
+    learned.sort_unstable();
+    assert_eq!(learned, [3, 5]);
+    assert_eq!(q.classifier().static_eqs(), 0..3);
+    assert_eq!(off_block, 0, "world-steps off the static block");
+}
+
+/// Replays trace `name` tiled to 12 copies of its worlds, 37 steps apart, each told of its own
 /// events, under `policy`; checks every step against the oracle and counts the world-steps
 /// whose static rows were not the block their quotient replays.
-fn closed_loops_off_block(policy: Policy) -> (archipelago::quotient::Quotient, usize) {
-    let t = archipelago::trace::Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
+fn off_block(name: &str, policy: Policy) -> (archipelago::quotient::Quotient, usize) {
+    let path = traces::dir().join(format!("{name}.npz"));
+    let t = archipelago::trace::Trace::open(path).unwrap();
     let (n, len) = (t.nworld(), t.nstep());
     let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
     let nworld = 12 * n;

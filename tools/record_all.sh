@@ -65,6 +65,10 @@ rec invalidation_island_efc island_island_efc --worlds 3 --steps 300 --sleep \
 S=traces/scenes
 rec closed_loops $S/closed_loops/closed_loops.xml --worlds 3 --steps 150 --every 4 \
     --eq 200:5:1 --eq 400:0:0 --eq 480:0:1
+# The joint equality across two trees (3) switched off and on between static ones (1-2, 4):
+# learned dynamic, it ends the static equalities at 2 (classify: one run of ids).
+rec closed_loops_mid $S/closed_loops/closed_loops.xml --worlds 3 --steps 150 --every 4 \
+    --eq 100:3:0 --eq 200:3:1 --eq 300:5:1 --eq 400:3:0 --eq 480:3:1
 rec multi_tree_tendons $S/multi_tree_tendons/multi_tree_tendons.xml --worlds 3 --steps 150 \
     --every 4 --eq 300:1:1 --eq 500:0:0
 rec flex_mix $S/flex_mix/flex_mix.xml --worlds 3 --steps 150 --every 8 --eq 500:0:0 --eq 800:1:1
