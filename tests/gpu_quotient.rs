@@ -28,7 +28,7 @@ use device::open;
 use archipelago::gpu;
 use archipelago::gpu::quotient::{MASKED_FOR_BLOCKS, QuotientSolver};
 use archipelago::quotient::{EqPolicy, Policy};
-use archipelago::trace::{self, Trace};
+use archipelago::trace::{self, Tiled, Trace};
 use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType};
 use archipelago::{oracle, synth};
 use invalidation::Events;
@@ -1443,23 +1443,15 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     // change), each copy of a recorded world 11 steps after the one before: many worlds have
     // a component asleep at most steps, none at the first.
     let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
-    let (model, n, len) = (t.model(), t.nworld(), t.nstep());
-    let steps: Vec<Batch> = (0..len).map(|k| t.step(k).0).collect();
+    let model = t.model();
     // Past seven worlds a multiprocessor, where the warp kernels are the default.
     let nworld = 8 * gpu.info().sm_count as usize + 5;
-    let cap = Capacity {
-        nworld,
-        ..t.capacity()
-    };
-    let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
+    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
+    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     let (mut out, events) = (Islands::default(), Events::new());
     let (mut by_warps, mut by_blocks, mut masked, mut last_masked) = (0, 0, 0, 0);
-    for k in 0..len {
-        let mut b = Batch::builder();
-        for w in 0..nworld {
-            b.world_from(&steps[(k + (w / n) * 11) % len], w % n);
-        }
-        let batch = b.finish();
+    for k in 0..tiled.len() {
+        let batch = tiled.step(k).0;
         let input = Input::new(model, &batch).unwrap();
         s.upload(&input, &events).unwrap();
         let warps = s.warp_worlds();
@@ -1493,7 +1485,8 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
         "warps {by_warps}, blocks {by_blocks}"
     );
     println!(
-        "{len} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked"
+        "{} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked",
+        tiled.len()
     );
 }
 
@@ -1569,37 +1562,21 @@ fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
 fn a_dynamic_equality_between_static_ones_replays_the_block_on_the_device() {
     let Some(gpu) = open() else { return };
     let t = Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
-    let (model, n, len) = (t.model(), t.nworld(), t.nstep());
-    let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
+    let model = t.model();
     let policy = Policy {
         eq: EqPolicy::DynamicIds(vec![0, 3]),
         ..Policy::default()
     };
-    for nworld in [12 * n, 8 * gpu.info().sm_count as usize + 5] {
-        let cap = Capacity {
-            nworld,
-            ..t.capacity()
-        };
-        let mut s = QuotientSolver::new(&gpu, cap, model, policy.clone()).unwrap();
+    for nworld in [12 * t.nworld(), 8 * gpu.info().sm_count as usize + 5] {
+        // Copies of the recorded worlds 37 steps apart, each told of its own events.
+        let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 37);
+        let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, policy.clone()).unwrap();
         s.set_reuse(false).unwrap();
         assert_eq!(s.quotient().classifier().static_eqs(), 1..3);
         let mut out = Islands::default();
         let (mut by_warps, mut off_block) = (0, 0);
-        for k in 0..len {
-            // Copies of the recorded worlds 37 steps apart, each told of its own events.
-            let (mut b, mut events) = (Batch::builder(), Events::new());
-            for w in 0..nworld {
-                let at = (k + (w / n) * 37) % len;
-                b.world_from(&steps[at].0, w % n);
-                if k > 0 && at != 0 {
-                    for e in steps[at].1.as_slice() {
-                        if let Some(e) = e.moved((w % n) as u32, w as u32) {
-                            events.push(e);
-                        }
-                    }
-                }
-            }
-            let batch = b.finish();
+        for k in 0..tiled.len() {
+            let (batch, events) = tiled.step(k);
             let input = Input::new(model, &batch).unwrap();
             s.upload(&input, &events).unwrap();
             by_warps += usize::from(s.warp_worlds());
@@ -1617,7 +1594,10 @@ fn a_dynamic_equality_between_static_ones_replays_the_block_on_the_device() {
             off_block, 0,
             "{nworld} worlds: world-steps off the static block"
         );
-        println!("{nworld} worlds, {len} steps: {by_warps} by warps");
+        println!(
+            "{nworld} worlds, {} steps: {by_warps} by warps",
+            tiled.len()
+        );
     }
 }
 

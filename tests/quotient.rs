@@ -495,35 +495,17 @@ fn a_learned_equality_between_static_ones_keeps_the_static_block_whole() {
 fn off_block(name: &str, policy: Policy) -> (archipelago::quotient::Quotient, usize) {
     let path = traces::dir().join(format!("{name}.npz"));
     let t = archipelago::trace::Trace::open(path).unwrap();
-    let (n, len) = (t.nworld(), t.nstep());
-    let steps: Vec<(Batch, Events)> = (0..len).map(|k| t.step(k)).collect();
-    let nworld = 12 * n;
-    let cap = Capacity {
-        nworld,
-        ..t.capacity()
-    };
-    let mut q = archipelago::quotient::Quotient::new(&cap, policy);
+    let tiled = archipelago::trace::Tiled::new(&t, 0..t.nstep(), 12 * t.nworld(), 37);
+    let mut q = archipelago::quotient::Quotient::new(&tiled.capacity(), policy);
     let mut out = Islands::default();
     let mut off_block = 0;
-    for k in 0..len {
-        let (mut b, mut events) = (Batch::builder(), Events::new());
-        for w in 0..nworld {
-            let at = (k + (w / n) * 37) % len;
-            b.world_from(&steps[at].0, w % n);
-            if k > 0 && at != 0 {
-                for e in steps[at].1.as_slice() {
-                    if let Some(e) = e.moved((w % n) as u32, w as u32) {
-                        events.push(e);
-                    }
-                }
-            }
-        }
-        let batch = b.finish();
+    for k in 0..tiled.len() {
+        let (batch, events) = tiled.step(k);
         let input = Input::new(t.model(), &batch).unwrap();
         q.step(&input, &events, &mut out).unwrap();
         assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
         let c = q.classifier();
-        for w in 0..nworld {
+        for w in 0..batch.nworld() {
             let view = q
                 .cache()
                 .view(q.cache().slot_of(w).expect("every world has a quotient"));

@@ -26,8 +26,10 @@
 mod npz;
 mod read;
 pub mod replay;
+mod tile;
 
 pub use replay::{Oracle, Report, StepMismatch, compare, replay, replay_with};
+pub use tile::Tiled;
 
 use crate::islands::Islands;
 use crate::model::Model;

@@ -31,9 +31,9 @@ use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::classify::LEARN_AFTER;
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::synth::Rng;
-use archipelago::trace::Trace;
+use archipelago::trace::{Tiled, Trace};
 use archipelago::{Batch, BatchBuilder, Capacity, Engine, Input, Islands, Model, Options, cpu};
-use invalidation::{Event, Events};
+use invalidation::Events;
 
 /// Steps of a trace's sequence (its last ones).
 pub(super) const TRACE_STEPS: usize = 200;
@@ -67,11 +67,8 @@ pub(super) fn default_eq_label() -> &'static str {
 
 /// Where a sequence's steps come from.
 pub(super) enum Source {
-    /// A trace's steps (each its recorded worlds' batch and events), tiled to `nworld`.
-    Trace {
-        steps: Vec<(Batch, Events)>,
-        nworld: usize,
-    },
+    /// A trace's steps, its recorded worlds tiled to the sequence's worlds.
+    Trace(Tiled),
     /// Versions of one synthetic shape that differ only in their dynamic rows (generated
     /// from different seeds); each world shows one version at each step.
     Synthetic {
@@ -100,11 +97,7 @@ impl Sequence {
     pub fn trace(trace: Trace, nworld: usize) -> Sequence {
         let len = trace.nstep().min(TRACE_STEPS);
         let first = trace.nstep() - len;
-        let capacity = Capacity {
-            nworld,
-            ..trace.capacity()
-        };
-        let steps = (first..trace.nstep()).map(|k| trace.step(k)).collect();
+        let tiled = Tiled::new(&trace, first..trace.nstep(), nworld, SHIFT);
         Sequence {
             label: format!(
                 "the trace's steps {first}..{}, {} recorded worlds tiled to {nworld}, copies {SHIFT} steps apart",
@@ -112,9 +105,9 @@ impl Sequence {
                 trace.nworld()
             ),
             model: trace.model().clone(),
-            capacity,
+            capacity: tiled.capacity(),
             len,
-            source: Source::Trace { steps, nworld },
+            source: Source::Trace(tiled),
         }
     }
 
@@ -195,28 +188,9 @@ impl Sequence {
     fn step(&mut self, k: usize, b: &mut BatchBuilder, events: &mut Events) {
         events.clear();
         match &mut self.source {
-            Source::Trace { steps, nworld } => {
-                let (len, n) = (steps.len(), steps[0].0.nworld());
-                for w in 0..*nworld {
-                    if n == 0 {
-                        b.end_world();
-                        continue;
-                    }
-                    // Recorded world w % n, copy w / n: that copy's own step.
-                    let (r, at) = (w % n, k + (w / n) * SHIFT);
-                    let (src, src_events) = &steps[at % len];
-                    b.world_from(src, r);
-                    // At its wrap the copy jumps back in time: nothing is reported (the guard
-                    // sees the change); the first step reports nothing either.
-                    if k > 0 && at % len != 0 {
-                        for e in src_events.as_slice() {
-                            if let Some(e) = moved(e, r, w) {
-                                events.push(e);
-                            }
-                        }
-                    }
-                }
-            }
+            // At its wrap a copy jumps back in time: nothing is reported (the guard sees the
+            // change); the first step reports nothing either.
+            Source::Trace(tiled) => tiled.step_into(k, b, events),
             Source::Synthetic {
                 versions,
                 rest,
@@ -261,15 +235,6 @@ fn world_without_eq(b: &mut BatchBuilder, src: &Batch, w: usize, eq: i32) {
         b.rowless(src.edge_id[e], src.edge_support_of(e));
     }
     b.end_world();
-}
-
-/// `e` for tiled world `w` when it is an event of the recorded world `r` ([`Event::moved`]);
-/// events of every world are reported once, for world 0.
-fn moved(e: &Event, r: usize, w: usize) -> Option<Event> {
-    match e {
-        Event::Edit { world: None, .. } | Event::Capacity => (w == 0).then_some(*e),
-        _ => e.moved(r as u32, w as u32),
-    }
 }
 
 /// Mean device time per step of every contender over a sequence.
@@ -775,24 +740,12 @@ mod tests {
     use super::*;
     use archipelago::RowType;
     use archipelago::quotient::Quotient;
+    use invalidation::Event;
 
     fn rows_of(b: &Batch, w: usize) -> Vec<(RowType, i32, Vec<i32>)> {
         b.rows_of(w)
             .map(|r| (b.row_type[r], b.row_id[r], b.row_support_of(r).to_vec()))
             .collect()
-    }
-
-    #[test]
-    fn events_move_to_the_copies_of_their_world() {
-        let sleep = Event::Sleep { world: 1, tree: 4 };
-        assert_eq!(
-            moved(&sleep, 1, 7),
-            Some(Event::Sleep { world: 7, tree: 4 })
-        );
-        assert_eq!(moved(&sleep, 0, 6), None);
-        // Events of every world are reported once, with the first copy.
-        assert_eq!(moved(&Event::Capacity, 0, 0), Some(Event::Capacity));
-        assert_eq!(moved(&Event::Capacity, 0, 3), None);
     }
 
     #[test]
