@@ -101,6 +101,8 @@ impl Policy {
             EqPolicy::DynamicIds(ids) => (true, ids.clone()),
             EqPolicy::Learn { .. } => (true, Vec::with_capacity(LEARN_MAX)),
         };
+        // No equality has a negative id: such an entry would only end the static run at 0.
+        dynamic_eqs.retain(|&id| id >= 0);
         dynamic_eqs.sort_unstable();
         dynamic_eqs.dedup();
         let mut c = Classifier {
@@ -187,7 +189,7 @@ impl Classifier {
         self.friction_static = self.friction_policy && (!self.eq_static || hi == i32::MAX);
     }
 
-    /// Whether equalities are static unless listed in [`Classifier::dynamic_eqs`].
+    /// Whether some equalities are static (those of [`Classifier::static_eqs`]).
     pub fn eq_static(&self) -> bool {
         self.eq_static
     }
@@ -314,6 +316,10 @@ mod tests {
         // Above a static one: the equalities above it and friction loss would follow it.
         let c = classifier(EqPolicy::DynamicIds(vec![0, 5]));
         assert_eq!((c.static_eqs(), c.friction_static()), (1..5, false));
+        assert_eq!(
+            classifier(EqPolicy::DynamicIds(vec![-1, 1])).static_eqs(),
+            0..1
+        );
         let c = classifier(EqPolicy::DynamicIds(vec![3, 7]));
         assert_eq!(c.static_eqs(), 0..3);
         assert!(c.is_static(SourceId::Eq(2)));
