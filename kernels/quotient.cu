@@ -312,8 +312,8 @@ __device__ int q_static_differs(const G& g, const Args& a, const QArgs& q, int w
 #pragma unroll
         for (int u = 0; u < Q_CMP_BATCH; ++u) diff |= (adr[u] ^ want[u]) | (type[u] ^ kind[u]);
     }
-    // While some equalities are dynamic by id, none of the block's may be one of those (an
-    // equality renumbered): a second pass over the types, with the ids, which only such a
+    // While equalities are static by id, none of the block's may lie outside the static run
+    // (an equality renumbered): a second pass over the types, with the ids, which only such a
     // policy pays for.
     if (q.eq_ids && q_dynamic_eq_among(q, wtype, row0 + start, k, tid, bd)) bad = 1;
     const unsigned nent = sadr[k];
