@@ -183,6 +183,33 @@ fn replay_checks_a_trace_in_every_mode_there_is() {
     }
 }
 
+/// A policy of one's own, checked against native MuJoCo: equalities of closed_loops_mid dynamic
+/// from the start (3 is the one its script switches), the static run said on stderr.
+#[test]
+fn replay_takes_a_policy_of_dynamic_equalities() {
+    let trace = traces::dir().join("closed_loops_mid.npz");
+    let trace = trace.to_str().expect("a UTF-8 path");
+    for (ids, run) in [("0,3", "1..3"), ("3", "0..3"), ("0", "1 and above")] {
+        let args = ["replay", "--mode", "quotient", "--eq-dynamic", ids, trace];
+        let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+            .args(args)
+            .output()
+            .expect("the binary runs");
+        let (text, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{ids}: {text}{err}");
+        assert!(
+            err.contains(&format!("the static ones {run}\n")),
+            "{ids}: {err}"
+        );
+        let row = text.lines().nth(1).expect("one row");
+        assert_eq!(row.split_whitespace().nth(1), Some("quotient"), "{row}");
+        assert_eq!(row.split_whitespace().nth(5), Some("0"), "{row}");
+    }
+}
+
 #[test]
 fn replay_refuses_unknown_modes_and_a_gpu_mode_without_a_device() {
     let trace = traces::dir().join("invalidation_island_efc.npz");

@@ -11,7 +11,7 @@ use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
-use archipelago::quotient::{EqPolicy, Policy};
+use archipelago::quotient::Policy;
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
 
@@ -125,13 +125,7 @@ impl BenchArgs {
 
     /// The quotient's classification policy: `--eq-dynamic`'s, else the default.
     fn policy(&self) -> Policy {
-        match &self.eq_dynamic {
-            Some(ids) => Policy {
-                eq: EqPolicy::DynamicIds(ids.clone()),
-                ..Policy::default()
-            },
-            None => Policy::default(),
-        }
+        (self.eq_dynamic.clone()).map_or_else(Policy::default, Policy::dynamic_ids)
     }
 
     /// The GPU solver options these arguments ask for: the cap on `dense`'s scratch and the

@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use archipelago::cpu::quotient::QuotientMode;
 use archipelago::cpu::{self, CpuMode};
+use archipelago::quotient::Policy;
 use archipelago::trace::{self, Oracle, Report, Trace};
 use archipelago::{Engine, Error, Options, Result, gpu};
 
@@ -22,6 +24,18 @@ pub struct ReplayArgs {
     /// `all` (both; the GPU modes only where a CUDA device opens).
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub mode: Vec<String>,
+    /// These equality ids (comma-separated) are dynamic in the quotient modes
+    /// (`EqPolicy::DynamicIds`) instead of the default policy, which learns the equalities that
+    /// toggle: a policy of one's own checked against native MuJoCo.
+    #[arg(long, value_delimiter = ',')]
+    pub eq_dynamic: Option<Vec<i32>>,
+}
+
+impl ReplayArgs {
+    /// The quotient modes' classification policy.
+    fn policy(&self) -> Policy {
+        (self.eq_dynamic.clone()).map_or_else(Policy::default, Policy::dynamic_ids)
+    }
 }
 
 /// One mode of the replay.
@@ -105,13 +119,14 @@ fn select(names: &[String]) -> Result<(Vec<Which>, bool)> {
     Ok((out, optional && !required))
 }
 
-/// Replays `t` through `which` (on `device` for a GPU mode).
-fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>) -> Result<Report> {
+/// Replays `t` through `which` (on `device` for a GPU mode), the quotient modes under `policy`.
+fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -> Result<Report> {
     let name = which.name();
     let (model, cap) = (t.model(), t.capacity());
     let device = || device.ok_or_else(|| Error::NoDevice("no device was opened".into()));
     match which {
         Which::Cpu("oracle") => trace::replay(t, &mut Oracle),
+        Which::Cpu("quotient") => trace::replay(t, &mut QuotientMode::new(policy.clone())),
         Which::Cpu(mode) => {
             let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::Refused {
                 mode: "replay",
@@ -138,6 +153,7 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>) -> Result<Report> 
             };
             let options = Options {
                 mode,
+                policy: policy.clone(),
                 ..Options::default()
             };
             let mut engine = Engine::with_gpu(device()?, model, cap, options)?;
@@ -169,7 +185,17 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         "{:<34} {:<14} {:>6} {:>6} {:>10} {:>10} {:>12}",
         "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
     );
-    let mut bad = false;
+    let (mut bad, policy) = (false, args.policy());
+    if let Some(ids) = &args.eq_dynamic {
+        let run = policy.classifier().static_eqs();
+        eprintln!(
+            "quotient modes: equalities {ids:?} dynamic, the static ones {}",
+            match run.end {
+                i32::MAX => format!("{} and above", run.start),
+                end => format!("{}..{end}", run.start),
+            }
+        );
+    }
     for path in &args.traces {
         let t = &Trace::open(path)?;
         let name = path.file_stem().map_or_else(
@@ -177,7 +203,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             |s| s.to_string_lossy().into_owned(),
         );
         for &which in &modes {
-            let r = match replay(t, which, device.as_ref()) {
+            let r = match replay(t, which, device.as_ref(), &policy) {
                 Ok(r) => r,
                 // A mode that cannot take this trace (dense past its scratch cap) says why.
                 Err(Error::Refused { reason, .. }) => {

@@ -93,6 +93,15 @@ impl Policy {
         }
     }
 
+    /// The default policy but for equalities: the listed ids dynamic, the others static
+    /// ([`EqPolicy::DynamicIds`]).
+    pub fn dynamic_ids(ids: Vec<i32>) -> Policy {
+        Policy {
+            eq: EqPolicy::DynamicIds(ids),
+            ..Policy::default()
+        }
+    }
+
     /// The fast per-row classifier for this policy.
     pub fn classifier(&self) -> Classifier {
         let (eq_static, mut dynamic_eqs) = match &self.eq {
