@@ -384,17 +384,24 @@ impl Trace {
     /// ```
     pub fn events(&self, step: usize, events: &mut invalidation::Events) {
         events.clear();
+        self.changes(step.checked_sub(1), step, events);
+    }
+
+    /// Appends the changes from step `from` to step `to` (any two steps; `None`: the start,
+    /// every tree awake and `to`'s own `eq_active`) as events: what a simulator reports when it
+    /// moves its worlds from one state to the other, as when it resets them.
+    pub fn changes(&self, from: Option<usize>, to: usize, events: &mut invalidation::Events) {
         for w in 0..self.nworld() {
-            if step > 0 {
-                let then = self.eq_active(step - 1, w);
-                for (eq, (&a, &b)) in then.iter().zip(self.eq_active(step, w)).enumerate() {
+            if let Some(from) = from {
+                let then = self.eq_active(from, w);
+                for (eq, (&a, &b)) in then.iter().zip(self.eq_active(to, w)).enumerate() {
                     if a != b {
                         events.eq_active(w as u32, eq as i32, b != 0);
                     }
                 }
             }
-            let then = (step > 0).then(|| self.tree_awake(step - 1, w));
-            for (tree, &b) in self.tree_awake(step, w).iter().enumerate() {
+            let then = from.map(|from| self.tree_awake(from, w));
+            for (tree, &b) in self.tree_awake(to, w).iter().enumerate() {
                 let a = then.map_or(1, |then| then[tree]);
                 match (a != 0, b != 0) {
                     (true, false) => events.sleep(w as u32, tree as i32),

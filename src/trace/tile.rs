@@ -13,9 +13,9 @@ use crate::rows::{Batch, BatchBuilder, Capacity};
 /// recorded world `w % n` that runs `(w / n) · shift` steps ahead, wrapping at the end.
 ///
 /// Each copy is told of its own recorded world's events, renamed to it
-/// ([`Event::moved`]); events of every world are reported once. At its wrap a copy jumps back to
-/// the first step with nothing reported (the quotient's guard sees what changed), and the first
-/// step reports nothing.
+/// ([`Event::moved`]); events of every world are reported once. At its wrap a copy is reset to
+/// the first step, as a simulation resets a world, and told of what that changed (equalities
+/// switched, trees asleep or awake: [`Trace::changes`]). The first step reports nothing.
 ///
 /// ```no_run
 /// use archipelago::trace::{Tiled, Trace};
@@ -32,6 +32,8 @@ use crate::rows::{Batch, BatchBuilder, Capacity};
 /// ```
 pub struct Tiled {
     steps: Vec<(Batch, Events)>,
+    /// The changes from the last step to the first, by recorded world: a copy's wrap.
+    wrap: Events,
     nworld: usize,
     shift: usize,
     capacity: Capacity,
@@ -41,7 +43,12 @@ impl Tiled {
     /// Steps `steps` of `trace` (each within `0..trace.nstep()`), its worlds repeated to `nworld`,
     /// each copy `shift` steps ahead of the one before.
     pub fn new(trace: &Trace, steps: Range<usize>, nworld: usize, shift: usize) -> Tiled {
+        let mut wrap = Events::new();
+        if let Some(last) = steps.clone().last() {
+            trace.changes(Some(last), steps.start, &mut wrap);
+        }
         Tiled {
+            wrap,
             steps: steps.map(|k| trace.step(k)).collect(),
             nworld,
             shift,
@@ -78,7 +85,8 @@ impl Tiled {
             let (r, at) = (w % n, (k + (w / n) * self.shift) % len);
             let (src, src_events) = &self.steps[at];
             b.world_from(src, r);
-            if k > 0 && at != 0 {
+            if k > 0 {
+                let src_events = if at == 0 { &self.wrap } else { src_events };
                 for e in src_events.as_slice() {
                     if let Some(e) = moved(e, r, w) {
                         events.push(e);
@@ -108,6 +116,49 @@ fn moved(e: &Event, r: usize, w: usize) -> Option<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_is_told_of_its_own_events_and_of_its_wrap() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+        let t = Trace::open(dir.join("sleep_toggles.npz")).unwrap();
+        let (n, len) = (t.nworld(), t.nstep());
+        // Copy 1 runs one step ahead: at step len - 1 it wraps to step 0.
+        let tiled = Tiled::new(&t, 0..len, 2 * n, 1);
+        // A world's events: those that move to it from itself.
+        let of = |events: &Events, w: usize| -> Vec<Event> {
+            let w = w as u32;
+            (events.as_slice().iter())
+                .filter(|e| e.moved(w, w).is_some())
+                .copied()
+                .collect()
+        };
+        let (mut recorded, mut wrap) = (Events::new(), Events::new());
+        t.changes(Some(len - 1), 0, &mut wrap);
+        assert!(!wrap.as_slice().is_empty(), "sleep_toggles ends asleep");
+        for k in [0, 1, len / 2, len - 1] {
+            let (batch, events) = tiled.step(k);
+            assert_eq!(batch.nworld(), 2 * n);
+            for r in 0..n {
+                // Copy 0 as recorded (nothing at the first step).
+                t.events(k, &mut recorded);
+                let want = if k == 0 { Vec::new() } else { of(&recorded, r) };
+                let moved = |e: Vec<Event>, to: usize| -> Vec<Event> {
+                    e.iter()
+                        .filter_map(|e| e.moved(r as u32, to as u32))
+                        .collect()
+                };
+                assert_eq!(of(&events, r), want, "step {k} world {r}");
+                // Copy 1 one step ahead, or reset to the first at its wrap.
+                t.events((k + 1) % len, &mut recorded);
+                let want = match k {
+                    0 => Vec::new(),
+                    k if k == len - 1 => moved(of(&wrap, r), n + r),
+                    _ => moved(of(&recorded, r), n + r),
+                };
+                assert_eq!(of(&events, n + r), want, "step {k} world {}", n + r);
+            }
+        }
+    }
 
     #[test]
     fn events_move_to_the_copies_of_their_world() {

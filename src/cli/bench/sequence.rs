@@ -3,7 +3,8 @@
 //! replays of one batch (where every world after the first step would be unchanged).
 //!
 //! A trace's sequence is its recorded steps (the last [`TRACE_STEPS`]) with their events, its
-//! few recorded worlds tiled to the shape's world count. Copies of one recorded world are
+//! few recorded worlds tiled to the shape's world count (`archipelago::trace::Tiled`; a copy's
+//! wrap resets it to the first step, with the changes reported as a simulation would). Copies of one recorded world are
 //! shifted in time against each other (copy `c` runs `c · SHIFT` steps ahead, wrapping around),
 //! so that, as in a batch of independently perturbed worlds, they do not all change at the
 //! same steps: plain copies would make whole steps unchanged, which flatters reuse wherever
@@ -188,8 +189,8 @@ impl Sequence {
     fn step(&mut self, k: usize, b: &mut BatchBuilder, events: &mut Events) {
         events.clear();
         match &mut self.source {
-            // At its wrap a copy jumps back in time: nothing is reported (the guard sees the
-            // change); the first step reports nothing either.
+            // At its wrap a copy is reset to the first step, the changes reported; the first
+            // step reports nothing.
             Source::Trace(tiled) => tiled.step_into(k, b, events),
             Source::Synthetic {
                 versions,
