@@ -37,10 +37,7 @@ fn policies() -> [Policy; 6] {
     [
         Policy::default(),
         // Equality 1 dynamic with a static one below it: the static ones are 0 alone.
-        Policy {
-            eq: EqPolicy::DynamicIds(vec![1]),
-            ..Policy::default()
-        },
+        Policy::dynamic_ids(vec![1]),
         Policy {
             eq: EqPolicy::Static,
             ..Policy::default()
@@ -1499,21 +1496,11 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
     let Some(gpu) = open() else { return };
     let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
-    let (model, n) = (t.model(), t.nworld());
+    let model = t.model();
     let nworld = 8 * gpu.info().sm_count as usize + 5;
-    let tiled = |k: usize| {
-        let step = t.step(k).0;
-        let mut b = Batch::builder();
-        for w in 0..nworld {
-            b.world_from(&step, w % n);
-        }
-        b.finish()
-    };
-    let (awake, masked) = (tiled(5), tiled(12));
-    let cap = Capacity {
-        nworld,
-        ..t.capacity()
-    };
+    let every_world_at = |k: usize| Tiled::new(&t, k..k + 1, nworld, 0);
+    let (awake, masked) = (every_world_at(5).step(0).0, every_world_at(12).step(0).0);
+    let cap = every_world_at(5).capacity();
     let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
     s.set_reuse(false).unwrap();
     let (mut out, events) = (Islands::default(), Events::new());
@@ -1563,10 +1550,7 @@ fn a_dynamic_equality_between_static_ones_replays_the_block_on_the_device() {
     let Some(gpu) = open() else { return };
     let t = Trace::open(traces::dir().join("closed_loops.npz")).unwrap();
     let model = t.model();
-    let policy = Policy {
-        eq: EqPolicy::DynamicIds(vec![0, 3]),
-        ..Policy::default()
-    };
+    let policy = Policy::dynamic_ids(vec![0, 3]);
     for nworld in [12 * t.nworld(), 8 * gpu.info().sm_count as usize + 5] {
         // Copies of the recorded worlds 37 steps apart, each told of its own events.
         let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 37);

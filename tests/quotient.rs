@@ -466,11 +466,7 @@ fn a_learned_equality_above_static_ones_keeps_the_static_block_whole() {
 /// at every step).
 #[test]
 fn a_dynamic_equality_between_static_ones_keeps_the_static_block_whole() {
-    let policy = Policy {
-        eq: EqPolicy::DynamicIds(vec![2]),
-        ..Policy::default()
-    };
-    let (q, off_block) = off_block("closed_loops", policy);
+    let (q, off_block) = off_block("closed_loops", Policy::dynamic_ids(vec![2]));
     assert_eq!(q.classifier().static_eqs(), 0..2);
     assert!(q.classifier().eqs_by_id() && !q.classifier().friction_static());
     assert_eq!(off_block, 0, "world-steps off the static block");
