@@ -186,15 +186,8 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
     );
     let (mut bad, policy) = (false, args.policy());
-    if let Some(ids) = &args.eq_dynamic {
-        let run = policy.classifier().static_eqs();
-        eprintln!(
-            "quotient modes: equalities {ids:?} dynamic, the static ones {}",
-            match run.end {
-                i32::MAX => format!("{} and above", run.start),
-                end => format!("{}..{end}", run.start),
-            }
-        );
+    if args.eq_dynamic.is_some() {
+        eprintln!("quotient modes: {}", super::describe_policy(&policy));
     }
     for path in &args.traces {
         let t = &Trace::open(path)?;

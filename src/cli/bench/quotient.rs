@@ -38,7 +38,7 @@ use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
-use archipelago::quotient::{EqPolicy, classify};
+use archipelago::quotient::classify;
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
@@ -553,10 +553,7 @@ pub(super) fn table(
     let _ = writeln!(
         out,
         "static share ({}): {:.1}% of rows, {:.1}% of support entries\n",
-        match &policy.eq {
-            EqPolicy::DynamicIds(ids) => format!("equalities {ids:?} dynamic"),
-            _ => "default policy".to_string(),
-        },
+        super::super::describe_policy(&policy),
         100.0 * share.row_fraction(),
         100.0 * share.entry_fraction()
     );
