@@ -186,15 +186,19 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
     );
     let (mut bad, policy) = (false, args.policy());
-    if args.eq_dynamic.is_some() {
-        eprintln!("quotient modes: {}", super::describe_policy(&policy));
-    }
     for path in &args.traces {
         let t = &Trace::open(path)?;
         let name = path.file_stem().map_or_else(
             || t.scene().to_string(),
             |s| s.to_string_lossy().into_owned(),
         );
+        if args.eq_dynamic.is_some() && t.nstep() > 0 {
+            let first = t.step(0).0;
+            eprintln!(
+                "quotient modes on {name}: {}",
+                super::describe_policy(&policy, &first)
+            );
+        }
         for &which in &modes {
             let r = match replay(t, which, device.as_ref(), &policy) {
                 Ok(r) => r,

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use invalidation::SourceId;
 
-use crate::rows::{Input, RowType};
+use crate::rows::{Batch, Input, RowType};
 
 /// The kind code hashed for a rowless hyperedge (MuJoCo's row codes are 0..=7).
 pub const ROWLESS_KIND: u8 = 8;
@@ -28,8 +28,9 @@ pub enum EqPolicy {
     /// Every equality is dynamic (solved each step like a contact).
     Dynamic,
     /// The listed equality ids are dynamic, the others static, except that the static ones
-    /// must be one run of ids: those above the first listed id that has an unlisted one below
-    /// it are dynamic too ([`Classifier::static_eqs`]).
+    /// must be one run of ids: of the runs the listed ids leave between them, the one whose rows
+    /// weigh most in the batch stays static and the equalities outside it are dynamic too
+    /// ([`Classifier::static_eqs`]).
     DynamicIds(Vec<i32>),
     /// Static until an equality's `eq_active` has been reported toggled `after` times, counted
     /// over all worlds (an equality that one world switches off and on, or two worlds switch,
@@ -102,7 +103,9 @@ impl Policy {
         }
     }
 
-    /// The fast per-row classifier for this policy.
+    /// The fast per-row classifier for this policy, before it has weighed a batch: where the
+    /// dynamic ids leave several runs of static ones, the first run stays static until
+    /// [`Classifier::weigh`] (the quotient weighs each batch it rebuilds every world of).
     pub fn classifier(&self) -> Classifier {
         let (eq_static, mut dynamic_eqs) = match &self.eq {
             EqPolicy::Static => (true, Vec::new()),
@@ -114,15 +117,25 @@ impl Policy {
         dynamic_eqs.retain(|&id| id >= 0);
         dynamic_eqs.sort_unstable();
         dynamic_eqs.dedup();
+        let runs = dynamic_eqs.capacity() + 1;
         let mut c = Classifier {
             eq_static,
             dynamic_eqs,
+            weights: Vec::with_capacity(runs),
             friction_policy: self.friction_static,
             static_eqs: 0..i32::MAX,
             friction_static: self.friction_static,
             flex_static: self.flex_static,
         };
         c.settle();
+        c
+    }
+
+    /// The classifier for this policy with `batch` weighed ([`Classifier::weigh`]): the one a
+    /// quotient uses on that batch.
+    pub fn classifier_for(&self, batch: &Batch) -> Classifier {
+        let mut c = self.classifier();
+        c.weigh(batch);
         c
     }
 }
@@ -132,6 +145,10 @@ impl Policy {
 pub struct Classifier {
     eq_static: bool,
     dynamic_eqs: Vec<i32>,
+    /// The support entries of each run's rows in the batch last weighed: run `i` lies between
+    /// dynamic ids `i - 1` and `i`, and the last one also holds friction loss. Empty when not
+    /// weighed for the present dynamic ids ([`Classifier::weigh`]).
+    weights: Vec<u64>,
     /// The equality ids that are static when `eq_static` ([`Classifier::static_eqs`]).
     static_eqs: Range<i32>,
     /// The policy's choice for friction-loss rows, and the one in effect
@@ -175,27 +192,90 @@ impl Classifier {
         if let Err(at) = self.dynamic_eqs.binary_search(&eq) {
             self.dynamic_eqs.insert(at, eq);
         }
+        // The run that held `eq` is now two, whose weights are unknown until the next weighing.
+        self.weights.clear();
         self.settle();
         true
     }
 
-    /// The static equalities are one run of ids, `static_eqs`: from the first id above the
-    /// dynamic ones that are a prefix 0, 1, .. (whose rows come first, before the static ones)
-    /// up to the first dynamic id after that; every equality above it is dynamic too, and so are
-    /// friction-loss rows. MuJoCo orders a world's rows by kind, equalities by id, and friction
-    /// loss after them: a dynamic equality with static ones on both sides would put its rows
-    /// inside the static ones, and a world whose static rows are not one block is solved by the
-    /// guard's slower path every step (on the device, by a block a world: about 2x `warp`,
-    /// benches/results/gpu-h200-notes.md, session 54). Solving the equalities above it each step
-    /// keeps the block whole and costs no rebuild when they toggle. Friction-loss rows of one
-    /// tree contract nothing, so the quotient loses little there; a user who would rather keep
-    /// the equalities above lists the ones below as dynamic ([`EqPolicy::DynamicIds`]).
+    /// Weighs the runs of static equalities that the dynamic ids leave by the support entries
+    /// of their rows in `batch` (friction loss counts for the last run, whose rows it follows),
+    /// and keeps the heaviest static; returns whether the classification changed. Linear in the
+    /// batch's rows and free of allocation; only a policy with dynamic ids has runs to choose
+    /// from.
+    ///
+    /// ```
+    /// use archipelago::quotient::Policy;
+    /// use archipelago::{Batch, RowType};
+    /// // Equality 1 toggles; 2 and 3 hold more than 0 does.
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]);
+    /// b.row(RowType::Equality, 2, &[1, 2]).row(RowType::Equality, 3, &[2, 3]);
+    /// b.end_world();
+    /// let batch = b.finish();
+    /// let mut c = Policy::dynamic_ids(vec![1]).classifier();
+    /// assert_eq!(c.static_eqs(), 0..1);
+    /// assert!(c.weigh(&batch));
+    /// assert_eq!(c.static_eqs(), 2..i32::MAX);
+    /// ```
+    pub fn weigh(&mut self, batch: &Batch) -> bool {
+        let before = (self.static_eqs.clone(), self.friction_static);
+        self.weights.clear();
+        if self.eq_static && !self.dynamic_eqs.is_empty() {
+            let last = self.dynamic_eqs.len();
+            self.weights.resize(last + 1, 0);
+            for r in 0..batch.nrow() {
+                let run = match batch.row_type[r] {
+                    RowType::Equality => match self.dynamic_eqs.binary_search(&batch.row_id[r]) {
+                        Ok(_) => continue,
+                        Err(run) => run,
+                    },
+                    kind if kind.is_friction() && self.friction_policy => last,
+                    _ => continue,
+                };
+                self.weights[run] += batch.row_support_of(r).len() as u64;
+            }
+        }
+        self.settle();
+        before != (self.static_eqs.clone(), self.friction_static)
+    }
+
+    /// Whether the runs of static equalities are weighed for the present dynamic ids (or there
+    /// is one run, or none, to choose).
+    pub fn weighed(&self) -> bool {
+        !self.eq_static
+            || self.dynamic_eqs.is_empty()
+            || self.weights.len() == self.dynamic_eqs.len() + 1
+    }
+
+    /// The static equalities are one run of ids, `static_eqs`: of the runs between the dynamic
+    /// ids (whose rows then lie below or above it), the heaviest by [`Classifier::weigh`], or the
+    /// first non-empty one before a weighing; every equality outside it is dynamic too, and so
+    /// is friction loss unless the run reaches the top. MuJoCo orders a world's rows by kind,
+    /// equalities by id, and friction loss after them: a dynamic equality with static ones on
+    /// both sides would put its rows inside the static ones, and a world whose static rows are
+    /// not one block is solved by the guard's slower path every step (on the device, by a block
+    /// a world: about 2x `warp`, benches/results/gpu-h200-notes.md, session 54). Solving the
+    /// equalities outside the run each step keeps the block whole and costs no rebuild when
+    /// they toggle; weighing keeps the most support entries contracted, wherever the toggled
+    /// equality sits among the static ones.
     fn settle(&mut self) {
         let ids = &self.dynamic_eqs;
-        let lo = ids.iter().zip(0..).take_while(|&(&eq, i)| eq == i).count();
-        let hi = ids.get(lo).copied().unwrap_or(i32::MAX);
-        self.static_eqs = if self.eq_static { lo as i32..hi } else { 0..0 };
-        self.friction_static = self.friction_policy && (!self.eq_static || hi == i32::MAX);
+        let runs = (0..=ids.len()).map(|i| {
+            let start = if i == 0 { 0 } else { ids[i - 1] + 1 };
+            (start..ids.get(i).copied().unwrap_or(i32::MAX), i)
+        });
+        let weight = |i: usize| self.weights.get(i).copied().unwrap_or(0);
+        // The heaviest non-empty run, the first of equals: before a weighing, the first.
+        let mut best: Option<(Range<i32>, usize)> = None;
+        for (run, i) in runs.filter(|(run, _)| !run.is_empty()) {
+            if best.as_ref().is_none_or(|(_, b)| weight(i) > weight(*b)) {
+                best = Some((run, i));
+            }
+        }
+        let run = best.map_or(0..0, |(run, _)| run);
+        self.friction_static = self.friction_policy && (!self.eq_static || run.end == i32::MAX);
+        self.static_eqs = if self.eq_static { run } else { 0..0 };
     }
 
     /// Whether some equalities are static (those of [`Classifier::static_eqs`]).
@@ -344,11 +424,72 @@ mod tests {
         assert!(!c.row_is_static(RowType::FrictionDof, 0));
         assert!(c.row_is_static(RowType::Equality, 3));
         assert!(!c.row_is_static(RowType::Equality, 5));
+        // Before a weighing, the first run stays static.
+        assert!(c.weighed() == false && Policy::default().classifier().weighed());
         // A policy without static friction keeps it so.
         let p = Policy {
             friction_static: false,
             ..Policy::default()
         };
         assert!(!p.classifier().friction_static());
+    }
+
+    /// One world: equalities 0..6 with the given support sizes, then dof friction loss on
+    /// `friction` trees.
+    fn batch(eq_sizes: &[usize], friction: usize) -> Batch {
+        let mut b = Batch::builder();
+        for (id, &n) in eq_sizes.iter().enumerate() {
+            b.row(
+                RowType::Equality,
+                id as i32,
+                &(0..n as i32).collect::<Vec<_>>(),
+            );
+        }
+        for t in 0..friction as i32 {
+            b.row(RowType::FrictionDof, t, &[t]);
+        }
+        b.end_world();
+        b.finish()
+    }
+
+    #[test]
+    fn the_heaviest_run_of_static_equalities_stays_static() {
+        let weighed = |ids: Vec<i32>, b: &Batch| {
+            let mut c = classifier(EqPolicy::DynamicIds(ids));
+            let changed = c.weigh(b);
+            assert!(c.weighed());
+            (c.static_eqs(), c.friction_static(), changed)
+        };
+        // Equality 1 dynamic: 0 (2 entries) against 2..6 and the friction loss.
+        let b = batch(&[2, 2, 2, 2, 2, 2], 0);
+        assert_eq!(weighed(vec![1], &b), (2..i32::MAX, true, true));
+        let b = batch(&[9, 2, 2, 2, 2, 2], 0);
+        assert_eq!(weighed(vec![1], &b), (0..1, false, false));
+        // Friction loss tips it, and only where the policy makes it static.
+        let b = batch(&[8, 2, 2, 2, 2, 2], 1);
+        assert_eq!(weighed(vec![1], &b), (2..i32::MAX, true, true));
+        let mut c = Policy {
+            friction_static: false,
+            ..Policy::dynamic_ids(vec![1])
+        }
+        .classifier();
+        assert!(!c.weigh(&b) && c.static_eqs() == (0..1));
+        // Equals: the first run. A middle run ends where the next dynamic id starts.
+        let b = batch(&[2, 2, 1, 1, 2, 2], 0);
+        assert_eq!(weighed(vec![1, 4], &b), (0..1, false, false));
+        let b = batch(&[2, 2, 3, 3, 2, 2], 0);
+        assert_eq!(weighed(vec![1, 4], &b), (2..4, false, true));
+        // Dynamic ids first: the runs between them are empty and never chosen.
+        let b = batch(&[5, 5, 1], 0);
+        assert_eq!(weighed(vec![0, 1], &b), (2..i32::MAX, true, false));
+        // Learning splits a run: its weights are unknown until the next weighing.
+        let mut c = Policy::default().classifier();
+        let b = batch(&[2, 2, 2, 2], 3);
+        assert!(!c.weigh(&b) && c.weighed());
+        assert!(c.make_dynamic(1) && !c.weighed());
+        assert_eq!(c.static_eqs(), 0..1);
+        assert!(c.weigh(&b));
+        assert_eq!((c.static_eqs(), c.friction_static()), (2..i32::MAX, true));
+        assert_eq!(Policy::dynamic_ids(vec![1]).classifier_for(&b), c.clone());
     }
 }

@@ -549,11 +549,11 @@ pub(super) fn table(
     });
     let input = &Input::new(input.model(), &rows)?;
     let policy = args.policy();
-    let share = classify::share(input, &policy.classifier());
+    let share = classify::share(input, &policy.classifier_for(input.batch()));
     let _ = writeln!(
         out,
         "static share ({}): {:.1}% of rows, {:.1}% of support entries\n",
-        super::super::describe_policy(&policy),
+        super::super::describe_policy(&policy, input.batch()),
         100.0 * share.row_fraction(),
         100.0 * share.entry_fraction()
     );
