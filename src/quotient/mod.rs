@@ -340,13 +340,12 @@ impl Quotient {
         // Which run of equalities stays static is chosen by weighing the batch, when the dynamic
         // ids are new and whenever every world is rebuilt anyway; a new choice rebuilds them all.
         let all = self.decision.verdict() == Verdict::RebuildAll;
-        if (all || !self.classifier.weighed())
-            && self.classifier.weigh(batch)
-            && !all
-            && self.cache.live_slots() > 0
-        {
-            self.tracker.reclassified();
-            self.tracker.decide(&mut self.decision);
+        if all || !self.classifier.weighed() {
+            let changed = self.classifier.weigh(batch);
+            if changed && !all && self.cache.live_slots() > 0 {
+                self.tracker.reclassified();
+                self.tracker.decide(&mut self.decision);
+            }
         }
         if self.decision.verdict() == Verdict::RebuildAll {
             self.cache.clear();
