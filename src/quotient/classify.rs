@@ -425,7 +425,7 @@ mod tests {
         assert!(c.row_is_static(RowType::Equality, 3));
         assert!(!c.row_is_static(RowType::Equality, 5));
         // Before a weighing, the first run stays static.
-        assert!(c.weighed() == false && Policy::default().classifier().weighed());
+        assert!(!c.weighed() && Policy::default().classifier().weighed());
         // A policy without static friction keeps it so.
         let p = Policy {
             friction_static: false,
