@@ -62,6 +62,13 @@ pub struct BenchArgs {
     /// of policies.
     #[arg(long, requires = "quotient", value_delimiter = ',')]
     eq_dynamic: Option<Vec<i32>>,
+    /// With `--quotient`: the static component of tree 0 asleep in this share (0 to 1) of each
+    /// shape's worlds, spread evenly: its rows gone, and in the quotient its node masked, told
+    /// so by sleep events after a first step with every world awake. For the share of masked
+    /// worlds past which the block kernels pay (`ARCHIPELAGO_Q_MASKED`). The steady step only:
+    /// needs `--no-sequences`.
+    #[arg(long, requires = "quotient", requires = "no_sequences", value_parser = parse_share)]
+    asleep: Option<f64>,
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]
     sort: Sort,
@@ -69,6 +76,13 @@ pub struct BenchArgs {
     /// `always`).
     #[arg(long, default_value = "auto", value_parser = parse_overlap)]
     overlap: Overlap,
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{s}` is not a share from 0 to 1")),
+    }
 }
 
 fn parse_overlap(s: &str) -> Result<Overlap, String> {
@@ -89,6 +103,7 @@ fn parse_sort(s: &str) -> Result<Sort, String> {
     }
 }
 
+mod asleep;
 mod quotient;
 mod sequence;
 
@@ -106,6 +121,7 @@ impl Default for BenchArgs {
             worlds: None,
             no_sequences: false,
             eq_dynamic: None,
+            asleep: None,
             sort: Sort::Auto,
             overlap: Overlap::Auto,
         }
@@ -150,6 +166,9 @@ struct Shape {
     batch: Batch,
     /// Canonical-order keys of the rows (deterministic mode).
     keys: RowKeys,
+    /// The batch the quotient steps first, and the events that lead from it to `batch` (a
+    /// shape put partly asleep: see `bench/asleep.rs`).
+    waking: Option<(Batch, invalidation::Events)>,
 }
 
 /// Keys for synthetic contacts: tree `t` carries geoms `2t + 1` and `2t + 2`, geom 0 is the
@@ -233,6 +252,7 @@ fn random_shape(name: &'static str, nworld: usize, ntree: usize, rows: usize, se
         model: robot_model(ntree),
         keys: synthetic_keys(&batch),
         batch,
+        waking: None,
     }
 }
 
@@ -253,6 +273,7 @@ fn chain_shape(name: &'static str, ntree: usize, seed: u64) -> Shape {
         model: Model::from_dofnum(&vec![1; ntree]).expect("valid"),
         keys: synthetic_keys(&batch),
         batch,
+        waking: None,
     }
 }
 
@@ -291,6 +312,7 @@ fn particle_shape(
         model: Model::from_dofnum(&vec![3; ntree]).expect("valid"),
         keys: synthetic_keys(&batch),
         batch,
+        waking: None,
     }
 }
 
@@ -388,6 +410,7 @@ fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Op
         model: tr.model().clone(),
         batch: b.finish(),
         keys,
+        waking: None,
     }))
 }
 
@@ -527,13 +550,16 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     print!("{report}");
     let mut summaries = Vec::new();
     for (name, make) in selected {
-        let Some(shape) = make()? else {
+        let Some(mut shape) = make()? else {
             println!(
                 "### {name}: trace not found under {}, skipped\n",
                 trace_dir().display()
             );
             continue;
         };
+        if let (true, Some(share)) = (args.quotient, args.asleep) {
+            shape = shape.put_to_sleep(share, &args.policy());
+        }
         let input = Input::new(&shape.model, &shape.batch)?;
         let mut reference = Islands::default();
         cpu::by_name("dsu")

@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use super::sequence::{self, PolicyFigures, Sequence};
 use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
+use archipelago::cpu::CpuMode;
 use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
@@ -95,6 +96,7 @@ fn shape(name: &str, model: Model, batch: Batch) -> Shape {
         model,
         keys: synthetic_keys(&batch),
         batch,
+        waking: None,
     }
 }
 
@@ -360,8 +362,11 @@ fn quotient(
     reference: &Islands,
     args: &BenchArgs,
     (flush, busy): (&L2Flush, &Busy),
+    waking: Option<&(Batch, Events)>,
 ) -> archipelago::Result<QuotientFigures> {
-    let cap = Capacity::fit(input.model(), input.batch());
+    // A shape put partly asleep starts awake (its batch holds every row of the measured one).
+    let first = Input::new(input.model(), waking.map_or(input.batch(), |(b, _)| b))?;
+    let cap = Capacity::fit(first.model(), first.batch());
     let start = Instant::now();
     let mut q = QuotientSolver::new(g, cap, input.model(), args.policy())?;
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -371,11 +376,27 @@ fn quotient(
     let (none, mut out) = (Events::new(), PinnedIslands::new(g, &cap));
     // The first step contracts every world.
     let t = Instant::now();
-    q.upload(input, &none)?;
+    q.upload(&first, &none)?;
     let first_ms = t.elapsed().as_secs_f64() * 1e3;
     q.replay()?;
-    out.fill(input, |o| q.download(input, o))?;
-    let mut ok = out.first_mismatch(reference).is_none();
+    out.fill(&first, |o| q.download(&first, o))?;
+    let mut ok = match waking {
+        // Then the components fall asleep, reported: their nodes are masked from now on.
+        Some((_, asleep)) => {
+            let mut awake = Islands::default();
+            CpuMode::solve(
+                &mut archipelago::cpu::dsu::Dsu::default(),
+                &first,
+                &mut awake,
+            )?;
+            let ok = out.first_mismatch(&awake).is_none();
+            q.upload(input, asleep)?;
+            q.replay()?;
+            out.fill(input, |o| q.download(input, o))?;
+            ok && out.first_mismatch(reference).is_none()
+        }
+        None => out.first_mismatch(reference).is_none(),
+    };
     let (mut wall, mut host) = (Vec::new(), Vec::new());
     for _ in 0..WALL_REPS {
         let t = Instant::now();
@@ -388,6 +409,24 @@ fn quotient(
     ok &= out.first_mismatch(reference).is_none();
     let counts = q.last_counts();
     let host_us = median(host);
+    // The steady step's device figures, before the rebuilds below (which, on a shape put partly
+    // asleep, contract its sleeping worlds apart).
+    q.upload(input, &none)?;
+    let device = q.time_replays(2, args.reps.max(1))?;
+    let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
+    let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
+    let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
+    let warp_worlds = q.warp_worlds();
+    let guard_warps = q.guard_warps();
+    // The same step with the tree-level maps only, where node-level maps apply.
+    let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
+        q.set_node_maps(false);
+        let us = median(q.time_replays(2, args.reps.max(1))?);
+        q.set_node_maps(true);
+        Some(us)
+    } else {
+        None
+    };
     // A whole step with `events`: its host half's µs.
     let mut host_step = |events: &Events| -> archipelago::Result<f64> {
         let t = Instant::now();
@@ -415,22 +454,6 @@ fn quotient(
         one_us.push(host_step(&one)? - steady);
     }
     let rebuild_one_us = median(one_us).max(0.0);
-    q.upload(input, &none)?;
-    let device = q.time_replays(2, args.reps.max(1))?;
-    let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
-    let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
-    let warp_worlds = q.warp_worlds();
-    let guard_warps = q.guard_warps();
-    // The same step with the tree-level maps only, where node-level maps apply.
-    let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
-        q.set_node_maps(false);
-        let us = median(q.time_replays(2, args.reps.max(1))?);
-        q.set_node_maps(true);
-        Some(us)
-    } else {
-        None
-    };
     // The floor of a quotient step on this shape: reuse on and every world unchanged since its
     // last step, so only the reuse check runs (it reads every hyperedge, as any exact check
     // must); the row-level outputs are in place, as no world's rows moved. The warp kernel has
@@ -633,7 +656,7 @@ pub(super) fn table(
         busy: None,
         sequences: Vec::new(),
     };
-    match quotient(g, input, reference, args, timers) {
+    match quotient(g, input, reference, args, timers, shape.waking.as_ref()) {
         Ok(f) => {
             all_ok &= f.timed.ok;
             row(out, &f.timed);
