@@ -26,7 +26,7 @@ mod traces;
 use device::open;
 
 use archipelago::gpu;
-use archipelago::gpu::quotient::{MASKED_FOR_BLOCKS, QuotientSolver};
+use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::trace::{self, Tiled, Trace};
 use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType};
@@ -1097,8 +1097,8 @@ struct Paths {
     /// Solved with a node masked as asleep; solved directly (the guard, partial sleep).
     masked: usize,
     direct: usize,
-    /// Launched a block a world right after a step with more than `MASKED_FOR_BLOCKS` of its
-    /// worlds masked.
+    /// Launched a block a world right after a step with more of its worlds masked than the rule
+    /// allows the warp kernels (`QuotientSolver::masked_for_blocks`).
     blocks_after_masked: usize,
 }
 
@@ -1157,7 +1157,7 @@ fn random_run(
                 "{policy:?} reuse {reuse} node maps {nodes} warps {warps:?} pair {pair:?} step {step}: {m:?}"
             );
         }
-        if !by_warps && masked_before as f64 > MASKED_FOR_BLOCKS * nworld as f64 {
+        if !by_warps && masked_before as f64 > solver.masked_for_blocks() * nworld as f64 {
             paths.blocks_after_masked += nworld;
         }
         let c = solver.last_counts();
@@ -1227,9 +1227,9 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
 /// its block's direct solve. Forced on 96 worlds under every policy (the scene of 32 trees
 /// with a second warp a world for the guard, the scene of 20 without), and by the launch rules
 /// on eight worlds a multiprocessor (a second warp a world there; a block a world after a step
-/// whose worlds were more than `MASKED_FOR_BLOCKS` masked). Then scenes of more trees,
-/// whose equalities stay static and nothing sleeps, so that their couplings keep every slot
-/// within 32 nodes: 64 trees in a few nodes (the run tables), 400 in one or two (runs of 32
+/// with masked worlds past the rule's share, `QuotientSolver::masked_for_blocks`). Then scenes
+/// of more trees, whose equalities stay static and nothing sleeps, so that their couplings keep
+/// every slot within 32 nodes: 64 trees in a few nodes (the run tables), 400 in one or two (runs of 32
 /// trees or more, mapped run by run) and 64 in 20-28 nodes, interleaved (up to 59 runs of one
 /// node, past what the tables hold), each with the guard in the world's warp and in its own.
 #[test]
@@ -1455,7 +1455,7 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
         s.replay().unwrap();
         s.download(&input, &mut out).unwrap();
         // The last step's share of masked worlds decides this one's kernels.
-        let heavy = last_masked as f64 > MASKED_FOR_BLOCKS * nworld as f64;
+        let heavy = last_masked as f64 > s.masked_for_blocks() * nworld as f64;
         assert_eq!(
             warps, !heavy,
             "step {k}: {last_masked} of {nworld} masked before it"

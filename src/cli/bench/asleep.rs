@@ -183,8 +183,14 @@ mod tests {
         q.step(&input, &events, &mut out).unwrap();
         let after = q.counters();
         assert_eq!(after.masked - before.masked, 2);
-        assert_eq!(after.contracted + after.shared, before.contracted + before.shared);
-        assert_eq!(out.first_mismatch(&archipelago::oracle::solve(&input)), None);
+        assert_eq!(
+            after.contracted + after.shared,
+            before.contracted + before.shared
+        );
+        assert_eq!(
+            out.first_mismatch(&archipelago::oracle::solve(&input)),
+            None
+        );
         // No share, no change.
         let (same, none) = put_to_sleep(&model, &batch, &c, 0.0);
         assert!(same == batch && none.is_empty());

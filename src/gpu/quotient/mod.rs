@@ -438,27 +438,36 @@ fn guard_warps_from_env() -> Option<bool> {
 }
 
 /// A world solved by the guard's path (flag 2, "masked": a component asleep, or static rows
-/// present but not as one block) is one the warp kernels leave to its block of four warps,
-/// which solves its pending worlds one after another once every warp is done, so a few such
-/// worlds in a block make the whole launch wait; the block kernels solve each in a block of its
-/// own. So a step whose worlds were more than this share masked is followed by one with a block
-/// a world (see [`QuotientSolver::set_warp_worlds`]), until a step masks fewer. Measured on the
-/// H200 (session 54, benches/results/logs/h200-2026-12-03-session54-calls.md, call 4): over the
-/// recorded steps of closed_loops tiled to 4,096 worlds, two thirds of its world-steps masked
-/// (a learned equality between static rows, since mended in `classify`), 72.2–73.0 µs a step with
-/// the warp kernels at every step, 49.4–54.7 with this share, 49.2–53.7 with any share and
-/// 49.2–53.4 with the block kernels at every step; sleep_toggles, which masked none, even.
-/// A batch whose share hovers about this one switches kernels often; the solver keeps a graph
-/// for each, so a switch captures nothing.
-pub const MASKED_FOR_BLOCKS: f64 = 1.0 / 16.0;
+/// present but not as one block) is one the warp kernels leave to its block, which solves its
+/// pending worlds one after another once every warp is done: one such world makes its block,
+/// and so the launch, wait for a serial solve. The block kernels solve each world in a block of
+/// its own, which costs the worlds that replay more. So a step whose worlds were more than a
+/// share masked is followed by one with a block a world (see
+/// [`QuotientSolver::set_warp_worlds`]), until a step masks fewer; the share is this one where
+/// the rule gives a world one warp (many waves of worlds), [`MASKED_FOR_BLOCKS_PAIRS`] where it
+/// gives two (one wave). Measured on the H200 (session 56,
+/// benches/results/logs/h200-2026-12-03-session56-calls.md, call 1): mechanism-90% at 4,096
+/// worlds with a component asleep in 1/64 to 1/2 of them, 28.8–43.0 µs a step by warps against
+/// 38.8–45.7 by blocks (with L2 flushed, blocks 4.9 faster at 1/2); session 54's closed_loops at
+/// 4,096 with two thirds masked, 72.2–73.0 by warps against 49.2–53.4 by blocks. A batch whose
+/// share hovers about the rule's switches kernels often; the solver keeps a graph for each, so
+/// a switch captures nothing.
+pub const MASKED_FOR_BLOCKS: f64 = 0.5;
 
-/// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements; see [`MASKED_FOR_BLOCKS`]), else that.
-fn masked_for_blocks_from_env() -> f64 {
+/// The share of [`MASKED_FOR_BLOCKS`] where the rule gives each world two warps (the pair
+/// kernels, while every world is resident): any masked world. There a block a world is one wave
+/// too, and the pair kernels wait for the serial solve. Measured on the H200 (session 56, call
+/// 1): mechanism-90% at 1,024 worlds with 1/32 to 1/2 masked, 22.8–33.0 µs a step by pairs
+/// against 18.8–19.3 by blocks.
+pub const MASKED_FOR_BLOCKS_PAIRS: f64 = 0.0;
+
+/// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel), else the
+/// rule's ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]).
+fn masked_for_blocks_from_env() -> Option<f64> {
     std::env::var("ARCHIPELAGO_Q_MASKED")
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|x| (0.0..=1.0).contains(x))
-        .unwrap_or(MASKED_FOR_BLOCKS)
 }
 
 fn choice_from_env(name: &str) -> Option<bool> {
@@ -527,8 +536,8 @@ pub struct QuotientSolver {
     cap: Capacity,
     last: StepCounts,
     /// The share of a step's worlds masked past which the next takes a block a world instead
-    /// of a warp ([`MASKED_FOR_BLOCKS`]).
-    masked_for_blocks: f64,
+    /// of a warp, where `ARCHIPELAGO_Q_MASKED` sets one ([`MASKED_FOR_BLOCKS`]).
+    masked_for_blocks: Option<f64>,
     node_tables: Option<NodeTables>,
     /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
     trace: Option<(DevBuf, PhaseTrace)>,
@@ -1187,11 +1196,12 @@ impl QuotientSolver {
             return Kernel::General;
         }
         // Loaded wherever the rule or the setter may pick them (warps_reachable).
-        if let Some(warps) = &self.warps {
-            let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
-                || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
-            if self.warp_worlds.unwrap_or(pays && !self.masked_heavy()) {
-                return match self.guard_warps.unwrap_or(nworld <= warps.pair_worlds) {
+        if let Some((pays, pairs)) = self.warp_terms() {
+            if self
+                .warp_worlds
+                .unwrap_or(pays && !self.masked_heavy(pairs))
+            {
+                return match pairs {
                     true => Kernel::Pair,
                     false => Kernel::Warp,
                 };
@@ -1204,11 +1214,47 @@ impl QuotientSolver {
         }
     }
 
-    /// Whether the last downloaded step masked more than [`MASKED_FOR_BLOCKS`] of its worlds.
-    fn masked_heavy(&self) -> bool {
+    /// The warp kernels' terms for the uploaded batch, where their program is loaded: whether
+    /// the rule finds that they pay, and whether with two warps a world (the pair kernels).
+    fn warp_terms(&self) -> Option<(bool, bool)> {
+        let warps = self.warps.as_ref()?;
+        let nworld = self.ws.nworld();
+        let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
+            || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
+        Some((
+            pays,
+            self.guard_warps.unwrap_or(nworld <= warps.pair_worlds),
+        ))
+    }
+
+    /// The share of masked worlds the rule allows the warp kernels, with two warps a world
+    /// (`pairs`) or one.
+    fn masked_share(&self, pairs: bool) -> f64 {
+        self.masked_for_blocks.unwrap_or(match pairs {
+            true => MASKED_FOR_BLOCKS_PAIRS,
+            false => MASKED_FOR_BLOCKS,
+        })
+    }
+
+    /// Whether the last downloaded step masked more of its worlds than the rule allows the warp
+    /// kernels ([`MASKED_FOR_BLOCKS`]).
+    fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        all > 0 && c.masked as f64 > self.masked_for_blocks * all as f64
+        all > 0 && c.masked as f64 > self.masked_share(pairs) * all as f64
+    }
+
+    /// The share of a step's worlds masked past which the next step of a batch like the
+    /// uploaded one takes a block a world ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]):
+    /// 1 where the rule never gives it the warp kernels, or a choice of
+    /// [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
+    pub fn masked_for_blocks(&self) -> f64 {
+        match self.warp_terms() {
+            Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
+                self.masked_share(pairs)
+            }
+            _ => 1.0,
+        }
     }
 
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
