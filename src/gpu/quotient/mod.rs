@@ -461,6 +461,15 @@ pub const MASKED_FOR_BLOCKS: f64 = 0.5;
 /// against 18.8–19.3 by blocks.
 pub const MASKED_FOR_BLOCKS_PAIRS: f64 = 0.0;
 
+/// The share of masked worlds the rule allows the warp kernels, with two warps a world
+/// (`pairs`) or one, unless `ARCHIPELAGO_Q_MASKED` sets one (`forced`).
+fn masked_share(pairs: bool, forced: Option<f64>) -> f64 {
+    forced.unwrap_or(match pairs {
+        true => MASKED_FOR_BLOCKS_PAIRS,
+        false => MASKED_FOR_BLOCKS,
+    })
+}
+
 /// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel), else the
 /// rule's ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]).
 fn masked_for_blocks_from_env() -> Option<f64> {
@@ -1227,21 +1236,12 @@ impl QuotientSolver {
         ))
     }
 
-    /// The share of masked worlds the rule allows the warp kernels, with two warps a world
-    /// (`pairs`) or one.
-    fn masked_share(&self, pairs: bool) -> f64 {
-        self.masked_for_blocks.unwrap_or(match pairs {
-            true => MASKED_FOR_BLOCKS_PAIRS,
-            false => MASKED_FOR_BLOCKS,
-        })
-    }
-
     /// Whether the last downloaded step masked more of its worlds than the rule allows the warp
     /// kernels ([`MASKED_FOR_BLOCKS`]).
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        all > 0 && c.masked as f64 > self.masked_share(pairs) * all as f64
+        all > 0 && c.masked as f64 > masked_share(pairs, self.masked_for_blocks) * all as f64
     }
 
     /// The share of a step's worlds masked past which the next step of a batch like the
@@ -1251,7 +1251,7 @@ impl QuotientSolver {
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
-                self.masked_share(pairs)
+                masked_share(pairs, self.masked_for_blocks)
             }
             _ => 1.0,
         }
@@ -1395,7 +1395,20 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{pairs_pay, warp_pays, warps_reachable};
+    use super::{masked_share, pairs_pay, warp_pays, warps_reachable};
+
+    #[test]
+    fn blocks_after_any_masked_world_with_two_warps_a_world_and_past_half_with_one() {
+        // The masked worlds of a step that the next step's warp kernels allow, of 4,096.
+        let allowed = |pairs, forced| (masked_share(pairs, forced) * 4096.0) as usize;
+        assert_eq!(allowed(true, None), 0);
+        assert_eq!(allowed(false, None), 2048);
+        // ARCHIPELAGO_Q_MASKED: one share for both, 0 (blocks after any) to 1 (never).
+        assert_eq!(
+            (allowed(true, Some(1.0)), allowed(false, Some(0.0))),
+            (4096, 0)
+        );
+    }
 
     #[test]
     fn the_rule_takes_the_warp_kernels_only_where_a_solver_loads_them() {
