@@ -434,7 +434,7 @@ mod tests {
         assert!(!p.classifier().friction_static());
     }
 
-    /// One world: equalities 0..6 with the given support sizes, then dof friction loss on
+    /// One world: equalities 0, 1, .. with the given support sizes, then dof friction loss on
     /// `friction` trees.
     fn batch(eq_sizes: &[usize], friction: usize) -> Batch {
         let mut b = Batch::builder();
