@@ -100,6 +100,9 @@ struct QArgs {
     // node -> island (Q_NODE_MAX bytes).
     unsigned long long* c_node;
     long long* trace;                  // nworld * Q_TRACE_MARKS clock64 marks (Q_TRACE only)
+    const unsigned* aside;             // warp kernels, while aside_blocks > 0: nworld flags (1:
+                                       // the world is set aside), then aside_blocks worlds
+                                       // (0xffffffff: none), see quotient_warp.cu
     int eq_ids;                        // equality rows are static by id: those in
     int eq_lo, eq_hi;                  // [eq_lo, eq_hi), one run (Classifier::static_eqs)
     int eq_static;
@@ -121,6 +124,8 @@ struct QArgs {
     int one_nnode;
     int one_k;
     int one_nstatic;
+    int aside_blocks;                  // warp kernels: the launch's first blocks, one a world
+                                       // set aside
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/

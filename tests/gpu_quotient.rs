@@ -1487,6 +1487,44 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     );
 }
 
+/// The warp kernels set aside the worlds that the step before masked (sleep_toggles tiled past
+/// seven worlds a multiprocessor, warps forced at every step): each is solved by a block of its
+/// own beside the warps, and every step equals the oracle.
+#[test]
+fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
+    let Some(gpu) = open() else { return };
+    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let model = t.model();
+    let nworld = 8 * gpu.info().sm_count as usize + 5;
+    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
+    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
+    s.set_warp_worlds(Some(true)).unwrap();
+    let (mut out, events) = (Islands::default(), Events::new());
+    let (mut aside, mut last_masked) = (0, Vec::new());
+    for k in 0..tiled.len() {
+        let batch = tiled.step(k).0;
+        let input = Input::new(model, &batch).unwrap();
+        s.upload(&input, &events).unwrap();
+        s.replay().unwrap();
+        s.download(&input, &mut out).unwrap();
+        if let Some(m) = out.first_mismatch(&oracle::solve(&input)) {
+            panic!("step {k}: {m:?}");
+        }
+        // Those set aside are the first sixteenth of the worlds masked the step before.
+        let set = s.aside_worlds();
+        let want = &last_masked[..last_masked.len().min(nworld.div_ceil(16))];
+        assert_eq!(set, want, "step {k}");
+        aside += set.len();
+        last_masked = s.masked_worlds().to_vec();
+        assert_eq!(last_masked.len(), s.last_counts().masked);
+    }
+    assert!(aside > 0, "no world was set aside");
+    println!(
+        "{nworld} worlds, {} steps: {aside} world-steps set aside",
+        tiled.len()
+    );
+}
+
 /// A batch whose masked share alternates about the rule's: sleep_toggles' step 5 (every world
 /// awake) and step 12 (every world with a component asleep, masked by the guard), each tiled past
 /// seven worlds a multiprocessor, by turns. The kernels alternate with them, warps after the

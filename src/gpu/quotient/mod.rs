@@ -179,6 +179,7 @@ struct QArgs {
     c_support: u64,
     c_node: u64,
     trace: u64,
+    aside: u64,
     eq_ids: i32,
     eq_lo: i32,
     eq_hi: i32,
@@ -198,6 +199,7 @@ struct QArgs {
     one_nnode: i32,
     one_k: i32,
     one_nstatic: i32,
+    aside_blocks: i32,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -238,6 +240,20 @@ struct QBufs {
     /// The node-level partition check's cache (per world [`NODE_CACHE_WORDS`] words: a
     /// contraction number, then [`NODE_MAPS_MAX`] node islands as bytes).
     c_node: DevBuf,
+    /// The worlds set aside for the warp kernels' aside blocks: a flag per world, then the
+    /// worlds ([`aside_cap`]).
+    aside: DevBuf,
+}
+
+/// Worlds the warp kernels set aside at most, of `nworld`: a sixteenth. Each takes a block of
+/// its own at the launch's start (see `quotient_warp.cu`).
+fn aside_cap(nworld: usize) -> usize {
+    nworld.div_ceil(16)
+}
+
+/// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off (for measurements).
+fn aside_from_env() -> bool {
+    choice_from_env("ARCHIPELAGO_Q_ASIDE") != Some(false)
 }
 
 /// Worlds per block of the warp kernel (`QW_WARPS` in `kernels/quotient_warp.cu`).
@@ -253,7 +269,7 @@ const WARP_TREES_MAX: usize = 512;
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
 /// the node-level maps, the threads per block, which kernel and the batch's one slot with its
 /// counts.
-type GraphKey = [i32; 14];
+type GraphKey = [i32; 15];
 
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -525,6 +541,15 @@ pub struct QuotientSolver {
     sm_count: usize,
     stream: Arc<CudaStream>,
     stale: PinnedVec<i32>,
+    /// The worlds the last downloaded step masked (flag 2).
+    masked: Vec<u32>,
+    /// The aside array as uploaded (flags, then worlds), or `None` where the aside blocks are
+    /// off (`ARCHIPELAGO_Q_ASIDE=0`).
+    aside: Option<Vec<u32>>,
+    /// The worlds set aside on the device now, in order.
+    aside_on_device: Vec<u32>,
+    /// Whether the last launch had aside blocks.
+    last_aside: bool,
     contracted: Vec<u32>,
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
@@ -679,6 +704,7 @@ impl QuotientSolver {
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
             c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
+            aside: buf("q_aside", (w + aside_cap(w)) * 4)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
         bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
@@ -705,6 +731,10 @@ impl QuotientSolver {
             sm_count,
             stream: gpu.stream().clone(),
             stale: PinnedVec::new(ctx, w),
+            masked: Vec::with_capacity(w),
+            aside: aside_from_env().then(|| Vec::with_capacity(w + aside_cap(w))),
+            aside_on_device: Vec::with_capacity(aside_cap(w)),
+            last_aside: false,
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
             graphs: Default::default(),
@@ -769,6 +799,7 @@ impl QuotientSolver {
             &b.c_support,
             &b.c_out,
             &b.c_node,
+            &b.aside,
         ]
         .iter()
         .map(|x| x.bytes())
@@ -952,6 +983,7 @@ impl QuotientSolver {
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
+            self.aside_blocks() as i32,
             one[0],
             one[1],
             one[2],
@@ -1012,6 +1044,23 @@ impl QuotientSolver {
     ///   empty cache.
     fn before_launch(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
+        let (nb, here) = (self.aside_blocks(), self.masked_here());
+        self.last_aside = nb > 0;
+        if let Some(host) = self.aside.as_mut().filter(|_| nb > 0) {
+            let set = &self.masked[..here.min(nb)];
+            if self.aside_on_device != set || host.len() != nworld + nb {
+                host.clear();
+                host.resize(nworld + nb, 0);
+                for (i, &w) in set.iter().enumerate() {
+                    host[w as usize] = 1;
+                    host[nworld + i] = w;
+                }
+                host[nworld + set.len()..].fill(u32::MAX);
+                self.bufs.aside.upload(host, &self.stream)?;
+                self.aside_on_device.clear();
+                self.aside_on_device.extend_from_slice(set);
+            }
+        }
         if self.placed_nworld != Some(nworld) {
             let b = &self.bufs.c_rowadr;
             b.fill(0xff, b.bytes(), &self.stream)?;
@@ -1058,8 +1107,12 @@ impl QuotientSolver {
             t.record(&self.stale[..nworld]);
         }
         let mut counts = StepCounts::default();
+        self.masked.clear();
         for w in 0..nworld {
             let flag = self.stale[w];
+            if flag & 3 == 2 {
+                self.masked.push(w as u32);
+            }
             counts.rows_only += usize::from(flag & 4 != 0);
             counts.by_nodes += usize::from(flag & 8 != 0);
             counts.in_place += usize::from(flag & 16 != 0);
@@ -1257,6 +1310,37 @@ impl QuotientSolver {
         }
     }
 
+    /// The aside blocks of the next launch: where it takes the warp kernels and the last step
+    /// masked worlds, [`aside_cap`] of them (each sets aside one of those worlds, or none);
+    /// else 0.
+    fn aside_blocks(&self) -> usize {
+        let nworld = self.ws.nworld();
+        let on = self.aside.is_some() && self.masked_here() > 0 && self.kernel_choice().by_warps();
+        if on { aside_cap(nworld) } else { 0 }
+    }
+
+    /// The worlds the last downloaded step solved with a node masked (flag 2: a component
+    /// asleep), ascending.
+    pub fn masked_worlds(&self) -> &[u32] {
+        &self.masked
+    }
+
+    /// The worlds the last launch set aside, each solved by a block of its own beside the warp
+    /// kernels' warps: of those the step before masked, up to a sixteenth of the batch (see
+    /// `kernels/quotient_warp.cu`); none where the launch took the block kernels.
+    pub fn aside_worlds(&self) -> &[u32] {
+        match self.last_aside {
+            true => &self.aside_on_device,
+            false => &[],
+        }
+    }
+
+    /// How many of the last step's masked worlds the uploaded batch has (they ascend).
+    fn masked_here(&self) -> usize {
+        let nworld = self.ws.nworld();
+        self.masked.partition_point(|&w| (w as usize) < nworld)
+    }
+
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
     /// for the warp kernel, eight for the pair kernels.
     fn launch_shape(&self) -> BlockShape {
@@ -1329,6 +1413,7 @@ impl QuotientSolver {
             c_support: b.c_support.ptr(),
             c_node: b.c_node.ptr(),
             trace: self.trace.as_ref().map_or(0, |(buf, _)| buf.ptr()),
+            aside: b.aside.ptr(),
             eq_ids: c.eqs_by_id() as i32,
             eq_lo: c.static_eqs().start,
             eq_hi: c.static_eqs().end,
@@ -1348,6 +1433,7 @@ impl QuotientSolver {
             one_nnode: one[1],
             one_k: one[2],
             one_nstatic: one[3],
+            aside_blocks: self.aside_blocks() as i32,
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
@@ -1365,7 +1451,8 @@ impl QuotientSolver {
                     &warps.warp
                 };
                 let f = family.pick(self.reuse, self.batch_slot().is_some());
-                (f, nworld.div_ceil(WARP_PER_BLOCK as u32))
+                let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
+                (f, self.aside_blocks() as u32 + blocks)
             }
             (Kernel::Warp | Kernel::Pair, None) => {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
