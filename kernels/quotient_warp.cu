@@ -520,10 +520,11 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 
 // Worlds set aside: a world that its warp leaves pending makes its whole block wait for the
 // block's serial solve of it (a step of mechanism-90% at 4,096 worlds took 16.2 µs with none
-// masked, 28.2 with one world of the 4,096 masked: session 56). The host sets aside the worlds
-// that were masked at its last step (flag 2, a component asleep), up to aside_blocks of them:
-// the launch's first aside_blocks blocks each solve one of them by the block path (q_world),
-// beside the warps, and the warps skip them. Only where a world is: a world set aside that
+// masked, 28.2 with one world of the 4,096 masked). The host sets aside the worlds that were
+// masked at its last step (flag 2, a component asleep) where they are at most a sixteenth of
+// the batch (src/gpu/quotient/: ASIDE_SHARE): the launch's first q.aside_blocks blocks each
+// solve one of them by the block path (q_world), beside the warps, and the warps skip them
+// (20.2 µs a step with one masked, 24.8 with 256; session 56, call 4). A world set aside that
 // replays after all is solved by the block path all the same, and one masked but not set aside
 // is left pending as before, so the outputs and flags are the same either way.
 

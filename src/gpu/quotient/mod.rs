@@ -245,12 +245,6 @@ struct QBufs {
     aside: DevBuf,
 }
 
-/// Worlds the warp kernels set aside at most, of `nworld`: a sixteenth. Each takes a block of
-/// its own at the launch's start (see `quotient_warp.cu`).
-fn aside_cap(nworld: usize) -> usize {
-    nworld.div_ceil(16)
-}
-
 /// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off (for measurements).
 fn aside_from_env() -> bool {
     choice_from_env("ARCHIPELAGO_Q_ASIDE") != Some(false)
@@ -456,33 +450,52 @@ fn guard_warps_from_env() -> Option<bool> {
 /// A world solved by the guard's path (flag 2, "masked": a component asleep, or static rows
 /// present but not as one block) is one the warp kernels leave to its block, which solves its
 /// pending worlds one after another once every warp is done: one such world makes its block,
-/// and so the launch, wait for a serial solve. The block kernels solve each world in a block of
-/// its own, which costs the worlds that replay more. So a step whose worlds were more than a
-/// share masked is followed by one with a block a world (see
-/// [`QuotientSolver::set_warp_worlds`]), until a step masks fewer; the share is this one where
-/// the rule gives a world one warp (many waves of worlds), [`MASKED_FOR_BLOCKS_PAIRS`] where it
-/// gives two (one wave). Measured on the H200 (session 56,
-/// benches/results/logs/h200-2026-12-03-session56-calls.md, call 1): mechanism-90% at 4,096
-/// worlds with a component asleep in 1/64 to 1/2 of them, 28.8–43.0 µs a step by warps against
-/// 38.8–45.7 by blocks (with L2 flushed, blocks 4.9 faster at 1/2); session 54's closed_loops at
-/// 4,096 with two thirds masked, 72.2–73.0 by warps against 49.2–53.4 by blocks. A batch whose
-/// share hovers about the rule's switches kernels often; the solver keeps a graph for each, so
-/// a switch captures nothing.
+/// and so the launch, wait for a serial solve. So the warp kernels set aside the worlds that
+/// the step before masked, where they are no more than [`ASIDE_SHARE`] of the batch, each
+/// solved by a block of its own beside the warps (`kernels/quotient_warp.cu`). Past that share
+/// the aside blocks lose (they take the warps' places while the worlds beyond them wait for
+/// their blocks anyway): with one warp a world (many waves of worlds) the masked worlds are
+/// left to their blocks until more than this share of them is masked, and then a step takes a
+/// block a world (see [`QuotientSolver::set_warp_worlds`]); with two warps a world, past
+/// [`MASKED_FOR_BLOCKS_PAIRS`]. Measured on the H200 (session 56,
+/// benches/results/logs/h200-2026-12-03-session56-calls.md, calls 1 and 4): mechanism-90%
+/// (16.2 µs a step at 4,096 worlds, none masked) with a component asleep in 1 to 256 of 4,096
+/// worlds, 20.2–24.8 µs with the aside blocks, 28.2–29.8 with their blocks after the warps,
+/// 38.1–40.3 with a block a world; with 512 and 1,024 masked, 36.7 aside (256 of them),
+/// 30.0–30.7 after the warps, 43.1–44.4 by blocks; from 1/64 to 1/2 masked, 28.8–43.0 after the
+/// warps against 38.8–45.7 by blocks; session 54's closed_loops at 4,096 with two thirds masked,
+/// 72.2–73.0 after the warps against 49.2–53.4 by blocks. At 8,192 worlds with 128 masked: 41.5
+/// aside, 53.7 after the warps, 73.9 by blocks. A batch whose share hovers about the rule's
+/// switches kernels often; the solver keeps a graph for each, so a switch captures nothing.
 pub const MASKED_FOR_BLOCKS: f64 = 0.5;
 
 /// The share of [`MASKED_FOR_BLOCKS`] where the rule gives each world two warps (the pair
-/// kernels, while every world is resident): any masked world. There a block a world is one wave
-/// too, and the pair kernels wait for the serial solve. Measured on the H200 (session 56, call
-/// 1): mechanism-90% at 1,024 worlds with 1/32 to 1/2 masked, 22.8–33.0 µs a step by pairs
-/// against 18.8–19.3 by blocks.
-pub const MASKED_FOR_BLOCKS_PAIRS: f64 = 0.0;
+/// kernels, while every world is resident, where a block a world is one wave too): past the
+/// worlds set aside. Measured on the H200 (session 56, calls 1 and 4): mechanism-90% at 1,024
+/// worlds with 1 or 32 masked, 14.9 and 17.1 µs a step with the aside blocks, 21.2 and 23.2
+/// with their blocks after the pairs of warps, 17.9 and 18.8 by blocks; with 128 masked (past
+/// the aside share), 23.4 and 23.1 against 18.7 by blocks.
+pub const MASKED_FOR_BLOCKS_PAIRS: f64 = ASIDE_SHARE;
+
+/// The share of a batch's worlds that the warp kernels set aside at most (see
+/// [`MASKED_FOR_BLOCKS`]): a sixteenth, each with a block of its own at the launch's start.
+pub const ASIDE_SHARE: f64 = 1.0 / ASIDE_PART as f64;
+const ASIDE_PART: usize = 16;
+
+/// Worlds the warp kernels set aside at most, of `nworld` ([`ASIDE_SHARE`]).
+fn aside_cap(nworld: usize) -> usize {
+    nworld.div_ceil(ASIDE_PART)
+}
 
 /// The share of masked worlds the rule allows the warp kernels, with two warps a world
-/// (`pairs`) or one, unless `ARCHIPELAGO_Q_MASKED` sets one (`forced`).
-fn masked_share(pairs: bool, forced: Option<f64>) -> f64 {
-    forced.unwrap_or(match pairs {
-        true => MASKED_FOR_BLOCKS_PAIRS,
-        false => MASKED_FOR_BLOCKS,
+/// (`pairs`) or one, where the aside blocks are on (`aside`), unless `ARCHIPELAGO_Q_MASKED` sets
+/// one (`forced`). Without the aside blocks two warps a world wait for any masked world (at
+/// 1,024 worlds: 21.2 µs a step with one masked, 17.9 by blocks; session 56, call 2).
+fn masked_share(pairs: bool, aside: bool, forced: Option<f64>) -> f64 {
+    forced.unwrap_or(match (pairs, aside) {
+        (true, true) => MASKED_FOR_BLOCKS_PAIRS,
+        (true, false) => 0.0,
+        (false, _) => MASKED_FOR_BLOCKS,
     })
 }
 
@@ -1047,7 +1060,7 @@ impl QuotientSolver {
         let (nb, here) = (self.aside_blocks(), self.masked_here());
         self.last_aside = nb > 0;
         if let Some(host) = self.aside.as_mut().filter(|_| nb > 0) {
-            let set = &self.masked[..here.min(nb)];
+            let set = &self.masked[..here];
             if self.aside_on_device != set || host.len() != nworld + nb {
                 host.clear();
                 host.resize(nworld + nb, 0);
@@ -1294,7 +1307,8 @@ impl QuotientSolver {
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        all > 0 && c.masked as f64 > masked_share(pairs, self.masked_for_blocks) * all as f64
+        let share = masked_share(pairs, self.aside.is_some(), self.masked_for_blocks);
+        all > 0 && c.masked as f64 > share * all as f64
     }
 
     /// The share of a step's worlds masked past which the next step of a batch like the
@@ -1304,19 +1318,21 @@ impl QuotientSolver {
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
-                masked_share(pairs, self.masked_for_blocks)
+                masked_share(pairs, self.aside.is_some(), self.masked_for_blocks)
             }
             _ => 1.0,
         }
     }
 
     /// The aside blocks of the next launch: where it takes the warp kernels and the last step
-    /// masked worlds, [`aside_cap`] of them (each sets aside one of those worlds, or none);
-    /// else 0.
+    /// masked some worlds, no more than [`aside_cap`], that many blocks (each sets aside one of
+    /// those worlds, or none); else 0.
     fn aside_blocks(&self) -> usize {
-        let nworld = self.ws.nworld();
-        let on = self.aside.is_some() && self.masked_here() > 0 && self.kernel_choice().by_warps();
-        if on { aside_cap(nworld) } else { 0 }
+        let cap = aside_cap(self.ws.nworld());
+        let on = self.aside.is_some()
+            && (1..=cap).contains(&self.masked_here())
+            && self.kernel_choice().by_warps();
+        if on { cap } else { 0 }
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
@@ -1326,8 +1342,9 @@ impl QuotientSolver {
     }
 
     /// The worlds the last launch set aside, each solved by a block of its own beside the warp
-    /// kernels' warps: of those the step before masked, up to a sixteenth of the batch (see
-    /// `kernels/quotient_warp.cu`); none where the launch took the block kernels.
+    /// kernels' warps: those the step before masked, where they were no more than
+    /// [`ASIDE_SHARE`] of the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the
+    /// block kernels.
     pub fn aside_worlds(&self) -> &[u32] {
         match self.last_aside {
             true => &self.aside_on_device,
@@ -1482,17 +1499,26 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{masked_share, pairs_pay, warp_pays, warps_reachable};
+    use super::{aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable};
 
     #[test]
-    fn blocks_after_any_masked_world_with_two_warps_a_world_and_past_half_with_one() {
+    fn blocks_past_the_worlds_set_aside_with_two_warps_a_world_and_past_half_with_one() {
         // The masked worlds of a step that the next step's warp kernels allow, of 4,096.
-        let allowed = |pairs, forced| (masked_share(pairs, forced) * 4096.0) as usize;
-        assert_eq!(allowed(true, None), 0);
-        assert_eq!(allowed(false, None), 2048);
+        let allowed = |pairs, aside, forced| (masked_share(pairs, aside, forced) * 4096.0) as usize;
+        assert_eq!(allowed(true, true, None), aside_cap(4096));
+        assert_eq!((aside_cap(4096), aside_cap(1061)), (256, 67));
+        assert_eq!(allowed(false, true, None), 2048);
+        // Without the aside blocks (ARCHIPELAGO_Q_ASIDE=0) pairs take blocks after any.
+        assert_eq!(
+            (allowed(true, false, None), allowed(false, false, None)),
+            (0, 2048)
+        );
         // ARCHIPELAGO_Q_MASKED: one share for both, 0 (blocks after any) to 1 (never).
         assert_eq!(
-            (allowed(true, Some(1.0)), allowed(false, Some(0.0))),
+            (
+                allowed(true, true, Some(1.0)),
+                allowed(false, true, Some(0.0))
+            ),
             (4096, 0)
         );
     }
