@@ -261,8 +261,8 @@ const WARP_TREES_MAX: usize = 512;
 
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
-/// the node-level maps, the threads per block, which kernel and the batch's one slot with its
-/// counts.
+/// the node-level maps, the threads per block, which kernel, its aside blocks and the batch's
+/// one slot with its counts.
 type GraphKey = [i32; 15];
 
 /// The kernel of a launch.
@@ -469,7 +469,7 @@ fn guard_warps_from_env() -> Option<bool> {
 /// switches kernels often; the solver keeps a graph for each, so a switch captures nothing.
 pub const MASKED_FOR_BLOCKS: f64 = 0.5;
 
-/// The share of [`MASKED_FOR_BLOCKS`] where the rule gives each world two warps (the pair
+/// [`MASKED_FOR_BLOCKS`]'s share where the rule gives each world two warps (the pair
 /// kernels, while every world is resident, where a block a world is one wave too): past the
 /// worlds set aside. Measured on the H200 (session 56, calls 1 and 4): mechanism-90% at 1,024
 /// worlds with 1 or 32 masked, 14.9 and 17.1 µs a step with the aside blocks, 21.2 and 23.2
@@ -873,13 +873,15 @@ impl QuotientSolver {
     /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
     /// more than 1,024 rows (see `warp_pays`), and of more worlds than multiprocessors where
     /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
-    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not after a step whose
-    /// worlds were more than [`MASKED_FOR_BLOCKS`] masked, `Some(true)` for every
-    /// batch, `Some(false)` never. Either way only where it applies: every world's quotient has
+    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not after a step with
+    /// more masked worlds than the rule allows them ([`MASKED_FOR_BLOCKS`],
+    /// [`masked_for_blocks`](Self::masked_for_blocks)), `Some(true)` for every batch,
+    /// `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
     /// phase marks are requested (they are the block kernels'). A world that does not replay
     /// (its static rows changed, a component asleep, no quotient yet) is then solved by its
-    /// block of four warps as in the other kernels, so the outputs and flags are the same. The
+    /// block of four warps as in the other kernels, or, masked at the step before, by a block
+    /// of its own ([`aside_worlds`](Self::aside_worlds)), so the outputs and flags are the same. The
     /// warp kernel has no reuse check of hyperedges (it keeps the node-level partition check),
     /// so where it runs unchanged worlds are replayed ([`reuse_active`](Self::reuse_active)):
     /// past the default threshold a warp replays a world for about what the block kernels'
