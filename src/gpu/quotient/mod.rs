@@ -245,6 +245,19 @@ struct QBufs {
     aside: DevBuf,
 }
 
+/// The aside array of a launch over `nworld` worlds with `blocks` aside blocks that sets aside
+/// the worlds of `set` (ascending, at most `blocks`) into `out`: a flag per world (1: set
+/// aside), then each aside block's world (`u32::MAX`: none), as `quotient_warp.cu` reads it.
+fn aside_array(nworld: usize, blocks: usize, set: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    out.resize(nworld + blocks, 0);
+    for (i, &w) in set.iter().enumerate() {
+        out[w as usize] = 1;
+        out[nworld + i] = w;
+    }
+    out[nworld + set.len()..].fill(u32::MAX);
+}
+
 /// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off (for measurements).
 fn aside_from_env() -> bool {
     choice_from_env("ARCHIPELAGO_Q_ASIDE") != Some(false)
@@ -1064,13 +1077,7 @@ impl QuotientSolver {
         if let Some(host) = self.aside.as_mut().filter(|_| nb > 0) {
             let set = &self.masked[..here];
             if self.aside_on_device != set || host.len() != nworld + nb {
-                host.clear();
-                host.resize(nworld + nb, 0);
-                for (i, &w) in set.iter().enumerate() {
-                    host[w as usize] = 1;
-                    host[nworld + i] = w;
-                }
-                host[nworld + set.len()..].fill(u32::MAX);
+                aside_array(nworld, nb, set, host);
                 self.bufs.aside.upload(host, &self.stream)?;
                 self.aside_on_device.clear();
                 self.aside_on_device.extend_from_slice(set);
@@ -1501,7 +1508,16 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable};
+    use super::{aside_array, aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable};
+
+    #[test]
+    fn the_aside_array_flags_each_world_set_aside_and_lists_one_a_block() {
+        let mut a = vec![7; 3];
+        aside_array(6, 3, &[1, 4], &mut a);
+        assert_eq!(a, [0, 1, 0, 0, 1, 0, 1, 4, u32::MAX]);
+        aside_array(2, 1, &[], &mut a);
+        assert_eq!(a, [0, 0, u32::MAX]);
+    }
 
     #[test]
     fn blocks_past_the_worlds_set_aside_with_two_warps_a_world_and_past_half_with_one() {
