@@ -187,6 +187,13 @@ fn warp_solver(gpu: &gpu::Gpu, cap: Capacity, model: &Model, pair: bool) -> Quot
     s
 }
 
+/// sleep_toggles (bodies falling asleep and woken, equalities switched) and a world count past
+/// seven worlds a multiprocessor, where the warp kernels are the default.
+fn sleep_toggles_past_a_wave(gpu: &gpu::Gpu) -> (Trace, usize) {
+    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    (t, 8 * gpu.info().sm_count as usize + 5)
+}
+
 /// Steps the solver and checks every output against the oracle.
 fn step(s: &mut QuotientSolver, model: &Model, batch: &Batch, events: &Events) {
     let input = Input::new(model, batch).unwrap();
@@ -1439,10 +1446,8 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     // Bodies falling asleep and woken, equalities switched (not reported: the guard finds every
     // change), each copy of a recorded world 11 steps after the one before: many worlds have
     // a component asleep at most steps, none at the first.
-    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
-    // Past seven worlds a multiprocessor, where the warp kernels are the default.
-    let nworld = 8 * gpu.info().sm_count as usize + 5;
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     let (mut out, events) = (Islands::default(), Events::new());
@@ -1494,23 +1499,14 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 #[test]
 fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let Some(gpu) = open() else { return };
-    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
-    let nworld = 8 * gpu.info().sm_count as usize + 5;
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     s.set_warp_worlds(Some(true)).unwrap();
-    let (mut out, events) = (Islands::default(), Events::new());
     let (mut aside, mut last_masked) = (0, Vec::new());
     for k in 0..tiled.len() {
-        let batch = tiled.step(k).0;
-        let input = Input::new(model, &batch).unwrap();
-        s.upload(&input, &events).unwrap();
-        s.replay().unwrap();
-        s.download(&input, &mut out).unwrap();
-        if let Some(m) = out.first_mismatch(&oracle::solve(&input)) {
-            panic!("step {k}: {m:?}");
-        }
+        step(&mut s, model, &tiled.step(k).0, &Events::new());
         // Those set aside are the worlds masked the step before, if they were few enough.
         let set = s.aside_worlds();
         let few = last_masked.len() <= nworld.div_ceil(16);
@@ -1534,9 +1530,8 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
 #[test]
 fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
     let Some(gpu) = open() else { return };
-    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
-    let nworld = 8 * gpu.info().sm_count as usize + 5;
     let every_world_at = |k: usize| Tiled::new(&t, k..k + 1, nworld, 0);
     let (awake, masked) = (every_world_at(5).step(0).0, every_world_at(12).step(0).0);
     let cap = every_world_at(5).capacity();

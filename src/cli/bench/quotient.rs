@@ -365,7 +365,10 @@ fn quotient(
     waking: Option<&(Batch, Events)>,
 ) -> archipelago::Result<QuotientFigures> {
     // A shape put partly asleep starts awake (its batch holds every row of the measured one).
-    let first = Input::new(input.model(), waking.map_or(input.batch(), |(b, _)| b))?;
+    let first = match waking {
+        Some((awake, _)) => Input::new(input.model(), awake)?,
+        None => *input,
+    };
     let cap = Capacity::fit(first.model(), first.batch());
     let start = Instant::now();
     let mut q = QuotientSolver::new(g, cap, input.model(), args.policy())?;
