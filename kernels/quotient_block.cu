@@ -3,9 +3,9 @@
 // (src/gpu/quotient/): the program every quotient solver loads, and the one with a register-
 // capped copy (WORLD_BOUNDS, common.cu) for batches of many waves. The warp-per-world entry
 // points (quotient_warp.cu) are a program apart, loaded only by a solver whose batches may take
-// them: their eight kernels are about four fifths of the quotient's machine code, which the
-// driver assembles at a cold load (session 50: 39-48 s a program on a fresh H200), and no
-// capped copy of theirs differs from their own.
+// them: their kernels are most of the quotient's machine code, which the driver assembles at a
+// cold load (session 50: 39-48 s a program on a fresh H200), and no capped copy of theirs
+// differs from their own.
 
 extern "C" __global__ void WORLD_BOUNDS
     quotient_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {

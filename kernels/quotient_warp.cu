@@ -529,8 +529,9 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // is left pending as before, so the outputs and flags are the same either way.
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
-// the block's second QW_WARPS); then the block's pending worlds, by the block. The first
-// q.aside_blocks blocks of the launch solve the worlds set aside instead, one each.
+// the block's second QW_WARPS); then the block's pending worlds, by the block. ASIDE: the first
+// q.aside_blocks blocks of the launch solve the worlds set aside instead, one each, and the
+// warps skip those worlds; without it, none of that code (below: why).
 // REUSE: with the partition check (reuse on); without it, none of its code, so that a launch
 // with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
@@ -538,14 +539,14 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // at 64, 58.6 at 40, 70.2 at 32, session 27; 35.2, 48.5 and 52.8 in session 49, hammock 46.9,
 // 63.9 and 72.6, though 32 makes 8,192 worlds one wave; and the pair kernels at 32, one wave of
 // two warps a world at 4,096 worlds, lost 7.4-13.3 µs to one warp a world at 64).
-template <bool REUSE, bool ONE, bool PAIR>
+template <bool REUSE, bool ONE, bool PAIR, bool ASIDE>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
-    const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = q.aside_blocks;
+    const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = ASIDE ? q.aside_blocks : 0;
     // An aside block takes its world as if its first warp had left it pending.
-    const bool aside = (int)blockIdx.x < nb;
+    const bool aside = ASIDE && (int)blockIdx.x < nb;
     const unsigned set = aside ? LDG(q.aside + a.nworld + blockIdx.x) : 0xffffffffu;
     const int w0 = aside ? (int)set : ((int)blockIdx.x - nb) * QW_WARPS;
     const int w = w0 + wid % QW_WARPS;
@@ -553,7 +554,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     if (aside) {
         pending = wid == 0 && set != 0xffffffffu;
     } else {
-        const bool here = w < a.nworld && (nb == 0 || !LDG(q.aside + w));
+        const bool here = w < a.nworld && !(ASIDE && LDG(q.aside + w));
         if (PAIR && wid >= QW_WARPS) {
             pending = here && qw_guard<ONE>(a, q, w);
         } else {
@@ -573,23 +574,31 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-// The entry points: qw_block<REUSE, ONE, PAIR>, at 64 registers a thread either way (the warp
-// kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four). The
-// `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
+// The entry points: qw_block<REUSE, ONE, PAIR, ASIDE>, at 64 registers a thread either way (the
+// warp kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four).
+// The `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
 // it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
 // worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
-// warp waits on its own chain of loads, and the guard's is a long part of it.
-#define QW_ENTRY(name, reuse, one, pair)                                                         \
+// warp waits on its own chain of loads, and the guard's is a long part of it. The `aside`
+// kernels are for a launch with aside blocks; the others, the same kernels without them, are
+// kept apart because the aside code alone moved their register allocation (ptxas: twice the
+// spill loads in the pair kernels) and cost sleep_toggles' busiest step at 4,096 worlds, where
+// nothing is masked, 1.7 µs (session 56). The host takes them in a launch with aside blocks
+// only.
+#define QW_ENTRY(name, reuse, one, pair, aside)                                                  \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
-        qw_block<reuse, one, pair>(a, q);                                                         \
+        qw_block<reuse, one, pair, aside>(a, q);                                                  \
     }
+#define QW_ENTRIES(name, reuse, one, pair)                                                       \
+    QW_ENTRY(name##_kernel, reuse, one, pair, false)                                              \
+    QW_ENTRY(name##_aside_kernel, reuse, one, pair, true)
 
-QW_ENTRY(quotient_warp_kernel, false, false, false)
-QW_ENTRY(quotient_warp_one_kernel, false, true, false)
-QW_ENTRY(quotient_warp_reuse_kernel, true, false, false)
-QW_ENTRY(quotient_warp_reuse_one_kernel, true, true, false)
-QW_ENTRY(quotient_pair_kernel, false, false, true)
-QW_ENTRY(quotient_pair_one_kernel, false, true, true)
-QW_ENTRY(quotient_pair_reuse_kernel, true, false, true)
-QW_ENTRY(quotient_pair_reuse_one_kernel, true, true, true)
+QW_ENTRIES(quotient_warp, false, false, false)
+QW_ENTRIES(quotient_warp_one, false, true, false)
+QW_ENTRIES(quotient_warp_reuse, true, false, false)
+QW_ENTRIES(quotient_warp_reuse_one, true, true, false)
+QW_ENTRIES(quotient_pair, false, false, true)
+QW_ENTRIES(quotient_pair_one, false, true, true)
+QW_ENTRIES(quotient_pair_reuse, true, false, true)
+QW_ENTRIES(quotient_pair_reuse_one, true, true, true)

@@ -69,16 +69,13 @@ fn the_quotient_kernels_compile_for_hopper() {
         "quotient_few_kernel",
         "quotient_aside_kernel",
     ];
-    let warp_entries = [
-        "quotient_warp_kernel",
-        "quotient_warp_reuse_kernel",
-        "quotient_warp_one_kernel",
-        "quotient_warp_reuse_one_kernel",
-        "quotient_pair_kernel",
-        "quotient_pair_reuse_kernel",
-        "quotient_pair_one_kernel",
-        "quotient_pair_reuse_one_kernel",
-    ];
+    // Each warp kernel with aside blocks and without.
+    let warp_entries: Vec<String> = ["warp", "pair"]
+        .iter()
+        .flat_map(|f| ["", "_reuse", "_one", "_reuse_one"].map(|v| format!("quotient_{f}{v}")))
+        .flat_map(|k| [format!("{k}_kernel"), format!("{k}_aside_kernel")])
+        .collect();
+    let block_entries = block_entries.map(String::from);
     for (src, has, lacks) in [
         (&src, &block_entries[..], &warp_entries[..]),
         (&warps, &warp_entries[..], &block_entries[..]),

@@ -21,7 +21,7 @@
 //! quotient_block.cu), which every solver loads, and the warp program
 //! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
 //! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
-//! eight kernels are most of the quotient's machine code, and most of what NVRTC's assembler
+//! sixteen kernels are most of the quotient's machine code, and most of what NVRTC's assembler
 //! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program
 //! has three entry points of one body: `quotient_kernel`; `quotient_few_kernel` for a batch
 //! whose every world has a slot of at most 32 nodes, with the masked solve and the tree-level
@@ -36,7 +36,9 @@
 //! by its block as in the others. Where every world's two warps are resident at once, the pair
 //! kernels (`quotient_pair_kernel`) give each world a second warp that compares its static rows
 //! with its slot's while the first maps it, from more worlds than multiprocessors on for
-//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]).
+//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]). Each warp kernel
+//! has a twin with aside blocks (`…_aside_kernel`), for a launch that sets masked worlds aside
+//! (see [`QuotientSolver::aside_worlds`]).
 //!
 //! Beside this file: `node_tables.rs`, what those kernels read of each slot of few nodes (made
 //! on the host when the slot is contracted), and `slots.rs`, what a batch's slots allow the
@@ -129,7 +131,7 @@ fn marked(names: (&'static str, &'static str), source: fn() -> String) -> Progra
     }
 }
 
-/// The warp program ([`warp_program_source`]): its eight kernels assemble a thread each
+/// The warp program ([`warp_program_source`]): its sixteen kernels assemble a thread each
 /// ([`Split::Kernels`]: the same machine code, most of a cold start's assembly otherwise).
 pub const WARP_PROGRAM: Program = Program {
     name: "quotient (warp kernels)",
@@ -304,38 +306,45 @@ impl Kernel {
     }
 }
 
-/// The four entry points of one family of warp kernels (`quotient_warp_…` or
+/// The eight entry points of one family of warp kernels (`quotient_warp_…` or
 /// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
-/// slot as an argument or loaded per world.
+/// slot as an argument or loaded per world, with aside blocks or without (the same kernel
+/// apart, so that a launch without them runs the machine code of before them; see
+/// `kernels/quotient_warp.cu`).
 struct WarpKernels {
-    plain: CudaFunction,
-    reuse: CudaFunction,
-    one: CudaFunction,
-    reuse_one: CudaFunction,
+    /// Indexed by [`WarpKernels::index`].
+    entries: Vec<CudaFunction>,
 }
 
 impl WarpKernels {
+    /// The suffixes of the entry points, in [`WarpKernels::index`] order.
+    const SUFFIXES: [&'static str; 8] = [
+        "",
+        "_aside",
+        "_one",
+        "_one_aside",
+        "_reuse",
+        "_reuse_aside",
+        "_reuse_one",
+        "_reuse_one_aside",
+    ];
+
     fn load(module: &Arc<CudaModule>, family: &str) -> Result<WarpKernels> {
         let f = |suffix: &str| function(module, &format!("quotient_{family}{suffix}_kernel"));
-        Ok(WarpKernels {
-            plain: f("")?,
-            reuse: f("_reuse")?,
-            one: f("_one")?,
-            reuse_one: f("_reuse_one")?,
-        })
+        let entries = Self::SUFFIXES.iter().map(|s| f(s)).collect::<Result<_>>()?;
+        Ok(WarpKernels { entries })
     }
 
-    fn all(&self) -> [&CudaFunction; 4] {
-        [&self.plain, &self.reuse, &self.one, &self.reuse_one]
+    fn all(&self) -> &[CudaFunction] {
+        &self.entries
     }
 
-    fn pick(&self, reuse: bool, one: bool) -> &CudaFunction {
-        match (reuse, one) {
-            (true, true) => &self.reuse_one,
-            (true, false) => &self.reuse,
-            (false, true) => &self.one,
-            (false, false) => &self.plain,
-        }
+    fn index(reuse: bool, one: bool, aside: bool) -> usize {
+        (reuse as usize) << 2 | (one as usize) << 1 | aside as usize
+    }
+
+    fn pick(&self, reuse: bool, one: bool, aside: bool) -> &CudaFunction {
+        &self.entries[Self::index(reuse, one, aside)]
     }
 }
 
@@ -364,7 +373,7 @@ impl Warps {
         for f in warp.all() {
             warp_shape(1, smem).prepare(f)?;
         }
-        // The pairs' blocks resident at once, the fewest of the four kernels'.
+        // The pairs' blocks resident at once, the fewest of their kernels'.
         let shape = warp_shape(2, smem);
         let mut blocks = usize::MAX;
         for f in pair.all() {
@@ -1476,9 +1485,10 @@ impl QuotientSolver {
                 } else {
                     &warps.warp
                 };
-                let f = family.pick(self.reuse, self.batch_slot().is_some());
+                let aside = self.aside_blocks() as u32;
+                let f = family.pick(self.reuse, self.batch_slot().is_some(), aside > 0);
                 let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
-                (f, self.aside_blocks() as u32 + blocks)
+                (f, aside + blocks)
             }
             (Kernel::Warp | Kernel::Pair, None) => {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
