@@ -580,11 +580,14 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 // it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
 // worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
 // warp waits on its own chain of loads, and the guard's is a long part of it. The `aside`
-// kernels are for a launch with aside blocks; the others, the same kernels without them, are
-// kept apart because the aside code alone moved their register allocation (ptxas: twice the
-// spill loads in the pair kernels) and cost sleep_toggles' busiest step at 4,096 worlds, where
-// nothing is masked, 1.7 µs (session 56). The host takes them in a launch with aside blocks
-// only.
+// kernels are for a launch with aside blocks, and the host takes them there only; the others,
+// the same kernels without them, run the machine code of before the aside blocks, whose code
+// alone had moved the register allocation (ptxas: twice the spill loads in the pair kernels).
+// Measured against one kernel for both (session 57, call 1, four runs a build, nothing masked):
+// mechanism-90% -0.35 µs a step at 4,096 worlds and -0.80 at 2,048, hammock -0.55 and -0.15,
+// cloth-99% -0.30 at 4,096; sleep_toggles' busiest step +0.55, within its runs' spread; one
+// masked world of 4,096 (an aside kernel either way) -1.20. Twice the kernels cost a cold start
+// 1.7 s more (29.6 s against 27.9, one bench process) and 3.2 MB more in the kernel cache.
 #define QW_ENTRY(name, reuse, one, pair, aside)                                                  \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
