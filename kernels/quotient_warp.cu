@@ -101,6 +101,12 @@ struct QWarp {
     int2 run_w[QW_RUNS];
 };
 
+// A masked world's guard (MASK): per node the count and hash sum of its static hyperedges.
+struct QMask {
+    unsigned cnt[Q_NODE_MAX];
+    unsigned long long sum[Q_NODE_MAX];
+};
+
 // A slot's runs (q.runs, q.run_bytes per slot: run_bytes in src/gpu/quotient/node_tables.rs):
 // consecutive elements of one node among its static rows and among its trees. The counts of runs
 // of rows and of trees (more than QW_RUNS: the warp scatters them one by one); per run of rows
@@ -142,9 +148,9 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
 // false: nothing was written, or with a late guard or PAIR maybe written over). `order`,
 // `first` and `tisl` are the warp's 3 * ntree ints. PAIR: the guard is another warp's
 // (qw_guard).
-template <bool REUSE, bool ONE, bool PAIR>
+template <bool REUSE, bool ONE, bool PAIR, bool MASK>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
-                         int* tisl) {
+                         int* tisl, QMask* mk) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
@@ -154,7 +160,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     if (slot == 0xffffffffu) return false;
     const int nnode = ONE ? q.one_nnode : (int)LDG(q.nnode + slot);
     if (nnode > Q_NODE_MAX) return false;
-    const int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
+    int k = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot);
     const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
@@ -178,22 +184,44 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // 1. The static block starts at the first static row (rows before it are dynamic by that
     // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
     // slot's stream. Without static rows in the slot every row is checked in step 2.
-    const int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
-    if (nr - start < k) return false;
+    int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // The block's last warp compares after its stores (the late guard, above), the others now;
-    // in the pair kernels the world's second warp does (qw_guard).
-    const bool guard_late = !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
-    if (!PAIR && !guard_late &&
+    // in the pair kernels the world's second warp does (qw_guard). MASK: every warp now, and a
+    // world whose static rows are not the slot's stream takes the guard with the awake mask
+    // (`masked`, below) instead of its block.
+    const bool guard_late = !MASK && !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
+    // `masked` is read as MASK && masked throughout, which the compiler folds to false in the
+    // plain kernels: their machine code stays that of before the masked twins.
+    bool masked = false;
+    if (nr - start < k) {
+        if (!MASK) return false;
+        masked = true;
+    }
+    if (!(MASK && masked) && (MASK || (!PAIR && !guard_late)) &&
         __any_sync(FULL_MASK,
-                   q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start)))
-        return false;
+                   q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start))) {
+        if (!MASK) return false;
+        masked = true;
+    }
+    // A masked world (MASK): as quotient.cu's q_solve_masked, each static hyperedge must lie in
+    // one node, whose static hyperedges are all there (their count and hash sum the slot's) or
+    // none (asleep); no dynamic one may touch an asleep node of several trees. Its every
+    // hyperedge is then walked as a dynamic one (k = 0: no static block, no runs of static
+    // rows), its static ones counted per node on the way.
+    if (MASK && masked) {
+        k = 0;
+        start = 0;
+        mk->cnt[lane] = 0;
+        mk->sum[lane] = 0;
+        __syncwarp();
+    }
     // 2. The dynamic hyperedges (rows around the block; rowless ones unless static) as node
     // sets: lane n gathers node n's neighbours from those joining two or more nodes. A row
     // after the block must not be static. Equal sets in consecutive lanes (a contact's rows
     // share one support) are broadcast once.
     const int* tn = q.tree_node + sn;
-    const int ndyn = (q.flex_static ? nr : nh) - k;
-    unsigned adj = 0, touched = 0;
+    const int ndyn = ((MASK && masked) ? nh : (q.flex_static ? nr : nh)) - k;
+    unsigned adj = 0, touched = 0, woke = 0;
     bool late = false;
     // The lane's first dynamic row's type and first node, kept for step 5.
     int type0 = -1, node0 = 0;
@@ -203,7 +231,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         if (d < ndyn) {
             const int h = d < start ? d : d + k;
             const int type = h < nr ? LDG(wtype + h) : -1;
-            if (h >= start + k && h < nr) late |= q_row_static(q, type, row0 + h);
+            if (!(MASK && masked) && h >= start + k && h < nr)
+                late |= q_row_static(q, type, row0 + h);
             const unsigned x = h < nr ? row0 + h : hyper_index(a, w, h, nr);
             const unsigned s0 = LDG(a.supadr + x), s1 = LDG(a.supadr + x + 1);
             // Two entries a round: a contact's pair waits on memory twice, not four times.
@@ -215,6 +244,18 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                 m |= 1u << n0 | 1u << LDG(tn + t1);
             }
             if (base == 0) type0 = type;
+            if (MASK && masked && m != 0) {
+                if (!(h < nr ? q_row_static(q, type, row0 + h) : q.flex_static != 0)) {
+                    woke |= m;
+                } else if (m & (m - 1)) {
+                    late = true; // a static hyperedge across nodes
+                } else {
+                    const int node = __ffs(m) - 1;
+                    atomicAdd(&mk->cnt[node], 1u);
+                    atomicAdd(&mk->sum[node],
+                              q_row_hash(h < nr ? type : Q_ROWLESS_KIND, a.support, s0, s1));
+                }
+            }
         }
         touched |= m;
         const unsigned prev = __shfl_up_sync(FULL_MASK, m, 1);
@@ -227,9 +268,19 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     }
     if (__any_sync(FULL_MASK, late)) return false;
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
+    if (MASK && masked) {
+        for (int o = 16; o > 0; o >>= 1) woke |= __shfl_xor_sync(FULL_MASK, woke, o);
+        __syncwarp();
+        const unsigned c = in ? mk->cnt[n] : 0u, want = in ? LDG(q.node_rows + sn + n) : 0u;
+        const bool whole = c == want && mk->sum[n] == (in ? LDG(q.node_sum + sn + n) : 0ull);
+        // Stale: some of a node's static hyperedges, or an asleep node of several trees touched.
+        const bool stale = !whole && (c != 0 || ((woke >> n & 1u) && h1.x - h0.x > 1));
+        if (__any_sync(FULL_MASK, stale)) return false;
+    }
     // Components, roots and islands (MuJoCo makes no islands without rows).
     const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
-    const bool active = nr > 0 && (rows || (touched >> n & 1u));
+    const bool active =
+        nr > 0 && ((MASK && masked) ? (touched >> n & 1u) != 0 : (rows || (touched >> n & 1u)));
     const int root = active ? __ffs(reach) - 1 : -1;
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
     const int nisland = __popc(roots);
@@ -268,7 +319,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const bool long_tree_runs = nruns.y <= QW_RUNS && 32 * nruns.y <= (unsigned)ntree;
     if (n == 0) {
         a.rounds[w] = 0;
-        q.stale[w] = same ? 12 : 8; // replayed (0), node-level maps (8), rows only (4)
+        // Replayed (0), or masked (2) and by its warp (32); node-level maps (8), rows only (4).
+        q.stale[w] = (MASK && masked) ? (same ? 46 : 42) : (same ? 12 : 8);
     }
     if (!same) {
         const int g = isl < 0 ? nisland : isl;
@@ -397,7 +449,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // The static rows' counts are their nodes' (checked against the slot in step 1); the
     // dynamic rows are counted one by one, their island that of their first tree, written
     // now (the scatter reads it back: one load instead of three).
-    if (isl >= 0 && efc.x > 0) {
+    if (!(MASK && masked) && isl >= 0 && efc.x > 0) {
         atomicAdd(&s.cnt_e[isl], efc.x);
         atomicAdd(&s.cnt_ne[isl], efc.y);
         atomicAdd(&s.cnt_nf[isl], efc.z);
@@ -423,7 +475,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         iefc2efc[place] = r;
         efc2iefc[r] = place;
     };
-    if (nruns.x <= QW_RUNS) {
+    if (!(MASK && masked) && nruns.x <= QW_RUNS) {
         // Within an island its rows before the block, its static rows, then its rows after the
         // block. The rows before take their places by a scatter; then each run of static rows
         // (one node: one island) takes one block of places, after its island's runs before it;
@@ -539,14 +591,15 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // at 64, 58.6 at 40, 70.2 at 32, session 27; 35.2, 48.5 and 52.8 in session 49, hammock 46.9,
 // 63.9 and 72.6, though 32 makes 8,192 worlds one wave; and the pair kernels at 32, one wave of
 // two warps a world at 4,096 worlds, lost 7.4-13.3 µs to one warp a world at 64).
-template <bool REUSE, bool ONE, bool PAIR, bool ASIDE>
+template <bool REUSE, bool ONE, bool PAIR, bool MASK>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
+    __shared__ QMask s_mask[MASK ? QW_WARPS : 1];
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
-    const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = ASIDE ? q.aside_blocks : 0;
+    const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = MASK ? q.aside_blocks : 0;
     // An aside block takes its world as if its first warp had left it pending.
-    const bool aside = ASIDE && (int)blockIdx.x < nb;
+    const bool aside = MASK && (int)blockIdx.x < nb;
     const unsigned set = aside ? LDG(q.aside + a.nworld + blockIdx.x) : 0xffffffffu;
     const int w0 = aside ? (int)set : ((int)blockIdx.x - nb) * QW_WARPS;
     const int w = w0 + wid % QW_WARPS;
@@ -554,13 +607,15 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     if (aside) {
         pending = wid == 0 && set != 0xffffffffu;
     } else {
-        const bool here = w < a.nworld && !(ASIDE && LDG(q.aside + w));
+        const bool here = w < a.nworld && !(MASK && nb > 0 && LDG(q.aside + w));
         if (PAIR && wid >= QW_WARPS) {
-            pending = here && qw_guard<ONE>(a, q, w);
+            // MASK: the world's own warp compares (it must know whether the world is masked).
+            pending = !MASK && here && qw_guard<ONE>(a, q, w);
         } else {
             int* mine = smem + wid * 3 * ntree;
-            pending = here && !qw_world<REUSE, ONE, PAIR>(a, q, w, s_warp[wid], mine,
-                                                          mine + ntree, mine + 2 * ntree);
+            pending = here && !qw_world<REUSE, ONE, PAIR, MASK>(a, q, w, s_warp[wid], mine,
+                                                                mine + ntree, mine + 2 * ntree,
+                                                                &s_mask[MASK ? wid : 0]);
         }
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
@@ -588,14 +643,14 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 // cloth-99% -0.30 at 4,096; sleep_toggles' busiest step +0.55, within its runs' spread; one
 // masked world of 4,096 (an aside kernel either way) -1.20. Twice the kernels cost a cold start
 // 1.7 s more (29.6 s against 27.9, one bench process) and 3.2 MB more in the kernel cache.
-#define QW_ENTRY(name, reuse, one, pair, aside)                                                  \
+#define QW_ENTRY(name, reuse, one, pair, mask)                                                   \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
-        qw_block<reuse, one, pair, aside>(a, q);                                                  \
+        qw_block<reuse, one, pair, mask>(a, q);                                                   \
     }
 #define QW_ENTRIES(name, reuse, one, pair)                                                       \
     QW_ENTRY(name##_kernel, reuse, one, pair, false)                                              \
-    QW_ENTRY(name##_aside_kernel, reuse, one, pair, true)
+    QW_ENTRY(name##_masked_kernel, reuse, one, pair, true)
 
 QW_ENTRIES(quotient_warp, false, false, false)
 QW_ENTRIES(quotient_warp_one, false, true, false)

@@ -73,7 +73,7 @@ fn the_quotient_kernels_compile_for_hopper() {
     let warp_entries: Vec<String> = ["warp", "pair"]
         .iter()
         .flat_map(|f| ["", "_reuse", "_one", "_reuse_one"].map(|v| format!("quotient_{f}{v}")))
-        .flat_map(|k| [format!("{k}_kernel"), format!("{k}_aside_kernel")])
+        .flat_map(|k| [format!("{k}_kernel"), format!("{k}_masked_kernel")])
         .collect();
     let block_entries = block_entries.map(String::from);
     for (src, has, lacks) in [
@@ -1098,8 +1098,10 @@ struct Paths {
     warp_rows_only: usize,
     /// Of those launched a warp a world, those with a second warp for the guard.
     by_pairs: usize,
-    /// Solved with a node masked as asleep; solved directly (the guard, partial sleep).
+    /// Solved with a node masked as asleep, and of those by their warp (the masked twins);
+    /// solved directly (the guard, partial sleep).
     masked: usize,
+    masked_by_warps: usize,
     direct: usize,
     /// Launched a block a world right after a step with more of its worlds masked than the rule
     /// allows the warp kernels (`QuotientSolver::masked_for_blocks`).
@@ -1181,6 +1183,8 @@ fn random_run(
         paths.by_nodes += c.by_nodes;
         paths.by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
         paths.masked += c.masked;
+        paths.masked_by_warps += c.masked_by_warps;
+        assert!(by_warps || c.masked_by_warps == 0, "{c:?}");
         paths.direct += c.direct;
         paths.world_steps += nworld as u64;
         last = want;
@@ -1282,6 +1286,7 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
         p.warp_rows_only > 0 && p.masked > 0 && p.direct > 0,
         "{p:?}"
     );
+    assert!(p.masked_by_warps > 0, "{p:?}");
     println!("{p:?}");
 }
 
@@ -1501,7 +1506,7 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     s.set_warp_worlds(Some(true)).unwrap();
-    let (mut aside, mut last_masked) = (0, Vec::new());
+    let (mut aside, mut by_warps, mut last_masked) = (0, 0, Vec::new());
     for k in 0..tiled.len() {
         step(&mut s, model, &tiled.step(k).0, &Events::new());
         // Those set aside are the worlds masked the step before, if they were few enough.
@@ -1509,12 +1514,25 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         let few = last_masked.len() <= nworld.div_ceil(16);
         assert_eq!(set, if few { &last_masked[..] } else { &[] }, "step {k}");
         aside += set.len();
-        last_masked = s.masked_worlds().to_vec();
-        assert_eq!(last_masked.len(), s.last_counts().masked);
+        // After a step with masked worlds the masked twins ran: every masked world not set
+        // aside was solved by its warp. Else none was.
+        let c = s.last_counts();
+        let masked = s.masked_worlds();
+        let set_masked = masked.iter().filter(|w| set.contains(w)).count();
+        let want = if last_masked.is_empty() {
+            0
+        } else {
+            c.masked - set_masked
+        };
+        assert_eq!(c.masked_by_warps, want, "step {k}: {c:?}");
+        by_warps += c.masked_by_warps;
+        last_masked = masked.to_vec();
+        assert_eq!(last_masked.len(), c.masked);
     }
     assert!(aside > 0, "no world was set aside");
+    assert!(by_warps > 0, "no masked world was solved by its warp");
     println!(
-        "{nworld} worlds, {} steps: {aside} world-steps set aside",
+        "{nworld} worlds, {} steps: {aside} world-steps set aside, {by_warps} masked by warps",
         tiled.len()
     );
 }

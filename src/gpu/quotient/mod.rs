@@ -276,9 +276,10 @@ const WARP_TREES_MAX: usize = 512;
 
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
-/// the node-level maps, the threads per block, which kernel, its aside blocks and the batch's
+/// the node-level maps, the threads per block, which kernel, its aside blocks, whether it is
+/// a masked twin and the batch's
 /// one slot with its counts.
-type GraphKey = [i32; 15];
+type GraphKey = [i32; 16];
 
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,13 +321,13 @@ impl WarpKernels {
     /// The suffixes of the entry points, in [`WarpKernels::index`] order.
     const SUFFIXES: [&'static str; 8] = [
         "",
-        "_aside",
+        "_masked",
         "_one",
-        "_one_aside",
+        "_one_masked",
         "_reuse",
-        "_reuse_aside",
+        "_reuse_masked",
         "_reuse_one",
-        "_reuse_one_aside",
+        "_reuse_one_masked",
     ];
 
     fn load(module: &Arc<CudaModule>, family: &str) -> Result<WarpKernels> {
@@ -339,12 +340,12 @@ impl WarpKernels {
         &self.entries
     }
 
-    fn index(reuse: bool, one: bool, aside: bool) -> usize {
-        (reuse as usize) << 2 | (one as usize) << 1 | aside as usize
+    fn index(reuse: bool, one: bool, masked: bool) -> usize {
+        (reuse as usize) << 2 | (one as usize) << 1 | masked as usize
     }
 
-    fn pick(&self, reuse: bool, one: bool, aside: bool) -> &CudaFunction {
-        &self.entries[Self::index(reuse, one, aside)]
+    fn pick(&self, reuse: bool, one: bool, masked: bool) -> &CudaFunction {
+        &self.entries[Self::index(reuse, one, masked)]
     }
 }
 
@@ -635,6 +636,9 @@ pub struct StepCounts {
     /// Of the reused worlds, those whose row-level outputs were still where they belong (no
     /// earlier world's row count moved them): nothing was written for them.
     pub in_place: usize,
+    /// Of the masked worlds, those solved by their own warp (the warp kernels' masked twins,
+    /// see [`QuotientSolver::set_warp_worlds`]); the others by a block.
+    pub masked_by_warps: usize,
 }
 
 impl QuotientSolver {
@@ -1021,6 +1025,7 @@ impl QuotientSolver {
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
             self.aside_blocks() as i32,
+            self.masked_twin() as i32,
             one[0],
             one[1],
             one[2],
@@ -1147,6 +1152,7 @@ impl QuotientSolver {
             counts.rows_only += usize::from(flag & 4 != 0);
             counts.by_nodes += usize::from(flag & 8 != 0);
             counts.in_place += usize::from(flag & 16 != 0);
+            counts.masked_by_warps += usize::from(flag & 32 != 0);
             match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
@@ -1353,6 +1359,13 @@ impl QuotientSolver {
         if on { cap } else { 0 }
     }
 
+    /// Whether the next launch takes the warp kernels' masked twins (`…_masked_kernel`), which
+    /// solve masked worlds in their warps and set aside worlds for their aside blocks: where
+    /// it takes the warp kernels and the last step masked some of the uploaded batch's worlds.
+    fn masked_twin(&self) -> bool {
+        self.masked_here() > 0 && self.kernel_choice().by_warps()
+    }
+
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
     /// asleep), ascending.
     pub fn masked_worlds(&self) -> &[u32] {
@@ -1485,10 +1498,9 @@ impl QuotientSolver {
                 } else {
                     &warps.warp
                 };
-                let aside = self.aside_blocks() as u32;
-                let f = family.pick(self.reuse, self.batch_slot().is_some(), aside > 0);
+                let f = family.pick(self.reuse, self.batch_slot().is_some(), self.masked_twin());
                 let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
-                (f, aside + blocks)
+                (f, self.aside_blocks() as u32 + blocks)
             }
             (Kernel::Warp | Kernel::Pair, None) => {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
