@@ -39,7 +39,8 @@
 // changed, a node asleep) is left pending; once every warp of the block is done, the whole
 // block solves its pending worlds one by one with the block kernel's path (q_world), which
 // flags them as it always does. Nothing else differs: the same outputs, flags (0 | 8:
-// replayed, node-level maps, | 4: rows only) and node-level cache key.
+// replayed, node-level maps, | 4: rows only) and node-level cache key. The masked twins
+// (MASK, below) solve a masked world in its warp instead (flag 2 | 8 | 32).
 // The pair kernels (quotient_pair_*) give each world a second warp that runs step 1's
 // comparison (qw_guard) while the first maps the world, where every world's two warps are
 // resident at once (the host's rule, src/gpu/quotient/: from more worlds than multiprocessors to
@@ -570,20 +571,25 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
                       q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start));
 }
 
-// Worlds set aside: a world that its warp leaves pending makes its whole block wait for the
-// block's serial solve of it (a step of mechanism-90% at 4,096 worlds took 16.2 µs with none
-// masked, 28.2 with one world of the 4,096 masked). The host sets aside the worlds that were
-// masked at its last step (flag 2, a component asleep) where they are at most a sixteenth of
-// the batch (src/gpu/quotient/: ASIDE_SHARE): the launch's first q.aside_blocks blocks each
-// solve one of them by the block path (q_world), beside the warps, and the warps skip them
-// (20.2 µs a step with one masked, 24.8 with 256; session 56, call 4). A world set aside that
-// replays after all is solved by the block path all the same, and one masked but not set aside
-// is left pending as before, so the outputs and flags are the same either way.
+// The masked twins (MASK), which the host launches after a step with masked worlds: a world
+// that its warp leaves pending makes its whole block wait for the block's serial solve of it (a
+// step of mechanism-90% at 4,096 worlds took 16.2 µs with none masked, 28.2 with one world of
+// the 4,096 masked, 43.2 with half). So in the twins every warp compares its world's static
+// rows first (no late guard; in the pair twins the guard warps idle), and solves a masked world
+// itself (qw_world's `masked`): 30.5 µs with half masked, 34.8 with all (43.8 by a block a
+// world; session 57, calls 2 and 3). One masked world walks all its rows in one warp, the
+// launch's long pole where few are masked (29.6 µs with one); so the host also sets aside the
+// worlds that were masked at its last step where they are at most a sixteenth of the batch
+// (src/gpu/quotient/: ASIDE_SHARE): the launch's first q.aside_blocks blocks each solve one of
+// them by the block path (q_world), beside the warps, and the warps skip them (20.5 µs a step
+// with one masked, 26.3 with 256). A world set aside that replays after all is solved by the
+// block path all the same, so the outputs are the same either way (its flag lacks 32).
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
-// the block's second QW_WARPS); then the block's pending worlds, by the block. ASIDE: the first
-// q.aside_blocks blocks of the launch solve the worlds set aside instead, one each, and the
-// warps skip those worlds; without it, none of that code (below: why).
+// the block's second QW_WARPS); then the block's pending worlds, by the block. MASK: masked
+// worlds by their warps, and the first q.aside_blocks blocks of the launch solve the worlds set
+// aside instead, one each, and the warps skip those worlds; without it, none of that code
+// (below: why).
 // REUSE: with the partition check (reuse on); without it, none of its code, so that a launch
 // with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
@@ -629,20 +635,22 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-// The entry points: qw_block<REUSE, ONE, PAIR, ASIDE>, at 64 registers a thread either way (the
+// The entry points: qw_block<REUSE, ONE, PAIR, MASK>, at 64 registers a thread either way (the
 // warp kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four).
 // The `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
 // it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
 // worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
-// warp waits on its own chain of loads, and the guard's is a long part of it. The `aside`
-// kernels are for a launch with aside blocks, and the host takes them there only; the others,
-// the same kernels without them, run the machine code of before the aside blocks, whose code
-// alone had moved the register allocation (ptxas: twice the spill loads in the pair kernels).
-// Measured against one kernel for both (session 57, call 1, four runs a build, nothing masked):
-// mechanism-90% -0.35 µs a step at 4,096 worlds and -0.80 at 2,048, hammock -0.55 and -0.15,
-// cloth-99% -0.30 at 4,096; sleep_toggles' busiest step +0.55, within its runs' spread; one
-// masked world of 4,096 (an aside kernel either way) -1.20. Twice the kernels cost a cold start
-// 1.7 s more (29.6 s against 27.9, one bench process) and 3.2 MB more in the kernel cache.
+// warp waits on its own chain of loads, and the guard's is a long part of it. The `masked`
+// twins are for a launch after a step with masked worlds, and the host takes them there only;
+// the others run the machine code of before the aside blocks, whose code alone had moved the
+// register allocation (ptxas: twice the spill loads in the pair kernels), and before the masked
+// path (qw_world reads `masked` as MASK && masked, which the compiler folds away: their PTX is
+// the same). Measured with the aside blocks in the twins, against one kernel for both (session
+// 57, call 1, four runs a build, nothing masked): mechanism-90% -0.35 µs a step at 4,096 worlds
+// and -0.80 at 2,048, hammock -0.55 and -0.15, cloth-99% -0.30 at 4,096; sleep_toggles' busiest
+// step +0.55, within its runs' spread; one masked world of 4,096 (an aside kernel either way)
+// -1.20. Twice the kernels cost a cold start 1.7 s more (29.6 s against 27.9, one bench process)
+// and 3.2 MB more in the kernel cache.
 #define QW_ENTRY(name, reuse, one, pair, mask)                                                   \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \

@@ -471,33 +471,41 @@ fn guard_warps_from_env() -> Option<bool> {
 }
 
 /// A world solved by the guard's path (flag 2, "masked": a component asleep, or static rows
-/// present but not as one block) is one the warp kernels leave to its block, which solves its
-/// pending worlds one after another once every warp is done: one such world makes its block,
-/// and so the launch, wait for a serial solve. So the warp kernels set aside the worlds that
-/// the step before masked, where they are no more than [`ASIDE_SHARE`] of the batch, each
-/// solved by a block of its own beside the warps (`kernels/quotient_warp.cu`). Past that share
-/// the aside blocks lose (they take the warps' places while the worlds beyond them wait for
-/// their blocks anyway): with one warp a world (many waves of worlds) the masked worlds are
-/// left to their blocks until more than this share of them is masked, and then a step takes a
-/// block a world (see [`QuotientSolver::set_warp_worlds`]); with two warps a world, past
-/// [`MASKED_FOR_BLOCKS_PAIRS`]. Measured on the H200 (session 56,
-/// benches/results/logs/h200-2026-12-03-session56-calls.md, calls 1 and 4): mechanism-90%
-/// (16.2 µs a step at 4,096 worlds, none masked) with a component asleep in 1 to 256 of 4,096
-/// worlds, 20.2–24.8 µs with the aside blocks, 28.2–29.8 with their blocks after the warps,
-/// 38.1–40.3 with a block a world; with 512 and 1,024 masked, 36.7 aside (256 of them),
-/// 30.0–30.7 after the warps, 43.1–44.4 by blocks; from 1/64 to 1/2 masked, 28.8–43.0 after the
-/// warps against 38.8–45.7 by blocks; session 54's closed_loops at 4,096 with two thirds masked,
-/// 72.2–73.0 after the warps against 49.2–53.4 by blocks. At 8,192 worlds with 128 masked: 41.5
-/// aside, 53.7 after the warps, 73.9 by blocks. A batch whose share hovers about the rule's
-/// switches kernels often; the solver keeps a graph for each, so a switch captures nothing.
-pub const MASKED_FOR_BLOCKS: f64 = 0.5;
+/// present but not as one block) is one the plain warp kernels leave to its block, which solves
+/// its pending worlds one after another once every warp is done: one such world makes its
+/// block, and so the launch, wait for a serial solve. So after a step with masked worlds the
+/// launch takes the warp kernels' masked twins (`kernels/quotient_warp.cu`), whose warps solve
+/// a masked world themselves (the guard with the awake mask per node, every row walked as a
+/// dynamic one), and which set aside the worlds the step before masked, where they are no more
+/// than [`ASIDE_SHARE`] of the batch, each solved by a block of its own beside the warps: one
+/// masked world in its warp walks all its rows, the long pole of the launch, where a block
+/// spreads them. With one warp a world (past a wave of worlds) the masked twins are the rule
+/// at every share: this share, past which a step would take a block a world instead, is 1
+/// (never); with two warps a world see [`MASKED_FOR_BLOCKS_PAIRS`].
+///
+/// Measured on the H200, µs a step at 4,096 worlds (session 57, benches/results/logs/
+/// h200-2026-12-03-session57-calls.md, calls 2 and 3), tree 0's component asleep in a share of
+/// the worlds, the twins' warps against a block a world (or, at 1/8 and 1/2 of mechanism-90%,
+/// session 56's rule: their blocks after the warps): mechanism-90% 30.1 against 30.6 at 1/8,
+/// 30.5 against 43.2 at 1/2, 34.8 against 43.8 at all; cloth-99% 65.0 against 128.8, 54.1
+/// against 108.3 and 28.2 against 75.3 at 1/8, 1/2 and all; hammock 22.1 against 45.1, 17.6
+/// against 44.5, 15.0 against 28.7; humanoid-50% 21.9 against 37.8, 21.8 against 41.1, 23.7
+/// against 39.5; at 8,192 worlds (two waves) mechanism-90% 58.7 against 63.3 (session 56's rule)
+/// at 1/8, 61.6 against 89.4 at 1/2, 68.4 against 85.7 at all. The aside blocks stay ahead up
+/// to their share: with 1 and 256 of 4,096 worlds of mechanism-90% masked, 20.5 and 26.3 µs
+/// with them against 29.6 and 30.4 with every masked world in its warp (session 56 measured
+/// 28.2–29.8 with the blocks' serial solves after the warps, 38.1–40.3 with a block a world).
+pub const MASKED_FOR_BLOCKS: f64 = 1.0;
 
 /// [`MASKED_FOR_BLOCKS`]'s share where the rule gives each world two warps (the pair
 /// kernels, while every world is resident, where a block a world is one wave too): past the
-/// worlds set aside. Measured on the H200 (session 56, calls 1 and 4): mechanism-90% at 1,024
-/// worlds with 1 or 32 masked, 14.9 and 17.1 µs a step with the aside blocks, 21.2 and 23.2
-/// with their blocks after the pairs of warps, 17.9 and 18.8 by blocks; with 128 masked (past
-/// the aside share), 23.4 and 23.1 against 18.7 by blocks.
+/// worlds set aside. Below a wave a world's time is its own chain of loads, and a masked world
+/// walked by one warp is the launch's long pole. Measured on the H200 (session 56, calls 1 and
+/// 4): mechanism-90% at 1,024 worlds with 1 or 32 masked, 14.9 and 17.1 µs a step with the
+/// aside blocks, 21.2 and 23.2 with their blocks after the pairs of warps, 17.9 and 18.8 by
+/// blocks; with 128 masked (past the aside share), 23.4 and 23.1 against 18.7 by blocks; with
+/// each masked world in its warp (session 57, call 2) 23.1, 24.0 and 25.3 with 1, 128 and all
+/// 1,024 masked, against 15.0 aside, 19.2 and 19.6 by blocks.
 pub const MASKED_FOR_BLOCKS_PAIRS: f64 = ASIDE_SHARE;
 
 /// The share of a batch's worlds that the warp kernels set aside at most (see
@@ -590,9 +598,10 @@ pub struct QuotientSolver {
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
     slots_on_device: Vec<u32>,
-    /// The graphs of the last two keys, the latest first: a batch whose masked share hovers
-    /// about [`MASKED_FOR_BLOCKS`] takes the warp and the block kernels by turns, and would
-    /// otherwise capture its graph again at every switch.
+    /// The graphs of the last two keys, the latest first: a batch whose worlds fall asleep and
+    /// wake takes the plain warp kernels and their masked twins (or, with two warps a world,
+    /// the block kernels) by turns, and would otherwise capture its graph again at every
+    /// switch.
     graphs: [(Option<GraphKey>, StepGraph); 2],
     /// Graphs captured so far (see [`QuotientSolver::captures`]).
     captures: u64,
@@ -899,15 +908,18 @@ impl QuotientSolver {
     /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
     /// more than 1,024 rows (see `warp_pays`), and of more worlds than multiprocessors where
     /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
-    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not after a step with
-    /// more masked worlds than the rule allows them ([`MASKED_FOR_BLOCKS`],
-    /// [`masked_for_blocks`](Self::masked_for_blocks)), `Some(true)` for every batch,
+    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not, with two warps a
+    /// world, after a step with more masked worlds than the rule allows them
+    /// ([`MASKED_FOR_BLOCKS_PAIRS`], [`masked_for_blocks`](Self::masked_for_blocks)),
+    /// `Some(true)` for every batch,
     /// `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
     /// phase marks are requested (they are the block kernels'). A world that does not replay
     /// (its static rows changed, a component asleep, no quotient yet) is then solved by its
-    /// block of four warps as in the other kernels, or, masked at the step before, by a block
-    /// of its own ([`aside_worlds`](Self::aside_worlds)), so the outputs and flags are the same. The
+    /// block of four warps as in the other kernels; after a step with masked worlds the
+    /// kernels' masked twins solve a masked world in its warp
+    /// ([`StepCounts::masked_by_warps`], flag 32) or, masked at the step before, by a block of
+    /// its own ([`aside_worlds`](Self::aside_worlds)), so the outputs are the same. The
     /// warp kernel has no reuse check of hyperedges (it keeps the node-level partition check),
     /// so where it runs unchanged worlds are replayed ([`reuse_active`](Self::reuse_active)):
     /// past the default threshold a warp replays a world for about what the block kernels'
@@ -1542,16 +1554,17 @@ mod tests {
     }
 
     #[test]
-    fn blocks_past_the_worlds_set_aside_with_two_warps_a_world_and_past_half_with_one() {
+    fn blocks_past_the_worlds_set_aside_with_two_warps_a_world_and_never_with_one() {
         // The masked worlds of a step that the next step's warp kernels allow, of 4,096.
         let allowed = |pairs, aside, forced| (masked_share(pairs, aside, forced) * 4096.0) as usize;
         assert_eq!(allowed(true, true, None), aside_cap(4096));
         assert_eq!((aside_cap(4096), aside_cap(1061)), (256, 67));
-        assert_eq!(allowed(false, true, None), 2048);
+        // One warp a world: the masked twins' warps take every masked world.
+        assert_eq!(allowed(false, true, None), 4096);
         // Without the aside blocks (ARCHIPELAGO_Q_ASIDE=0) pairs take blocks after any.
         assert_eq!(
             (allowed(true, false, None), allowed(false, false, None)),
-            (0, 2048)
+            (0, 4096)
         );
         // ARCHIPELAGO_Q_MASKED: one share for both, 0 (blocks after any) to 1 (never).
         assert_eq!(
