@@ -1515,21 +1515,16 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         assert_eq!(set, if few { &last_masked[..] } else { &[] }, "step {k}");
         aside += set.len();
         // After a step with masked worlds the masked twins ran: every masked world not set
-        // aside was solved by its warp (with aside blocks, but one that fell to a block's last
-        // warp, whose guard comes late). Else none was.
+        // aside was solved by its warp. Else none was.
         let c = s.last_counts();
         let masked = s.masked_worlds();
         let set_masked = masked.iter().filter(|w| set.contains(w)).count();
-        let most = if last_masked.is_empty() {
+        let want = if last_masked.is_empty() {
             0
         } else {
             c.masked - set_masked
         };
-        if set.is_empty() {
-            assert_eq!(c.masked_by_warps, most, "step {k}: {c:?}");
-        } else {
-            assert!(c.masked_by_warps <= most, "step {k}: {c:?}");
-        }
+        assert_eq!(c.masked_by_warps, want, "step {k}: {c:?}");
         by_warps += c.masked_by_warps;
         last_masked = masked.to_vec();
         assert_eq!(last_masked.len(), c.masked);
