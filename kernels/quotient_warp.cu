@@ -187,13 +187,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // slot's stream. Without static rows in the slot every row is checked in step 2.
     int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // The block's last warp compares after its stores (the late guard, above), the others now;
-    // in the pair kernels the world's second warp does (qw_guard). MASK: a world compared now
-    // whose static rows are not the slot's stream takes the guard with the awake mask
-    // (`masked`, below) instead of its block; the pair twins' guard warps idle, and the late
-    // guard runs only with aside blocks, which take most masked worlds then (a masked world
-    // not set aside that falls to a last warp is left to its block, as in the plain kernels).
-    const bool guard_late =
-        !PAIR && (!MASK || q.aside_blocks > 0) && (threadIdx.x >> 5) == QW_WARPS - 1;
+    // in the pair kernels the world's second warp does (qw_guard). MASK: every warp now, and a
+    // world whose static rows are not the slot's stream takes the guard with the awake mask
+    // (`masked`, below) instead of its block.
+    const bool guard_late = !MASK && !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
     // `masked` is read as MASK && masked throughout, which the compiler folds to false in the
     // plain kernels: their machine code stays that of before the masked twins.
     bool masked = false;
@@ -201,7 +198,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         if (!MASK) return false;
         masked = true;
     }
-    if (!(MASK && masked) && (MASK ? !guard_late : (!PAIR && !guard_late)) &&
+    if (!(MASK && masked) && (MASK || (!PAIR && !guard_late)) &&
         __any_sync(FULL_MASK,
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start))) {
         if (!MASK) return false;
@@ -543,7 +540,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             },
             s.cnt_e, rest, place_row);
     }
-    if (guard_late && !(MASK && masked)) {
+    if (guard_late) {
         // The world's counts loaded again rather than held through the maps (fewer spills).
         const unsigned slot2 = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
         const int k2 = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot2);
