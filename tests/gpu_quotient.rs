@@ -69,7 +69,7 @@ fn the_quotient_kernels_compile_for_hopper() {
         "quotient_few_kernel",
         "quotient_aside_kernel",
     ];
-    // Each warp kernel with aside blocks and without.
+    // Each warp kernel and its masked twin.
     let warp_entries: Vec<String> = ["warp", "pair"]
         .iter()
         .flat_map(|f| ["", "_reuse", "_one", "_reuse_one"].map(|v| format!("quotient_{f}{v}")))

@@ -37,8 +37,9 @@
 //! kernels (`quotient_pair_kernel`) give each world a second warp that compares its static rows
 //! with its slot's while the first maps it, from more worlds than multiprocessors on for
 //! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]). Each warp kernel
-//! has a twin with aside blocks (`…_aside_kernel`), for a launch that sets masked worlds aside
-//! (see [`QuotientSolver::aside_worlds`]).
+//! has a masked twin (`…_masked_kernel`) for a launch after a step with masked worlds, which
+//! solves those in their warps and sets some aside for blocks of their own (see
+//! [`MASKED_FOR_BLOCKS`] and [`QuotientSolver::aside_worlds`]).
 //!
 //! Beside this file: `node_tables.rs`, what those kernels read of each slot of few nodes (made
 //! on the host when the slot is contracted), and `slots.rs`, what a batch's slots allow the
@@ -309,9 +310,9 @@ impl Kernel {
 
 /// The eight entry points of one family of warp kernels (`quotient_warp_…` or
 /// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
-/// slot as an argument or loaded per world, with aside blocks or without (the same kernel
-/// apart, so that a launch without them runs the machine code of before them; see
-/// `kernels/quotient_warp.cu`).
+/// slot as an argument or loaded per world, as the plain kernel or its masked twin (masked
+/// worlds by their warps, and aside blocks: a kernel apart, so that a launch after a step
+/// with none masked runs the machine code of before them; see `kernels/quotient_warp.cu`).
 struct WarpKernels {
     /// Indexed by [`WarpKernels::index`].
     entries: Vec<CudaFunction>,
