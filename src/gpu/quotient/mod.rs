@@ -1543,7 +1543,28 @@ impl Drop for QuotientSolver {
 
 #[cfg(test)]
 mod tests {
-    use super::{aside_array, aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable};
+    use super::{
+        WarpKernels, aside_array, aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable,
+    };
+
+    #[test]
+    fn each_warp_kernel_is_picked_by_the_entry_point_that_names_its_terms() {
+        let mut seen = Vec::new();
+        for reuse in [false, true] {
+            for one in [false, true] {
+                for masked in [false, true] {
+                    let i = WarpKernels::index(reuse, one, masked);
+                    let suffix = WarpKernels::SUFFIXES[i];
+                    assert_eq!(suffix.contains("_reuse"), reuse, "{suffix}");
+                    assert_eq!(suffix.contains("_one"), one, "{suffix}");
+                    assert_eq!(suffix.contains("_masked"), masked, "{suffix}");
+                    seen.push(i);
+                }
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..WarpKernels::SUFFIXES.len()).collect::<Vec<_>>());
+    }
 
     #[test]
     fn the_aside_array_flags_each_world_set_aside_and_lists_one_a_block() {
