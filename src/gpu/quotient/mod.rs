@@ -1350,8 +1350,8 @@ impl QuotientSolver {
 
     /// The share of a step's worlds masked past which the next step of a batch like the
     /// uploaded one takes a block a world ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]):
-    /// 1 where the rule never gives it the warp kernels, or a choice of
-    /// [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
+    /// 1 (never) with one warp a world, where the rule never gives it the warp kernels, or
+    /// where a choice of [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
