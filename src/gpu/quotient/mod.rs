@@ -1361,14 +1361,12 @@ impl QuotientSolver {
         }
     }
 
-    /// The aside blocks of the next launch: where it takes the warp kernels and the last step
-    /// masked some worlds, no more than [`aside_cap`], that many blocks (each sets aside one of
-    /// those worlds, or none); else 0.
+    /// The aside blocks of the next launch: where it takes the masked twins
+    /// ([`masked_twin`](Self::masked_twin)) and the last step masked no more than [`aside_cap`]
+    /// worlds, that many blocks (each sets aside one of those worlds, or none); else 0.
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
-        let on = self.aside.is_some()
-            && (1..=cap).contains(&self.masked_here())
-            && self.kernel_choice().by_warps();
+        let on = self.aside.is_some() && self.masked_twin() && self.masked_here() <= cap;
         if on { cap } else { 0 }
     }
 
