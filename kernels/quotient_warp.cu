@@ -229,6 +229,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     for (int base = 0; base < ndyn; base += 32) {
         const int d = base + lane;
         unsigned m = 0;
+        int nfirst = 0;
         if (d < ndyn) {
             const int h = d < start ? d : d + k;
             const int type = h < nr ? LDG(wtype + h) : -1;
@@ -242,9 +243,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                 const int t1 = j + 1 < s1 ? LDG(a.support + j + 1) : t0;
                 const int n0 = LDG(tn + t0);
                 if (j == s0 && base == 0) node0 = n0;
+                if (MASK && masked && j == s0) nfirst = n0;
                 m |= 1u << n0 | 1u << LDG(tn + t1);
             }
             if (base == 0) type0 = type;
+            // A masked world's every row's type and first node, for step 5 (in the row's
+            // output, which step 5 writes over): one load there instead of four.
+            if (MASK && masked && h < nr) a.efc_island[row0 + h] = type << 8 | nfirst;
             if (MASK && masked && m != 0) {
                 if (!(h < nr ? q_row_static(q, type, row0 + h) : q.flex_static != 0)) {
                     woke |= m;
@@ -461,9 +466,17 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         int ri = -2, type = -1;
         if (d < nr - k) {
             const int r = d < start ? d : d + k;
-            // The first round's from step 2 (the same rows in the same lanes).
-            type = base == 0 ? type0 : LDG(wtype + r);
-            ri = s.isl[base == 0 ? node0 : LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
+            if (MASK && masked) {
+                // As step 2 left them (the same rows in the same lanes).
+                const int v = efc_island[r];
+                type = v >> 8;
+                ri = s.isl[v & 31];
+            } else {
+                // The first round's from step 2 (the same rows in the same lanes).
+                type = base == 0 ? type0 : LDG(wtype + r);
+                ri = s.isl[base == 0 ? node0
+                                     : LDG(tn + LDG(a.support + LDG(a.supadr + row0 + r)))];
+            }
             efc_island[r] = ri;
         }
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
