@@ -145,6 +145,60 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
     return start;
 }
 
+// The masked twins' hint (MASK): whether world w's static rows are exactly its slot's stream
+// without the runs of the nodes in `hint`, those its warp found asleep at its last masked step
+// (MuJoCo's sleeping islands lose their rows whole, in place, so a world that stays asleep
+// repeats it). Then kk is its static rows; the world is mapped as a replayed one, the asleep
+// nodes' runs left out, instead of walking every row as dynamic. The comparison is
+// q_static_differs' over the present runs (a lane a run of the slot's row runs, at most
+// QW_RUNS: the rows and support entries gone before it), so a wrong hint costs the comparison
+// only. Scratch: s.run_isl (gone), s.run_place (rows gone before), s.run_dof (entries).
+template <bool MASK>
+__device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned hint,
+                          unsigned row0, int nr, int start, int k, int& kk, QWarp& s) {
+    const int lane = threadIdx.x & 31;
+    const unsigned char* runs = q.runs + (size_t)slot * q.run_bytes;
+    const unsigned nrun = LDG(reinterpret_cast<const unsigned*>(runs));
+    if (nrun > QW_RUNS) return false;
+    const unsigned* sadr = q.stream_adr + (size_t)slot * (q.max_static + 1);
+    const bool rin = lane < (int)nrun;
+    const uint2 rrun =
+        rin ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
+    const bool gone = rin && (hint >> (rrun.y & 31u) & 1u);
+    const int n = (int)(rrun.y >> 5);
+    const int rows_gone = gone ? n : 0;
+    const int ents_gone = gone ? (int)(LDG(sadr + rrun.x + n) - LDG(sadr + rrun.x)) : 0;
+    const int ri = warp_inscan(rows_gone), ei = warp_inscan(ents_gone);
+    const int rm = __shfl_sync(FULL_MASK, ri, 31), em = __shfl_sync(FULL_MASK, ei, 31);
+    s.run_isl[lane] = gone;
+    s.run_place[lane] = ri - rows_gone;
+    s.run_dof[lane] = ei - ents_gone;
+    __syncwarp();
+    kk = k - rm;
+    if (nr - start < kk) return false;
+    const unsigned* wadr = a.supadr + row0 + start;
+    const unsigned char* wtype = a.row_type + row0 + start;
+    const unsigned char* skind = q.stream_kind + (size_t)slot * q.max_static;
+    const int* want_at = q.stream_support + (size_t)slot * q.max_entries;
+    const unsigned char* row_run = runs + QR_BYTES + ((a.ntree + 3) & ~3);
+    const unsigned base = LDG(wadr);
+    unsigned diff = (LDG(wadr + kk) - base) ^ (LDG(sadr + k) - (unsigned)em);
+    for (int p = lane; p < k; p += 32) {
+        const int j = LDG(row_run + p);
+        if (s.run_isl[j]) continue;
+        const int i = p - s.run_place[j];
+        const unsigned e0 = LDG(sadr + p), e1 = LDG(sadr + p + 1);
+        const unsigned at = LDG(wadr + i);
+        diff |= (at - base) ^ (e0 - (unsigned)s.run_dof[j]);
+        diff |= (unsigned)LDG(wtype + i) ^ (unsigned)LDG(skind + p);
+        for (unsigned e = e0; e < e1; ++e)
+            diff |= (unsigned)(LDG(a.support + at + (e - e0)) ^ LDG(want_at + e));
+    }
+    bool bad = diff != 0;
+    if (q.eq_ids && q_dynamic_eq_among(q, wtype, row0 + start, kk, lane, 32)) bad = true;
+    return !__any_sync(FULL_MASK, bad);
+}
+
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written, or with a late guard or PAIR maybe written over). `order`,
 // `first` and `tisl` are the warp's 3 * ntree ints. PAIR: the guard is another warp's
@@ -203,6 +257,22 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start))) {
         if (!MASK) return false;
         masked = true;
+    }
+    // A masked world (MASK) whose hint holds (qw_hinted) is mapped as a replayed one without its
+    // asleep nodes' rows: `asleep`, read as MASK && asleep, so 0 in the plain kernels.
+    unsigned asleep = 0, hint = 0;
+    if constexpr (MASK) {
+        if (masked) {
+            hint = q.asleep[w];
+            const unsigned held = hint & __ballot_sync(FULL_MASK, rows);
+            int kk;
+            if (held != 0 && nstatic == k && (!q.flex_static || nh == nr) &&
+                qw_hinted<MASK>(a, q, slot, held, row0, nr, start, k, kk, s)) {
+                asleep = held;
+                k = kk;
+                masked = false;
+            }
+        }
     }
     // A masked world (MASK): as quotient.cu's q_solve_masked, each static hyperedge must lie in
     // one node, whose static hyperedges are all there (their count and hash sum the slot's) or
@@ -277,6 +347,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     }
     if (__any_sync(FULL_MASK, late)) return false;
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
+    // An asleep node of several trees touched by a dynamic row wakes: the world is stale.
+    if (MASK && asleep != 0 && (asleep & touched & __ballot_sync(FULL_MASK, in && h1.x - h0.x > 1)))
+        return false;
     if (MASK && masked) {
         for (int o = 16; o > 0; o >>= 1) woke |= __shfl_xor_sync(FULL_MASK, woke, o);
         __syncwarp();
@@ -285,11 +358,15 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         // Stale: some of a node's static hyperedges, or an asleep node of several trees touched.
         const bool stale = !whole && (c != 0 || ((woke >> n & 1u) && h1.x - h0.x > 1));
         if (__any_sync(FULL_MASK, stale)) return false;
+        // Its asleep nodes, the hint for its next masked step (qw_hinted).
+        const unsigned gone = __ballot_sync(FULL_MASK, in && c == 0 && want > 0);
+        if (lane == 0 && gone != hint) q.asleep[w] = gone;
     }
     // Components, roots and islands (MuJoCo makes no islands without rows).
     const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
     const bool active =
-        nr > 0 && ((MASK && masked) ? (touched >> n & 1u) != 0 : (rows || (touched >> n & 1u)));
+        nr > 0 && ((MASK && masked) ? (touched >> n & 1u) != 0
+                                    : ((rows && !(MASK && (asleep >> n & 1u))) || (touched >> n & 1u)));
     const int root = active ? __ffs(reach) - 1 : -1;
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
     const int nisland = __popc(roots);
@@ -329,7 +406,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     if (n == 0) {
         a.rounds[w] = 0;
         // Replayed (0), or masked (2) and by its warp (32); node-level maps (8), rows only (4).
-        q.stale[w] = (MASK && masked) ? (same ? 46 : 42) : (same ? 12 : 8);
+        q.stale[w] = (MASK && masked)   ? (same ? 46 : 42)
+                     : (MASK && asleep) ? (same ? 110 : 106)
+                                        : (same ? 12 : 8);
     }
     if (!same) {
         const int g = isl < 0 ? nisland : isl;
@@ -458,7 +537,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // The static rows' counts are their nodes' (checked against the slot in step 1); the
     // dynamic rows are counted one by one, their island that of their first tree, written
     // now (the scatter reads it back: one load instead of three).
-    if (!(MASK && masked) && isl >= 0 && efc.x > 0) {
+    if (!(MASK && masked) && isl >= 0 && efc.x > 0 && !(MASK && (asleep >> n & 1u))) {
         atomicAdd(&s.cnt_e[isl], efc.x);
         atomicAdd(&s.cnt_ne[isl], efc.y);
         atomicAdd(&s.cnt_nf[isl], efc.z);
@@ -499,9 +578,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         // the rows after by a scatter; then each static row its run's place (the slot's row
         // runs: no load of the world's rows).
         warp_scatter(start, [&](int r) { return efc_island[r]; }, s.cnt_e, rest, place_row);
-        const bool rin = lane < (int)nruns.x;
+        const bool rl = lane < (int)nruns.x;
         const uint2 rrun =
-            rin ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
+            rl ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
+        // MASK: an asleep node's runs are gone; the later runs' rows sit as many rows earlier.
+        const bool rin = rl && !(MASK && (asleep >> (rrun.y & 31u) & 1u));
+        const int rgone = MASK ? warp_inscan(rl && !rin ? (int)(rrun.y >> 5) : 0) : 0;
         const int ri = rin ? s.isl[rrun.y & 31u] : -1;
         const unsigned peers = warp_peers(rin ? ri : -2 - lane);
         s.run_w[lane] = make_int2((int)(rrun.y >> 5), 0);
@@ -510,9 +592,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         const int place = rin ? s.cnt_e[ri] + below - (int)rrun.x : 0;
         // Runs of 32 rows or more on average: run by run below, nothing to look up per row.
         const bool long_runs = 32 * nruns.x <= (unsigned)k;
-        if (rin && !long_runs) {
+        if (rl && !long_runs) {
             s.run_isl[lane] = ri;
             s.run_place[lane] = place;
+            if (MASK) s.run_dof[lane] = rgone;
         }
         __syncwarp();
         // The group's last run moves its island's cursor past the group's static rows.
@@ -527,9 +610,11 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                 const int p0 = (int)__shfl_sync(FULL_MASK, rrun.x, j);
                 const int p1 = p0 + (int)(__shfl_sync(FULL_MASK, rrun.y, j) >> 5);
                 const int i = __shfl_sync(FULL_MASK, ri, j), at = __shfl_sync(FULL_MASK, place, j);
+                if (MASK && i < 0) continue; // gone (warp-uniform)
+                const int r0 = start - (MASK ? __shfl_sync(FULL_MASK, rgone, j) : 0);
                 for (int p = p0 + lane; p < p1; p += 32) {
-                    efc_island[start + p] = i;
-                    place_row(start + p, at + p);
+                    efc_island[r0 + p] = i;
+                    place_row(r0 + p, at + p);
                 }
             }
         } else {
@@ -537,7 +622,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
 #pragma unroll 2
             for (int p = lane; p < k; p += 32) {
                 const int j = LDG(row_run + p);
-                const int i = s.run_isl[j], at = s.run_place[j] + p, r = start + p;
+                const int i = s.run_isl[j], at = s.run_place[j] + p;
+                if (MASK && i < 0) continue; // gone
+                const int r = start + p - (MASK ? s.run_dof[j] : 0);
                 efc_island[r] = i;
                 place_row(r, at);
             }

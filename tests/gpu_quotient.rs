@@ -1102,6 +1102,8 @@ struct Paths {
     /// solved directly (the guard, partial sleep).
     masked: usize,
     masked_by_warps: usize,
+    /// Of those, mapped by their hint (the nodes asleep at their last masked step).
+    masked_by_hint: usize,
     direct: usize,
     /// Launched a block a world right after a step with more of its worlds masked than the rule
     /// allows the warp kernels (`QuotientSolver::masked_for_blocks`).
@@ -1184,7 +1186,9 @@ fn random_run(
         paths.by_trees += c.replayed + c.masked + c.direct - c.by_nodes;
         paths.masked += c.masked;
         paths.masked_by_warps += c.masked_by_warps;
+        paths.masked_by_hint += c.masked_by_hint;
         assert!(by_warps || c.masked_by_warps == 0, "{c:?}");
+        assert!(c.masked_by_hint <= c.masked_by_warps, "{c:?}");
         paths.direct += c.direct;
         paths.world_steps += nworld as u64;
         last = want;
@@ -1286,7 +1290,7 @@ fn random_invalidation_on_the_warp_kernel_matches_the_oracle() {
         p.warp_rows_only > 0 && p.masked > 0 && p.direct > 0,
         "{p:?}"
     );
-    assert!(p.masked_by_warps > 0, "{p:?}");
+    assert!(p.masked_by_warps > 0 && p.masked_by_hint > 0, "{p:?}");
     println!("{p:?}");
 }
 
@@ -1506,13 +1510,15 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     s.set_warp_worlds(Some(true)).unwrap();
-    let (mut aside, mut by_warps, mut last_masked) = (0, 0, Vec::new());
+    let (mut aside, mut by_warps, mut by_hint) = (0, 0, 0);
+    let (mut last_masked, mut last_walked) = (Vec::new(), Vec::new());
     for k in 0..tiled.len() {
         step(&mut s, model, &tiled.step(k).0, &Events::new());
-        // Those set aside are the worlds masked the step before, if they were few enough.
+        // Those set aside are the worlds masked and walked (not mapped by their hint) the step
+        // before, if they were few enough.
         let set = s.aside_worlds();
-        let few = last_masked.len() <= nworld.div_ceil(16);
-        assert_eq!(set, if few { &last_masked[..] } else { &[] }, "step {k}");
+        let few = last_walked.len() <= nworld.div_ceil(16);
+        assert_eq!(set, if few { &last_walked[..] } else { &[] }, "step {k}");
         aside += set.len();
         // After a step with masked worlds the masked twins ran: every masked world not set
         // aside was solved by its warp. Else none was.
@@ -1526,13 +1532,16 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         };
         assert_eq!(c.masked_by_warps, want, "step {k}: {c:?}");
         by_warps += c.masked_by_warps;
+        by_hint += c.masked_by_hint;
         last_masked = masked.to_vec();
+        last_walked = s.walked_worlds().to_vec();
+        assert_eq!(last_walked.len(), c.masked - c.masked_by_hint);
         assert_eq!(last_masked.len(), c.masked);
     }
     assert!(aside > 0, "no world was set aside");
     assert!(by_warps > 0, "no masked world was solved by its warp");
     println!(
-        "{nworld} worlds, {} steps: {aside} world-steps set aside, {by_warps} masked by warps",
+        "{nworld} worlds, {} steps: {aside} world-steps set aside, {by_warps} masked by warps ({by_hint} by their hint)",
         tiled.len()
     );
 }

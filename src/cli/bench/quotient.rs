@@ -671,7 +671,7 @@ pub(super) fn table(
             summary.bound = bound.is_finite().then_some(bound);
             let _ = writeln!(
                 out,
-                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps), {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step; one world: the median of {} such pairs)",
+                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step; one world: the median of {} such pairs)",
                 f.slots,
                 input.batch().nworld(),
                 f.bytes as f64 / (1 << 20) as f64,
@@ -685,6 +685,7 @@ pub(super) fn table(
                 f.counts.replayed,
                 f.counts.masked,
                 f.counts.masked_by_warps,
+                f.counts.masked_by_hint,
                 f.counts.direct,
                 f.host_us,
                 f.first_ms,

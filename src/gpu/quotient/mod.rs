@@ -203,6 +203,7 @@ struct QArgs {
     one_k: i32,
     one_nstatic: i32,
     aside_blocks: i32,
+    asleep: u64,
 }
 
 /// Device buffers of the quotient, in `QArgs` order.
@@ -246,6 +247,9 @@ struct QBufs {
     /// The worlds set aside for the warp kernels' aside blocks: a flag per world, then the
     /// worlds ([`aside_cap`]).
     aside: DevBuf,
+    /// Per world the nodes its warp last found asleep: the masked twins' hint
+    /// ([`StepCounts::masked_by_hint`]), verified before use, so never stale in effect.
+    asleep: DevBuf,
 }
 
 /// The aside array of a launch over `nworld` worlds with `blocks` aside blocks that sets aside
@@ -588,6 +592,9 @@ pub struct QuotientSolver {
     stale: PinnedVec<i32>,
     /// The worlds the last downloaded step masked (flag 2).
     masked: Vec<u32>,
+    /// Of those, the ones not mapped by their hint (flag 64): the worlds the aside blocks
+    /// may take at the next step.
+    walked: Vec<u32>,
     /// The aside array as uploaded (flags, then worlds), or `None` where the aside blocks are
     /// off (`ARCHIPELAGO_Q_ASIDE=0`).
     aside: Option<Vec<u32>>,
@@ -649,6 +656,11 @@ pub struct StepCounts {
     /// Of the masked worlds, those solved by their own warp (the warp kernels' masked twins,
     /// see [`QuotientSolver::set_warp_worlds`]); the others by a block.
     pub masked_by_warps: usize,
+    /// Of those, the worlds mapped as replayed ones without their asleep nodes' rows: their
+    /// static rows were their slot's stream without the runs of the nodes their warp found
+    /// asleep at their last masked step (the hint, checked row by row first), so their warp
+    /// did not walk every row. The others were walked (and left the hint for their next step).
+    pub masked_by_hint: usize,
 }
 
 impl QuotientSolver {
@@ -754,11 +766,13 @@ impl QuotientSolver {
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
             c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
             aside: buf("q_aside", (w + aside_cap(w)) * 4)?,
+            asleep: buf("q_asleep", w * 4)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
         bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
         bufs.c_node
             .fill(0, w * NODE_CACHE_WORDS * 8, gpu.stream())?;
+        bufs.asleep.fill(0, w * 4, gpu.stream())?;
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -781,6 +795,7 @@ impl QuotientSolver {
             stream: gpu.stream().clone(),
             stale: PinnedVec::new(ctx, w),
             masked: Vec::with_capacity(w),
+            walked: Vec::with_capacity(w),
             aside: aside_from_env().then(|| Vec::with_capacity(w + aside_cap(w))),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
             last_aside: false,
@@ -1099,10 +1114,10 @@ impl QuotientSolver {
     ///   empty cache.
     fn before_launch(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
-        let (nb, here) = (self.aside_blocks(), self.masked_here());
+        let (nb, here) = (self.aside_blocks(), self.walked_here());
         self.last_aside = nb > 0;
         if let Some(host) = self.aside.as_mut().filter(|_| nb > 0) {
-            let set = &self.masked[..here];
+            let set = &self.walked[..here];
             if self.aside_on_device != set || host.len() != nworld + nb {
                 aside_array(nworld, nb, set, host);
                 self.bufs.aside.upload(host, &self.stream)?;
@@ -1157,15 +1172,20 @@ impl QuotientSolver {
         }
         let mut counts = StepCounts::default();
         self.masked.clear();
+        self.walked.clear();
         for w in 0..nworld {
             let flag = self.stale[w];
             if flag & 3 == 2 {
                 self.masked.push(w as u32);
+                if flag & 64 == 0 {
+                    self.walked.push(w as u32);
+                }
             }
             counts.rows_only += usize::from(flag & 4 != 0);
             counts.by_nodes += usize::from(flag & 8 != 0);
             counts.in_place += usize::from(flag & 16 != 0);
             counts.masked_by_warps += usize::from(flag & 32 != 0);
+            counts.masked_by_hint += usize::from(flag & 64 != 0);
             match flag & 3 {
                 0 => counts.replayed += 1,
                 2 => counts.masked += 1,
@@ -1362,11 +1382,14 @@ impl QuotientSolver {
     }
 
     /// The aside blocks of the next launch: where it takes the masked twins
-    /// ([`masked_twin`](Self::masked_twin)) and the last step masked no more than [`aside_cap`]
-    /// worlds, that many blocks (each sets aside one of those worlds, or none); else 0.
+    /// ([`masked_twin`](Self::masked_twin)) and the last step masked some worlds but no more
+    /// than [`aside_cap`] not by their hint ([`walked_worlds`](Self::walked_worlds)), that many
+    /// blocks (each sets aside one of those worlds, or none); else 0. A world mapped by its
+    /// hint is no long pole: it stays with its warp.
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
-        let on = self.aside.is_some() && self.masked_twin() && self.masked_here() <= cap;
+        let walked = self.walked_here();
+        let on = self.aside.is_some() && self.masked_twin() && walked > 0 && walked <= cap;
         if on { cap } else { 0 }
     }
 
@@ -1383,8 +1406,14 @@ impl QuotientSolver {
         &self.masked
     }
 
+    /// Of [`masked_worlds`](Self::masked_worlds), those not mapped by their hint
+    /// ([`StepCounts::masked_by_hint`]): walked row by row by their warp, or solved by a block.
+    pub fn walked_worlds(&self) -> &[u32] {
+        &self.walked
+    }
+
     /// The worlds the last launch set aside, each solved by a block of its own beside the warp
-    /// kernels' warps: those the step before masked, where they were no more than
+    /// kernels' warps: those the step before masked and walked ([`walked_worlds`](Self::walked_worlds)), where they were no more than
     /// [`ASIDE_SHARE`] of the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the
     /// block kernels.
     pub fn aside_worlds(&self) -> &[u32] {
@@ -1398,6 +1427,12 @@ impl QuotientSolver {
     fn masked_here(&self) -> usize {
         let nworld = self.ws.nworld();
         self.masked.partition_point(|&w| (w as usize) < nworld)
+    }
+
+    /// How many of the last step's masked worlds not mapped by their hint the uploaded batch has.
+    fn walked_here(&self) -> usize {
+        let nworld = self.ws.nworld();
+        self.walked.partition_point(|&w| (w as usize) < nworld)
     }
 
     /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
@@ -1493,6 +1528,7 @@ impl QuotientSolver {
             one_k: one[2],
             one_nstatic: one[3],
             aside_blocks: self.aside_blocks() as i32,
+            asleep: b.asleep.ptr(),
         };
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
