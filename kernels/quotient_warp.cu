@@ -591,7 +591,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         const int below = qw_group_below(peers, s.run_w).x;
         const int place = rin ? s.cnt_e[ri] + below - (int)rrun.x : 0;
         // Runs of 32 rows or more on average: run by run below, nothing to look up per row.
-        const bool long_runs = 32 * nruns.x <= (unsigned)k;
+        // The slot's static rows (k is the world's: fewer where a hint left asleep runs out).
+        const int ks = (MASK && asleep) ? (ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot)) : k;
+        const bool long_runs = 32 * nruns.x <= (unsigned)ks;
         if (rl && !long_runs) {
             s.run_isl[lane] = ri;
             s.run_place[lane] = place;
@@ -620,7 +622,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         } else {
             const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
 #pragma unroll 2
-            for (int p = lane; p < k; p += 32) {
+            for (int p = lane; p < ks; p += 32) {
                 const int j = LDG(row_run + p);
                 const int i = s.run_isl[j], at = s.run_place[j] + p;
                 if (MASK && i < 0) continue; // gone
