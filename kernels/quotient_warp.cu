@@ -183,7 +183,11 @@ __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned
     const unsigned char* row_run = runs + QR_BYTES + ((a.ntree + 3) & ~3);
     const unsigned base = LDG(wadr);
     unsigned diff = (LDG(wadr + kk) - base) ^ (LDG(sadr + k) - (unsigned)em);
-    for (int p = lane; p < k; p += 32) {
+    // Over the stream from its first present run to its last: none where the asleep nodes hold
+    // every static row (a cloth asleep), rather than a pass over rows all gone.
+    const int lo = __reduce_min_sync(FULL_MASK, rin && !gone ? (unsigned)rrun.x : (unsigned)k);
+    const int hi = __reduce_max_sync(FULL_MASK, rin && !gone ? rrun.x + (unsigned)n : 0u);
+    for (int p = lo + lane; p < hi; p += 32) {
         const int j = LDG(row_run + p);
         if (s.run_isl[j]) continue;
         const int i = p - s.run_place[j];
@@ -195,6 +199,10 @@ __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned
             diff |= (unsigned)(LDG(a.support + at + (e - e0)) ^ LDG(want_at + e));
     }
     bool bad = diff != 0;
+    // No static row after them: a node whose runs end the stream may have woken (its rows
+    // there), and the walk would take it.
+    for (int r = start + kk + lane; r < nr; r += 32)
+        bad |= q_row_static(q, LDG(a.row_type + row0 + r), row0 + r);
     if (q.eq_ids && q_dynamic_eq_among(q, wtype, row0 + start, kk, lane, 32)) bad = true;
     return !__any_sync(FULL_MASK, bad);
 }
@@ -621,8 +629,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             }
         } else {
             const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
+            // MASK: from the first present run to the last (as qw_hinted).
+            const int plo = (MASK && asleep) ? (int)__reduce_min_sync(FULL_MASK, rin ? rrun.x : (unsigned)ks) : 0;
+            const int phi = (MASK && asleep)
+                                ? (int)__reduce_max_sync(FULL_MASK, rin ? rrun.x + (rrun.y >> 5) : 0u)
+                                : ks;
 #pragma unroll 2
-            for (int p = lane; p < ks; p += 32) {
+            for (int p = plo + lane; p < phi; p += 32) {
                 const int j = LDG(row_run + p);
                 const int i = s.run_isl[j], at = s.run_place[j] + p;
                 if (MASK && i < 0) continue; // gone
