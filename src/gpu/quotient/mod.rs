@@ -481,10 +481,11 @@ fn guard_warps_from_env() -> Option<bool> {
 /// block, and so the launch, wait for a serial solve. So after a step with masked worlds the
 /// launch takes the warp kernels' masked twins (`kernels/quotient_warp.cu`), whose warps solve
 /// a masked world themselves (the guard with the awake mask per node, every row walked as a
-/// dynamic one), and which set aside the worlds the step before masked, where they are no more
-/// than [`ASIDE_SHARE`] of the batch, each solved by a block of its own beside the warps: one
-/// masked world in its warp walks all its rows, the long pole of the launch, where a block
-/// spreads them. With one warp a world (past a wave of worlds) the masked twins are the rule
+/// dynamic one, or, where the nodes it found asleep at its last masked step hold, mapped as a
+/// replayed one without their rows), and which set aside the worlds the step before masked and
+/// walked, where they are no more than [`ASIDE_SHARE`] of the batch, each solved by a block of
+/// its own beside the warps: one masked world in its warp walks all its rows, the long pole of
+/// the launch, where a block spreads them. With one warp a world (past a wave of worlds) the masked twins are the rule
 /// at every share: this share, past which a step would take a block a world instead, is 1
 /// (never); with two warps a world see [`MASKED_FOR_BLOCKS_PAIRS`].
 ///
@@ -934,8 +935,10 @@ impl QuotientSolver {
     /// (its static rows changed, a component asleep, no quotient yet) is then solved by its
     /// block of four warps as in the other kernels; after a step with masked worlds the
     /// kernels' masked twins solve a masked world in its warp
-    /// ([`StepCounts::masked_by_warps`], flag 32) or, masked at the step before, by a block of
-    /// its own ([`aside_worlds`](Self::aside_worlds)), so the outputs are the same. The
+    /// ([`StepCounts::masked_by_warps`], flag 32; mapped as a replayed one where the nodes it
+    /// found asleep at its last masked step hold, [`StepCounts::masked_by_hint`]) or, masked
+    /// and walked at the step before, by a block of its own
+    /// ([`aside_worlds`](Self::aside_worlds)), so the outputs are the same. The
     /// warp kernel has no reuse check of hyperedges (it keeps the node-level partition check),
     /// so where it runs unchanged worlds are replayed ([`reuse_active`](Self::reuse_active)):
     /// past the default threshold a warp replays a world for about what the block kernels'
