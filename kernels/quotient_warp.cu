@@ -356,7 +356,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     if (__any_sync(FULL_MASK, late)) return false;
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
     // An asleep node of several trees touched by a dynamic row wakes: the world is stale.
-    if (MASK && asleep != 0 && (asleep & touched & __ballot_sync(FULL_MASK, in && h1.x - h0.x > 1)))
+    if (MASK && asleep != 0 &&
+        (asleep & touched & __ballot_sync(FULL_MASK, in && h1.x - h0.x > 1)))
         return false;
     if (MASK && masked) {
         for (int o = 16; o > 0; o >>= 1) woke |= __shfl_xor_sync(FULL_MASK, woke, o);
@@ -374,7 +375,8 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
     const bool active =
         nr > 0 && ((MASK && masked) ? (touched >> n & 1u) != 0
-                                    : ((rows && !(MASK && (asleep >> n & 1u))) || (touched >> n & 1u)));
+                                    : ((rows && !(MASK && (asleep >> n & 1u))) ||
+                                       (touched >> n & 1u)));
     const int root = active ? __ffs(reach) - 1 : -1;
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
     const int nisland = __popc(roots);
@@ -591,6 +593,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             rl ? LDG(reinterpret_cast<const uint2*>(runs + QR_ROWS) + lane) : make_uint2(0, 0);
         // MASK: an asleep node's runs are gone; the later runs' rows sit as many rows earlier.
         const bool rin = rl && !(MASK && (asleep >> (rrun.y & 31u) & 1u));
+        // (An inclusive scan: a present run adds nothing to its own count.)
         const int rgone = MASK ? warp_inscan(rl && !rin ? (int)(rrun.y >> 5) : 0) : 0;
         const int ri = rin ? s.isl[rrun.y & 31u] : -1;
         const unsigned peers = warp_peers(rin ? ri : -2 - lane);
@@ -630,10 +633,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         } else {
             const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
             // MASK: from the first present run to the last (as qw_hinted).
-            const int plo = (MASK && asleep) ? (int)__reduce_min_sync(FULL_MASK, rin ? rrun.x : (unsigned)ks) : 0;
-            const int phi = (MASK && asleep)
-                                ? (int)__reduce_max_sync(FULL_MASK, rin ? rrun.x + (rrun.y >> 5) : 0u)
-                                : ks;
+            const unsigned rend = rrun.x + (rrun.y >> 5);
+            const int plo = (MASK && asleep)
+                                ? (int)__reduce_min_sync(FULL_MASK, rin ? rrun.x : (unsigned)ks)
+                                : 0;
+            const int phi =
+                (MASK && asleep) ? (int)__reduce_max_sync(FULL_MASK, rin ? rend : 0u) : ks;
 #pragma unroll 2
             for (int p = plo + lane; p < phi; p += 32) {
                 const int j = LDG(row_run + p);
