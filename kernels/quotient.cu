@@ -52,7 +52,7 @@
 // q.stale[w] reports which: 0 replayed, 1 solved directly (rebuild), 2 masked, 3 reused; plus
 // 4 when only the row-level outputs were computed, 8 when they came from the nodes, 16 when
 // reused row-level outputs were in place, 32 when masked and solved by its warp (the warp
-// kernels' masked twins, quotient_warp.cu).
+// kernels' masked twins, quotient_warp.cu), 64 when that warp mapped it by its hint (qw_hinted).
 
 struct QArgs {
     const int* row_id;                 // per global row; uploaded and read only while eq_ids

@@ -1498,10 +1498,11 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     );
 }
 
-/// The warp kernels set aside the worlds that the step before masked, where they are no more
-/// than a sixteenth of the batch (sleep_toggles tiled past seven worlds a multiprocessor, warps
-/// forced at every step): each is solved by a block of its own beside the warps, and every step
-/// equals the oracle.
+/// The warp kernels set aside the worlds that the step before masked and walked (not mapped by
+/// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
+/// seven worlds a multiprocessor, warps forced at every step): each is solved by a block of its
+/// own beside the warps, every other masked world by its warp, and every step equals the
+/// oracle.
 #[test]
 fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let Some(gpu) = open() else { return };

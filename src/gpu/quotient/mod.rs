@@ -485,9 +485,9 @@ fn guard_warps_from_env() -> Option<bool> {
 /// replayed one without their rows), and which set aside the worlds the step before masked and
 /// walked, where they are no more than [`ASIDE_SHARE`] of the batch, each solved by a block of
 /// its own beside the warps: one masked world in its warp walks all its rows, the long pole of
-/// the launch, where a block spreads them. With one warp a world (past a wave of worlds) the masked twins are the rule
-/// at every share: this share, past which a step would take a block a world instead, is 1
-/// (never); with two warps a world see [`MASKED_FOR_BLOCKS_PAIRS`].
+/// the launch, where a block spreads them. With one warp a world (past a wave of worlds) the
+/// masked twins are the rule at every share: this share, past which a step would take a block
+/// a world instead, is 1 (never); with two warps a world see [`MASKED_FOR_BLOCKS_PAIRS`].
 ///
 /// Measured on the H200, µs a step at 4,096 worlds (session 57, benches/results/logs/
 /// h200-2026-12-03-session57-calls.md, calls 2 and 3), tree 0's component asleep in a share of
@@ -1416,9 +1416,9 @@ impl QuotientSolver {
     }
 
     /// The worlds the last launch set aside, each solved by a block of its own beside the warp
-    /// kernels' warps: those the step before masked and walked ([`walked_worlds`](Self::walked_worlds)), where they were no more than
-    /// [`ASIDE_SHARE`] of the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the
-    /// block kernels.
+    /// kernels' warps: those the step before masked and walked
+    /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
+    /// the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the block kernels.
     pub fn aside_worlds(&self) -> &[u32] {
         match self.last_aside {
             true => &self.aside_on_device,
