@@ -153,7 +153,6 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
 // q_static_differs' over the present runs (a lane a run of the slot's row runs, at most
 // QW_RUNS: the rows and support entries gone before it), so a wrong hint costs the comparison
 // only. Scratch: s.run_isl (gone), s.run_place (rows gone before), s.run_dof (entries).
-#define QW_HINT_MIN 32
 template <bool MASK>
 __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned hint,
                           unsigned row0, int nr, int start, int k, int& kk, QWarp& s) {
@@ -176,10 +175,7 @@ __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned
     s.run_dof[lane] = ei - ents_gone;
     __syncwarp();
     kk = k - rm;
-    // Fewer static rows left than a warp's round: walking them costs the walk at most one round
-    // more, less than this comparison's loads (cloth-99% and hammock with their one big node
-    // asleep: +1.10 and +0.40 µs a step with the hint, session 58).
-    if (kk < QW_HINT_MIN || nr - start < kk) return false;
+    if (nr - start < kk) return false;
     const unsigned* wadr = a.supadr + row0 + start;
     const unsigned char* wtype = a.row_type + row0 + start;
     const unsigned char* skind = q.stream_kind + (size_t)slot * q.max_static;
