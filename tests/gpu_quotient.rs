@@ -1238,8 +1238,8 @@ fn random_invalidation_of_every_source_matches_the_oracle() {
 /// every world, whatever the mutations split; worlds its guard or a sleeping node stops go to
 /// its block's direct solve. Forced on 96 worlds under every policy (the scene of 32 trees
 /// with a second warp a world for the guard, the scene of 20 without), and by the launch rules
-/// on eight worlds a multiprocessor (a second warp a world there; a block a world after a step
-/// with masked worlds past the rule's share, `QuotientSolver::masked_for_blocks`). Then scenes
+/// on eight worlds a multiprocessor (a second warp a world there; the masked twins at every
+/// share of masked worlds, `QuotientSolver::masked_for_blocks`). Then scenes
 /// of more trees, whose equalities stay static and nothing sleeps, so that their couplings keep
 /// every slot within 32 nodes: 64 trees in a few nodes (the run tables), 400 in one or two (runs of 32
 /// trees or more, mapped run by run) and 64 in 20-28 nodes, interleaved (up to 59 runs of one
@@ -1446,6 +1446,9 @@ fn corpus_parts_tile_the_conformance_corpus() {
     }
 }
 
+/// Bodies falling asleep and woken past a wave of pairs of warps: with the rule every step
+/// takes the warp kernels (the masked twins at every share), and with a share set (a sixteenth)
+/// a step after more masked worlds takes a block a world; exact either way.
 #[test]
 fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     let Some(gpu) = open() else { return };
@@ -1455,47 +1458,55 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
-    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
-    let (mut out, events) = (Islands::default(), Events::new());
-    let (mut by_warps, mut by_blocks, mut masked, mut last_masked) = (0, 0, 0, 0);
-    for k in 0..tiled.len() {
-        let batch = tiled.step(k).0;
-        let input = Input::new(model, &batch).unwrap();
-        s.upload(&input, &events).unwrap();
-        let warps = s.warp_worlds();
-        s.replay().unwrap();
-        s.download(&input, &mut out).unwrap();
-        // The last step's share of masked worlds decides this one's kernels.
-        let heavy = last_masked as f64 > s.masked_for_blocks() * nworld as f64;
-        assert_eq!(
-            warps, !heavy,
-            "step {k}: {last_masked} of {nworld} masked before it"
-        );
-        last_masked = s.last_counts().masked;
-        let m = last_masked;
-        if warps {
-            by_warps += 1;
-        } else {
-            by_blocks += 1;
-        }
-        masked += m;
-        let want = oracle::solve(&input);
-        if let Some(mm) = out.first_mismatch(&want) {
-            panic!(
-                "step {k} ({}): {mm:?}",
-                if warps { "warps" } else { "blocks" }
+    for share in [None, Some(gpu::quotient::ASIDE_SHARE)] {
+        let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
+        s.set_masked_for_blocks(share);
+        let (mut out, events) = (Islands::default(), Events::new());
+        let (mut by_warps, mut by_blocks, mut masked, mut last_masked) = (0, 0, 0, 0);
+        for k in 0..tiled.len() {
+            let batch = tiled.step(k).0;
+            let input = Input::new(model, &batch).unwrap();
+            s.upload(&input, &events).unwrap();
+            let warps = s.warp_worlds();
+            s.replay().unwrap();
+            s.download(&input, &mut out).unwrap();
+            // The last step's share of masked worlds decides this one's kernels.
+            let heavy = last_masked as f64 > s.masked_for_blocks() * nworld as f64;
+            assert_eq!(
+                warps, !heavy,
+                "{share:?} step {k}: {last_masked} of {nworld} masked before it"
             );
+            last_masked = s.last_counts().masked;
+            let m = last_masked;
+            if warps {
+                by_warps += 1;
+            } else {
+                by_blocks += 1;
+            }
+            masked += m;
+            let want = oracle::solve(&input);
+            if let Some(mm) = out.first_mismatch(&want) {
+                panic!(
+                    "{share:?} step {k} ({}): {mm:?}",
+                    if warps { "warps" } else { "blocks" }
+                );
+            }
         }
+        assert!(masked > 0, "no world was masked");
+        assert!(
+            by_warps > 0,
+            "{share:?}: warps {by_warps}, blocks {by_blocks}"
+        );
+        assert_eq!(
+            by_blocks > 0,
+            share.is_some(),
+            "{share:?}: blocks {by_blocks}"
+        );
+        println!(
+            "{share:?}: {} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked",
+            tiled.len()
+        );
     }
-    assert!(masked > 0, "no world was masked");
-    assert!(
-        by_warps > 0 && by_blocks > 0,
-        "warps {by_warps}, blocks {by_blocks}"
-    );
-    println!(
-        "{} steps of {nworld} worlds: {by_warps} by warps, {by_blocks} by blocks, {masked} world-steps masked",
-        tiled.len()
-    );
 }
 
 /// The warp kernels set aside the worlds that the step before masked and walked (not mapped by

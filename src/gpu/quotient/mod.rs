@@ -485,9 +485,10 @@ fn guard_warps_from_env() -> Option<bool> {
 /// replayed one without their rows), and which set aside the worlds the step before masked and
 /// walked, where they are no more than [`ASIDE_SHARE`] of the batch, each solved by a block of
 /// its own beside the warps: one masked world in its warp walks all its rows, the long pole of
-/// the launch, where a block spreads them. With one warp a world (past a wave of worlds) the
+/// the launch, where a block spreads them. With one warp a world or two (the pair kernels) the
 /// masked twins are the rule at every share: this share, past which a step would take a block
-/// a world instead, is 1 (never); with two warps a world see [`MASKED_FOR_BLOCKS_PAIRS`].
+/// a world instead, is 1 (never). Only without the aside blocks (`ARCHIPELAGO_Q_ASIDE=0`) do two
+/// warps a world take blocks after any masked world (see `masked_share`).
 ///
 /// Measured on the H200, µs a step at 4,096 worlds (session 57, benches/results/logs/
 /// h200-2026-12-03-session57-calls.md, calls 2 and 3), tree 0's component asleep in a share of
@@ -501,18 +502,19 @@ fn guard_warps_from_env() -> Option<bool> {
 /// to their share: with 1 and 256 of 4,096 worlds of mechanism-90% masked, 20.5 and 26.3 µs
 /// with them against 29.6 and 30.4 with every masked world in its warp (session 56 measured
 /// 28.2–29.8 with the blocks' serial solves after the warps, 38.1–40.3 with a block a world).
+///
+/// With two warps a world (below a wave) blocks took over past [`ASIDE_SHARE`] until the
+/// masked twins' hint: a masked world walked by one warp was the launch's long pole there
+/// (session 57, call 2: mechanism-90% at 1,024 worlds 24.0 and 25.3 µs a step with 128 and all
+/// masked in their warps, against 19.2 and 19.6 by blocks). A world that stays asleep is now
+/// mapped by its hint for about what a replayed world costs, and its walk comes once, at the
+/// step it falls asleep. Measured (session 59, call 1, benches/results/logs/
+/// h200-2026-12-03-session59-calls.md; the pair twins against blocks past a sixteenth, µs a
+/// step): mechanism-90% at 1,024 worlds 15.55 against 18.95 with an eighth masked, 15.30
+/// against 20.10 with half; at 2,048 with half 16.40 against 25.80; with half masked at 1,024,
+/// cloth-99% 16.30 against 33.20 and hammock 11.50 against 25.40. With L2 flushed, even at an
+/// eighth (20.40 against 20.10) and ahead by 1.15–14.05 µs at half.
 pub const MASKED_FOR_BLOCKS: f64 = 1.0;
-
-/// [`MASKED_FOR_BLOCKS`]'s share where the rule gives each world two warps (the pair
-/// kernels, while every world is resident, where a block a world is one wave too): past the
-/// worlds set aside. Below a wave a world's time is its own chain of loads, and a masked world
-/// walked by one warp is the launch's long pole. Measured on the H200 (session 56, calls 1 and
-/// 4): mechanism-90% at 1,024 worlds with 1 or 32 masked, 14.9 and 17.1 µs a step with the
-/// aside blocks, 21.2 and 23.2 with their blocks after the pairs of warps, 17.9 and 18.8 by
-/// blocks; with 128 masked (past the aside share), 23.4 and 23.1 against 18.7 by blocks; with
-/// each masked world in its warp (session 57, call 2) 23.1, 24.0 and 25.3 with 1, 128 and all
-/// 1,024 masked, against 15.0 aside, 19.2 and 19.6 by blocks.
-pub const MASKED_FOR_BLOCKS_PAIRS: f64 = ASIDE_SHARE;
 
 /// The share of a batch's worlds that the warp kernels set aside at most (see
 /// [`MASKED_FOR_BLOCKS`]): a sixteenth, each with a block of its own at the launch's start.
@@ -525,19 +527,20 @@ fn aside_cap(nworld: usize) -> usize {
 }
 
 /// The share of masked worlds the rule allows the warp kernels, with two warps a world
-/// (`pairs`) or one, where the aside blocks are on (`aside`), unless `ARCHIPELAGO_Q_MASKED` sets
-/// one (`forced`). Without the aside blocks two warps a world wait for any masked world (at
-/// 1,024 worlds: 21.2 µs a step with one masked, 17.9 by blocks; session 56, call 2).
+/// (`pairs`) or one, where the aside blocks are on (`aside`), unless one is set (`forced`:
+/// [`QuotientSolver::set_masked_for_blocks`], `ARCHIPELAGO_Q_MASKED`). Without the aside blocks
+/// two warps a world wait for any masked world (at 1,024 worlds: 21.2 µs a step with one
+/// masked, 17.9 by blocks; session 56, call 2).
 fn masked_share(pairs: bool, aside: bool, forced: Option<f64>) -> f64 {
-    forced.unwrap_or(match (pairs, aside) {
-        (true, true) => MASKED_FOR_BLOCKS_PAIRS,
-        (true, false) => 0.0,
-        (false, _) => MASKED_FOR_BLOCKS,
+    forced.unwrap_or(if pairs && !aside {
+        0.0
+    } else {
+        MASKED_FOR_BLOCKS
     })
 }
 
 /// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel), else the
-/// rule's ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]).
+/// rule's ([`MASKED_FOR_BLOCKS`]).
 fn masked_for_blocks_from_env() -> Option<f64> {
     std::env::var("ARCHIPELAGO_Q_MASKED")
         .ok()
@@ -624,7 +627,8 @@ pub struct QuotientSolver {
     cap: Capacity,
     last: StepCounts,
     /// The share of a step's worlds masked past which the next takes a block a world instead
-    /// of a warp, where `ARCHIPELAGO_Q_MASKED` sets one ([`MASKED_FOR_BLOCKS`]).
+    /// of a warp, where one is set ([`set_masked_for_blocks`](Self::set_masked_for_blocks),
+    /// `ARCHIPELAGO_Q_MASKED`); else the rule's ([`MASKED_FOR_BLOCKS`]).
     masked_for_blocks: Option<f64>,
     node_tables: Option<NodeTables>,
     /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
@@ -927,7 +931,7 @@ impl QuotientSolver {
     /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
     /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not, with two warps a
     /// world, after a step with more masked worlds than the rule allows them
-    /// ([`MASKED_FOR_BLOCKS_PAIRS`], [`masked_for_blocks`](Self::masked_for_blocks)),
+    /// ([`MASKED_FOR_BLOCKS`], [`masked_for_blocks`](Self::masked_for_blocks)),
     /// `Some(true)` for every batch,
     /// `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
@@ -986,6 +990,21 @@ impl QuotientSolver {
     /// measurements).
     pub fn set_guard_warps(&mut self, choice: Option<bool>) {
         self.guard_warps = choice;
+    }
+
+    /// Sets the share of a step's worlds masked past which the next step of a batch the rule
+    /// gives the warp kernels takes a block a world instead (`Some(0.0)`: after any masked
+    /// world; `Some(1.0)`: never; clamped to that range, NaN read as `None`); `None` (the
+    /// default) keeps the rule's, [`MASKED_FOR_BLOCKS`]. The outputs are the same either way.
+    /// `ARCHIPELAGO_Q_MASKED=<share>` sets one at construction (for measurements).
+    ///
+    /// ```no_run
+    /// # fn demo(s: &mut archipelago::gpu::quotient::QuotientSolver) {
+    /// s.set_masked_for_blocks(Some(1.0 / 16.0)); // blocks past a sixteenth masked
+    /// # }
+    /// ```
+    pub fn set_masked_for_blocks(&mut self, share: Option<f64>) {
+        self.masked_for_blocks = share.filter(|x| !x.is_nan()).map(|x| x.clamp(0.0, 1.0));
     }
 
     /// Whether the next launch gives each world a second warp for its guard
@@ -1372,7 +1391,7 @@ impl QuotientSolver {
     }
 
     /// The share of a step's worlds masked past which the next step of a batch like the
-    /// uploaded one takes a block a world ([`MASKED_FOR_BLOCKS`], [`MASKED_FOR_BLOCKS_PAIRS`]):
+    /// uploaded one takes a block a world ([`MASKED_FOR_BLOCKS`]):
     /// 1 (never) with one warp a world, where the rule never gives it the warp kernels, or
     /// where a choice of [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
     pub fn masked_for_blocks(&self) -> f64 {
@@ -1581,7 +1600,8 @@ impl Drop for QuotientSolver {
 #[cfg(test)]
 mod tests {
     use super::{
-        WarpKernels, aside_array, aside_cap, masked_share, pairs_pay, warp_pays, warps_reachable,
+        ASIDE_SHARE, WarpKernels, aside_array, aside_cap, masked_share, pairs_pay, warp_pays,
+        warps_reachable,
     };
 
     #[test]
@@ -1613,25 +1633,29 @@ mod tests {
     }
 
     #[test]
-    fn blocks_past_the_worlds_set_aside_with_two_warps_a_world_and_never_with_one() {
+    fn the_masked_twins_take_every_share_unless_a_share_is_set() {
         // The masked worlds of a step that the next step's warp kernels allow, of 4,096.
         let allowed = |pairs, aside, forced| (masked_share(pairs, aside, forced) * 4096.0) as usize;
-        assert_eq!(allowed(true, true, None), aside_cap(4096));
+        // One warp a world or two: the masked twins' warps take every masked world.
+        assert_eq!(
+            (allowed(true, true, None), allowed(false, true, None)),
+            (4096, 4096)
+        );
         assert_eq!((aside_cap(4096), aside_cap(1061)), (256, 67));
-        // One warp a world: the masked twins' warps take every masked world.
-        assert_eq!(allowed(false, true, None), 4096);
         // Without the aside blocks (ARCHIPELAGO_Q_ASIDE=0) pairs take blocks after any.
         assert_eq!(
             (allowed(true, false, None), allowed(false, false, None)),
             (0, 4096)
         );
-        // ARCHIPELAGO_Q_MASKED: one share for both, 0 (blocks after any) to 1 (never).
+        // A share set (set_masked_for_blocks, ARCHIPELAGO_Q_MASKED): one for both, 0 (blocks
+        // after any) to 1 (never).
         assert_eq!(
             (
-                allowed(true, true, Some(1.0)),
-                allowed(false, true, Some(0.0))
+                allowed(true, false, Some(1.0)),
+                allowed(false, true, Some(0.0)),
+                allowed(true, true, Some(ASIDE_SHARE))
             ),
-            (4096, 0)
+            (4096, 0, 256)
         );
     }
 
