@@ -486,6 +486,13 @@ __device__ __forceinline__ int q_solve_masked(const Args& a, const QArgs& q, int
         lab[n] = s == Q_ACTIVE ? n : -1;
     }
     if (__syncthreads_or(bad)) return 1;
+    // The nodes found asleep, as the masked twins' hint (q.asleep; quotient_warp.cu's
+    // qw_hinted): a world solved here (left pending by its warp, or set aside) is then mapped as a
+    // replayed one by a warp at its next masked step. A word's bits: slots of at most 32 nodes.
+    if (tid < 32) {
+        const unsigned m = __ballot_sync(FULL_MASK, tid < nnode && state[tid] == Q_ASLEEP);
+        if (tid == 0 && nnode <= 32 && q.asleep[w] != m) q.asleep[w] = m;
+    }
     for (int h = tid; h < nh; h += bd) {
         if (q_hyper_static(a, q, w, h, nr)) continue;
         const unsigned x = hyper_index(a, w, h, nr);

@@ -210,10 +210,11 @@ __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned
 // World w by one warp, if its static hyperedges replay its slot's stream (warp-uniform result;
 // false: nothing was written, or with a late guard or PAIR maybe written over). `order`,
 // `first` and `tisl` are the warp's 3 * ntree ints. PAIR: the guard is another warp's
-// (qw_guard).
+// (qw_guard). MASK and hint_only (an aside block's first warp): a masked world only by its hint,
+// never walked (false: nothing written).
 template <bool REUSE, bool ONE, bool PAIR, bool MASK>
 __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* order, int* first,
-                         int* tisl, QMask* mk) {
+                         int* tisl, QMask* mk, bool hint_only) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
@@ -282,6 +283,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             }
         }
     }
+    if (MASK && masked && hint_only) return false;
     // A masked world (MASK): as quotient.cu's q_solve_masked, each static hyperedge must lie in
     // one node, whose static hyperedges are all there (their count and hash sum the slot's) or
     // none (asleep); no dynamic one may touch an asleep node of several trees. Its every
@@ -734,25 +736,24 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     __shared__ QMask s_mask[MASK ? QW_WARPS : 1];
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
     const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = MASK ? q.aside_blocks : 0;
-    // An aside block takes its world as if its first warp had left it pending.
+    // An aside block's first warp maps its world only where the world's hint holds (the block
+    // path leaves one: q_solve_masked), so that a world that stays asleep goes back to its own
+    // warp at the next step; else the block solves it, as a world a warp leaves pending.
     const bool aside = MASK && (int)blockIdx.x < nb;
     const unsigned set = aside ? LDG(q.aside + a.nworld + blockIdx.x) : 0xffffffffu;
     const int w0 = aside ? (int)set : ((int)blockIdx.x - nb) * QW_WARPS;
     const int w = w0 + wid % QW_WARPS;
+    const bool here = aside ? wid == 0 && set != 0xffffffffu
+                            : w < a.nworld && !(MASK && nb > 0 && LDG(q.aside + w));
     bool pending;
-    if (aside) {
-        pending = wid == 0 && set != 0xffffffffu;
+    if (PAIR && wid >= QW_WARPS) {
+        // MASK: the world's own warp compares (it must know whether the world is masked).
+        pending = !MASK && here && qw_guard<ONE>(a, q, w);
     } else {
-        const bool here = w < a.nworld && !(MASK && nb > 0 && LDG(q.aside + w));
-        if (PAIR && wid >= QW_WARPS) {
-            // MASK: the world's own warp compares (it must know whether the world is masked).
-            pending = !MASK && here && qw_guard<ONE>(a, q, w);
-        } else {
-            int* mine = smem + wid * 3 * ntree;
-            pending = here && !qw_world<REUSE, ONE, PAIR, MASK>(a, q, w, s_warp[wid], mine,
-                                                                mine + ntree, mine + 2 * ntree,
-                                                                &s_mask[MASK ? wid : 0]);
-        }
+        int* mine = smem + wid * 3 * ntree;
+        pending = here && !qw_world<REUSE, ONE, PAIR, MASK>(a, q, w, s_warp[wid], mine,
+                                                            mine + ntree, mine + 2 * ntree,
+                                                            &s_mask[MASK ? wid : 0], aside);
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;

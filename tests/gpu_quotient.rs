@@ -1511,9 +1511,9 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 
 /// The warp kernels set aside the worlds that the step before masked and walked (not mapped by
 /// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
-/// seven worlds a multiprocessor, warps forced at every step): each is solved by a block of its
-/// own beside the warps, every other masked world by its warp, and every step equals the
-/// oracle.
+/// seven worlds a multiprocessor, warps forced at every step): each has a block of its own
+/// beside the warps, whose first warp maps it where its hint holds and whose block solves it
+/// otherwise; every other masked world is solved by its warp, and every step equals the oracle.
 #[test]
 fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let Some(gpu) = open() else { return };
@@ -1522,7 +1522,7 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     s.set_warp_worlds(Some(true)).unwrap();
-    let (mut aside, mut by_warps, mut by_hint) = (0, 0, 0);
+    let (mut aside, mut by_warps, mut by_hint, mut aside_by_hint) = (0, 0, 0, 0);
     let (mut last_masked, mut last_walked) = (Vec::new(), Vec::new());
     for k in 0..tiled.len() {
         step(&mut s, model, &tiled.step(k).0, &Events::new());
@@ -1534,15 +1534,19 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         aside += set.len();
         // After a step with masked worlds the masked twins ran: every masked world not set
         // aside was solved by its warp. Else none was.
+        // A world set aside and masked was solved by its block's first warp where its hint
+        // held (flag 64), else by the block (walked, for the next step's choice).
         let c = s.last_counts();
         let masked = s.masked_worlds();
         let set_masked = masked.iter().filter(|w| set.contains(w)).count();
+        let set_by_block = s.walked_worlds().iter().filter(|w| set.contains(w)).count();
         let want = if last_masked.is_empty() {
             0
         } else {
-            c.masked - set_masked
+            c.masked - set_by_block
         };
         assert_eq!(c.masked_by_warps, want, "step {k}: {c:?}");
+        aside_by_hint += set_masked - set_by_block;
         by_warps += c.masked_by_warps;
         by_hint += c.masked_by_hint;
         last_masked = masked.to_vec();
@@ -1552,17 +1556,22 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     }
     assert!(aside > 0, "no world was set aside");
     assert!(by_warps > 0, "no masked world was solved by its warp");
+    assert!(
+        aside_by_hint > 0,
+        "no world set aside was mapped by its hint"
+    );
     println!(
-        "{nworld} worlds, {} steps: {aside} world-steps set aside, {by_warps} masked by warps ({by_hint} by their hint)",
+        "{nworld} worlds, {} steps: {aside} world-steps set aside ({aside_by_hint} masked and mapped by their hint), {by_warps} masked by warps ({by_hint} by their hint)",
         tiled.len()
     );
 }
 
-/// A batch whose masked share alternates about the rule's: sleep_toggles' step 5 (every world
-/// awake) and step 12 (every world with a component asleep, masked by the guard), each tiled past
-/// seven worlds a multiprocessor, by turns. The kernels alternate with them, warps after the
-/// awake step and blocks after the masked one, and each kernel's graph is captured once: the
-/// solver keeps the last two.
+/// A batch whose masked share alternates: sleep_toggles' step 5 (every world awake) and step 12
+/// (every world with a component asleep, masked by the guard), each tiled past seven worlds a
+/// multiprocessor, by turns. The kernels alternate with them, and each kernel's graph is
+/// captured once (the solver keeps the last two): with the rule, the plain warp kernels after
+/// the awake step and their masked twins after the masked one; with a share set (a sixteenth),
+/// the warp kernels after the awake step and blocks after the masked one.
 #[test]
 fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
     let Some(gpu) = open() else { return };
@@ -1571,44 +1580,53 @@ fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
     let every_world_at = |k: usize| Tiled::new(&t, k..k + 1, nworld, 0);
     let (awake, masked) = (every_world_at(5).step(0).0, every_world_at(12).step(0).0);
     let cap = every_world_at(5).capacity();
-    let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
-    s.set_reuse(false).unwrap();
-    let (mut out, events) = (Islands::default(), Events::new());
-    let mut walls = [Vec::new(), Vec::new()];
-    for k in 0..10 {
-        let batch = if k >= 2 && k % 2 == 0 {
-            &masked
-        } else {
-            &awake
-        };
-        let input = Input::new(model, batch).unwrap();
-        s.upload(&input, &events).unwrap();
-        let warps = s.warp_worlds();
-        let (before, t0) = (s.captures(), std::time::Instant::now());
-        s.replay().unwrap();
-        // What a switch of kernels cost when the solver kept one graph (reported, not asserted).
-        let us = t0.elapsed().as_secs_f64() * 1e6;
-        walls[usize::from(s.captures() > before)].push(us);
-        s.download(&input, &mut out).unwrap();
-        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
-        let c = s.last_counts();
-        if k >= 2 {
-            // Warps after an awake step, blocks after a masked one.
-            assert_eq!(warps, k % 2 == 0, "step {k}");
+    for share in [None, Some(gpu::quotient::ASIDE_SHARE)] {
+        let mut s = QuotientSolver::new(&gpu, cap, model, Policy::default()).unwrap();
+        s.set_reuse(false).unwrap();
+        s.set_masked_for_blocks(share);
+        let (mut out, events) = (Islands::default(), Events::new());
+        let mut walls = [Vec::new(), Vec::new()];
+        for k in 0..10 {
+            let batch = if k >= 2 && k % 2 == 0 {
+                &masked
+            } else {
+                &awake
+            };
+            let input = Input::new(model, batch).unwrap();
+            s.upload(&input, &events).unwrap();
+            let warps = s.warp_worlds();
+            let (before, t0) = (s.captures(), std::time::Instant::now());
+            s.replay().unwrap();
+            // What a switch of kernels cost when the solver kept one graph (reported, not
+            // asserted).
+            let us = t0.elapsed().as_secs_f64() * 1e6;
+            walls[usize::from(s.captures() > before)].push(us);
+            s.download(&input, &mut out).unwrap();
             assert_eq!(
-                c.masked,
-                if k % 2 == 0 { nworld } else { 0 },
-                "step {k}: {c:?}"
+                out.first_mismatch(&oracle::solve(&input)),
+                None,
+                "{share:?} step {k}"
             );
+            let c = s.last_counts();
+            if k >= 2 {
+                // Warps after an awake step; after a masked one the twins' warps (the rule) or
+                // blocks (a sixteenth set).
+                assert_eq!(warps, k % 2 == 0 || share.is_none(), "{share:?} step {k}");
+                assert_eq!(
+                    c.masked,
+                    if k % 2 == 0 { nworld } else { 0 },
+                    "{share:?} step {k}: {c:?}"
+                );
+            }
         }
+        assert_eq!(s.captures(), 2, "{share:?}: one graph for each kernel");
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        println!(
+            "{share:?}: {nworld} worlds: replay() {:.1} µs a step from a kept graph, {:.1} capturing",
+            mean(&walls[0]),
+            mean(&walls[1])
+        );
     }
-    assert_eq!(s.captures(), 2, "one graph for each kernel");
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    println!(
-        "{nworld} worlds: replay() {:.1} µs a step from a kept graph, {:.1} capturing",
-        mean(&walls[0]),
-        mean(&walls[1])
-    );
 }
 
 /// closed_loops with equalities 0, 3 and 5 dynamic: 3 has static ones on both sides, and of the
