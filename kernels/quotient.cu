@@ -127,8 +127,9 @@ struct QArgs {
     int one_nstatic;
     int aside_blocks;                  // warp kernels: the launch's first blocks, one a world
                                        // set aside
-    unsigned* asleep;                  // nworld: the nodes a world's warp last found asleep (a
-                                       // hint for the masked twins, verified before use)
+    unsigned* asleep;                  // nworld: the nodes a world's masked solve last found
+                                       // asleep (a hint for the masked twins, verified before
+                                       // use)
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/

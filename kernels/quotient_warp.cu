@@ -705,10 +705,9 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // world; session 57, calls 2 and 3). One masked world walks all its rows in one warp, the
 // launch's long pole where few are masked (29.6 µs with one); so the host also sets aside the
 // worlds that were masked and walked at its last step where they are at most a sixteenth of the
-// batch (src/gpu/quotient/: ASIDE_SHARE): the launch's first q.aside_blocks blocks each solve one
-// of them by the block path (q_world), beside the warps, and the warps skip them (20.5 µs a step
-// with one masked, 26.3 with 256). A world set aside that replays after all is solved by the
-// block path all the same, so the outputs are the same either way (its flag lacks 32).
+// batch (src/gpu/quotient/: ASIDE_SHARE): the launch's first q.aside_blocks blocks each take one
+// of them, beside the warps, and the warps skip them (20.5 µs a step with one masked, 26.3 with
+// 256).
 // A world that stays asleep repeats its stream less the asleep nodes' runs, so the walk leaves
 // the nodes it found asleep as a hint (q.asleep), and at the world's next masked step its warp
 // maps it as a replayed one if the hint holds (qw_hinted; flag 64), walking only its dynamic
@@ -716,6 +715,14 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // 30.15 -> 20.55 µs a step with an eighth masked, 29.75 -> 19.55 with half, 34.25 -> 22.25 with
 // all; cloth-99% and hammock with half (the asleep node holds nearly every static row, so the
 // walk had little to walk) +1.10 and +0.40; nothing masked even.
+// The block path leaves the same hint (q_solve_masked), and an aside block's first warp maps its
+// world where the hint holds (flag 64), else the block solves it (q_world; a world that
+// replays after all is mapped by that warp, flag 8). So a world set aside, or left pending by a
+// plain warp at the step it fell asleep, goes back to its own warp at its next step instead of
+// being set aside again while it sleeps. Measured (session 59, call 3, mechanism-90%): 27.10 ->
+// 21.60 µs a step with 256 of 4,096 worlds masked, 17.90 -> 15.35 with 64 of 1,024 (the pair
+// twins); with one of 4,096, 20.20 -> 21.10 with L2 warm, 30.45 -> 29.05 flushed, 20.60 -> 20.40
+// with the device busy (that world's warp is the launch's long pole either way).
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
 // the block's second QW_WARPS); then the block's pending worlds, by the block. MASK: masked

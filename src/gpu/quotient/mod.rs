@@ -247,8 +247,9 @@ struct QBufs {
     /// The worlds set aside for the warp kernels' aside blocks: a flag per world, then the
     /// worlds ([`aside_cap`]).
     aside: DevBuf,
-    /// Per world the nodes its warp last found asleep: the masked twins' hint
-    /// ([`StepCounts::masked_by_hint`]), verified before use, so never stale in effect.
+    /// Per world the nodes its last masked solve (by its warp or by a block) found asleep: the
+    /// masked twins' hint ([`StepCounts::masked_by_hint`]), verified before use, so never stale
+    /// in effect.
     asleep: DevBuf,
 }
 
@@ -483,10 +484,12 @@ fn guard_warps_from_env() -> Option<bool> {
 /// a masked world themselves (the guard with the awake mask per node, every row walked as a
 /// dynamic one, or, where the nodes it found asleep at its last masked step hold, mapped as a
 /// replayed one without their rows), and which set aside the worlds the step before masked and
-/// walked, where they are no more than [`ASIDE_SHARE`] of the batch, each solved by a block of
-/// its own beside the warps: one masked world in its warp walks all its rows, the long pole of
-/// the launch, where a block spreads them. With one warp a world or two (the pair kernels) the
-/// masked twins are the rule at every share: this share, past which a step would take a block
+/// walked, where they are no more than [`ASIDE_SHARE`] of the batch, each with a block of its
+/// own beside the warps: one masked world in its warp walks all its rows, the long pole of the
+/// launch, where a block spreads them (and the block's first warp maps the world where its
+/// hint holds: the walk and the block path both leave one, so a world that stays asleep as it
+/// was is set aside at most once). With one warp a world or two (the pair kernels) the masked
+/// twins are the rule at every share: this share, past which a step would take a block
 /// a world instead, is 1 (never). Only without the aside blocks (`ARCHIPELAGO_Q_ASIDE=0`) do two
 /// warps a world take blocks after any masked world (see `masked_share`).
 ///
@@ -664,7 +667,8 @@ pub struct StepCounts {
     /// Of those, the worlds mapped as replayed ones without their asleep nodes' rows: their
     /// static rows were their slot's stream without the runs of the nodes their warp found
     /// asleep at their last masked step (the hint, checked row by row first), so their warp
-    /// did not walk every row. The others were walked (and left the hint for their next step).
+    /// (or, for a world set aside, its block's first warp) did not walk every row. The others
+    /// were walked by their warp or solved by a block, and left the hint for their next step.
     pub masked_by_hint: usize,
 }
 
@@ -1407,7 +1411,9 @@ impl QuotientSolver {
     /// ([`masked_twin`](Self::masked_twin)) and the last step masked some worlds but no more
     /// than [`aside_cap`] not by their hint ([`walked_worlds`](Self::walked_worlds)), that many
     /// blocks (each sets aside one of those worlds, or none); else 0. A world mapped by its
-    /// hint is no long pole: it stays with its warp.
+    /// hint is no long pole: it stays with its warp. A world set aside is mapped by its block's
+    /// first warp where its hint holds (the walk and the block path both leave one), so it goes
+    /// back to its own warp at the next step.
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
         let walked = self.walked_here();
@@ -1434,8 +1440,9 @@ impl QuotientSolver {
         &self.walked
     }
 
-    /// The worlds the last launch set aside, each solved by a block of its own beside the warp
-    /// kernels' warps: those the step before masked and walked
+    /// The worlds the last launch set aside, each with a block of its own beside the warp
+    /// kernels' warps (its first warp maps the world where its hint holds, else the block
+    /// solves it): those the step before masked and walked
     /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
     /// the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the block kernels.
     pub fn aside_worlds(&self) -> &[u32] {
