@@ -933,9 +933,9 @@ impl QuotientSolver {
     /// default) for batches of more than seven worlds a multiprocessor, twelve for worlds of
     /// more than 1,024 rows (see `warp_pays`), and of more worlds than multiprocessors where
     /// each world's second warp for its guard fits too and worlds have at most 1,024 rows (see
-    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not, with two warps a
-    /// world, after a step with more masked worlds than the rule allows them
-    /// ([`MASKED_FOR_BLOCKS`], [`masked_for_blocks`](Self::masked_for_blocks)),
+    /// `pairs_pay` and [`set_guard_warps`](Self::set_guard_warps)), but not after a step with
+    /// more masked worlds than the rule allows them (by default every share:
+    /// [`MASKED_FOR_BLOCKS`], [`masked_for_blocks`](Self::masked_for_blocks)),
     /// `Some(true)` for every batch,
     /// `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
@@ -1395,9 +1395,11 @@ impl QuotientSolver {
     }
 
     /// The share of a step's worlds masked past which the next step of a batch like the
-    /// uploaded one takes a block a world ([`MASKED_FOR_BLOCKS`]):
-    /// 1 (never) with one warp a world, where the rule never gives it the warp kernels, or
-    /// where a choice of [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
+    /// uploaded one takes a block a world: where the rule gives it the warp kernels, the share
+    /// set ([`set_masked_for_blocks`](Self::set_masked_for_blocks)) or the rule's
+    /// ([`MASKED_FOR_BLOCKS`]: 1, never; 0 for two warps a world without the aside blocks);
+    /// 1 where the rule never gives it the warp kernels, or where a choice of
+    /// [`set_warp_worlds`](Self::set_warp_worlds) overrides the rule.
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
