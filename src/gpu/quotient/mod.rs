@@ -605,6 +605,9 @@ pub struct QuotientSolver {
     /// The aside array as uploaded (flags, then worlds), or `None` where the aside blocks are
     /// off (`ARCHIPELAGO_Q_ASIDE=0`).
     aside: Option<Vec<u32>>,
+    /// Whether every launch that takes the warp kernels takes their masked twins
+    /// (`ARCHIPELAGO_Q_TWINS=1`, for measuring what the twins cost the replayed worlds).
+    twins_always: bool,
     /// The worlds set aside on the device now, in order.
     aside_on_device: Vec<u32>,
     /// Whether the last launch had aside blocks.
@@ -806,6 +809,7 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             aside: aside_from_env().then(|| Vec::with_capacity(w + aside_cap(w))),
+            twins_always: choice_from_env("ARCHIPELAGO_Q_TWINS") == Some(true),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
             last_aside: false,
             contracted: Vec::with_capacity(w),
@@ -1425,9 +1429,10 @@ impl QuotientSolver {
 
     /// Whether the next launch takes the warp kernels' masked twins (`…_masked_kernel`), which
     /// solve masked worlds in their warps and set aside worlds for their aside blocks: where
-    /// it takes the warp kernels and the last step masked some of the uploaded batch's worlds.
+    /// it takes the warp kernels and the last step masked some of the uploaded batch's worlds
+    /// (or at every such launch with `ARCHIPELAGO_Q_TWINS=1`).
     fn masked_twin(&self) -> bool {
-        self.masked_here() > 0 && self.kernel_choice().by_warps()
+        (self.twins_always || self.masked_here() > 0) && self.kernel_choice().by_warps()
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
