@@ -723,6 +723,11 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // 21.60 µs a step with 256 of 4,096 worlds masked, 17.90 -> 15.35 with 64 of 1,024 (the pair
 // twins); with one of 4,096, 20.20 -> 21.10 with L2 warm, 30.45 -> 29.05 flushed, 20.60 -> 20.40
 // with the device busy (that world's warp is the launch's long pole either way).
+// What a masked step still costs is mostly the twins' own, on every replayed world: nothing
+// masked, the twins against the plain kernels (ARCHIPELAGO_Q_TWINS=1; session 59, call 4) took
+// mechanism-90% at 4,096 worlds +2.70 µs a step, hammock +4.25, cloth-99% +13.50, at 1,024
+// (pairs) +2.30 and +2.15. Each warp taking the guard first and a replayed world then the
+// plain kernels' path (guard done) was slower still, by 0.5-2.7 µs (call 5, exp/twins-dispatch).
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
 // the block's second QW_WARPS); then the block's pending worlds, by the block. MASK: masked
