@@ -542,13 +542,17 @@ fn masked_share(pairs: bool, aside: bool, forced: Option<f64>) -> f64 {
     })
 }
 
-/// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel), else the
-/// rule's ([`MASKED_FOR_BLOCKS`]).
+/// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel; clamped to
+/// 0..=1, a value that is not a number ignored), else the rule's ([`MASKED_FOR_BLOCKS`]).
 fn masked_for_blocks_from_env() -> Option<f64> {
-    std::env::var("ARCHIPELAGO_Q_MASKED")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|x| (0.0..=1.0).contains(x))
+    let v = std::env::var("ARCHIPELAGO_Q_MASKED").ok()?;
+    masked_share_set(v.trim().parse::<f64>().ok())
+}
+
+/// A share of masked worlds as set ([`QuotientSolver::set_masked_for_blocks`],
+/// `ARCHIPELAGO_Q_MASKED`): clamped to 0..=1, NaN read as none set.
+fn masked_share_set(share: Option<f64>) -> Option<f64> {
+    share.filter(|x| !x.is_nan()).map(|x| x.clamp(0.0, 1.0))
 }
 
 fn choice_from_env(name: &str) -> Option<bool> {
@@ -1012,7 +1016,7 @@ impl QuotientSolver {
     /// # }
     /// ```
     pub fn set_masked_for_blocks(&mut self, share: Option<f64>) {
-        self.masked_for_blocks = share.filter(|x| !x.is_nan()).map(|x| x.clamp(0.0, 1.0));
+        self.masked_for_blocks = masked_share_set(share);
     }
 
     /// Whether the next launch gives each world a second warp for its guard
@@ -1614,8 +1618,8 @@ impl Drop for QuotientSolver {
 #[cfg(test)]
 mod tests {
     use super::{
-        ASIDE_SHARE, WarpKernels, aside_array, aside_cap, masked_share, pairs_pay, warp_pays,
-        warps_reachable,
+        ASIDE_SHARE, WarpKernels, aside_array, aside_cap, masked_share, masked_share_set,
+        pairs_pay, warp_pays, warps_reachable,
     };
 
     #[test]
@@ -1671,6 +1675,13 @@ mod tests {
             ),
             (4096, 0, 256)
         );
+        // A share set is clamped to 0..=1; NaN sets none.
+        let set = |x| masked_share_set(Some(x));
+        assert_eq!(
+            (set(-0.5), set(0.25), set(7.0)),
+            (Some(0.0), Some(0.25), Some(1.0))
+        );
+        assert_eq!((set(f64::NAN), masked_share_set(None)), (None, None));
     }
 
     #[test]
