@@ -145,6 +145,15 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
     return start;
 }
 
+// The span of a slot's static rows from its first present run of rows to its last, a lane a
+// run (this lane's: rows [x, x + n), present or not); [k, 0) where none is present (every
+// static row asleep: no pass over rows all gone).
+__device__ __forceinline__ int2 qw_present_span(bool present, unsigned x, unsigned n,
+                                                unsigned k) {
+    return make_int2((int)__reduce_min_sync(FULL_MASK, present ? x : k),
+                     (int)__reduce_max_sync(FULL_MASK, present ? x + n : 0u));
+}
+
 // The masked twins' hint (MASK): whether world w's static rows are exactly its slot's stream
 // without the runs of the nodes in `hint`, those its warp found asleep at its last masked step
 // (MuJoCo's sleeping islands lose their rows whole, in place, so a world that stays asleep
@@ -183,11 +192,9 @@ __device__ bool qw_hinted(const Args& a, const QArgs& q, unsigned slot, unsigned
     const unsigned char* row_run = runs + QR_BYTES + ((a.ntree + 3) & ~3);
     const unsigned base = LDG(wadr);
     unsigned diff = (LDG(wadr + kk) - base) ^ (LDG(sadr + k) - (unsigned)em);
-    // Over the stream from its first present run to its last: none where the asleep nodes hold
-    // every static row (a cloth asleep), rather than a pass over rows all gone.
-    const int lo = __reduce_min_sync(FULL_MASK, rin && !gone ? (unsigned)rrun.x : (unsigned)k);
-    const int hi = __reduce_max_sync(FULL_MASK, rin && !gone ? rrun.x + (unsigned)n : 0u);
-    for (int p = lo + lane; p < hi; p += 32) {
+    // Over the stream's present span only (none where the asleep nodes hold every static row).
+    const int2 span = qw_present_span(rin && !gone, rrun.x, (unsigned)n, (unsigned)k);
+    for (int p = span.x + lane; p < span.y; p += 32) {
         const int j = LDG(row_run + p);
         if (s.run_isl[j]) continue;
         const int i = p - s.run_place[j];
@@ -634,15 +641,12 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             }
         } else {
             const unsigned char* row_run = tree_run + ((ntree + 3) & ~3);
-            // MASK: from the first present run to the last (as qw_hinted).
-            const unsigned rend = rrun.x + (rrun.y >> 5);
-            const int plo = (MASK && asleep)
-                                ? (int)__reduce_min_sync(FULL_MASK, rin ? rrun.x : (unsigned)ks)
-                                : 0;
-            const int phi =
-                (MASK && asleep) ? (int)__reduce_max_sync(FULL_MASK, rin ? rend : 0u) : ks;
+            // MASK: over the stream's present span only (as qw_hinted).
+            const int2 span = (MASK && asleep)
+                                  ? qw_present_span(rin, rrun.x, rrun.y >> 5, (unsigned)ks)
+                                  : make_int2(0, ks);
 #pragma unroll 2
-            for (int p = plo + lane; p < phi; p += 32) {
+            for (int p = span.x + lane; p < span.y; p += 32) {
                 const int j = LDG(row_run + p);
                 const int i = s.run_isl[j], at = s.run_place[j] + p;
                 if (MASK && i < 0) continue; // gone
