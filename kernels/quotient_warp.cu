@@ -745,22 +745,30 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // at 64, 58.6 at 40, 70.2 at 32, session 27; 35.2, 48.5 and 52.8 in session 49, hammock 46.9,
 // 63.9 and 72.6, though 32 makes 8,192 worlds one wave; and the pair kernels at 32, one wave of
 // two warps a world at 4,096 worlds, lost 7.4-13.3 µs to one warp a world at 64).
-template <bool REUSE, bool ONE, bool PAIR, bool MASK>
+template <bool REUSE, bool ONE, bool PAIR, bool MASK, bool REST>
 __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     extern __shared__ int smem[];
     __shared__ QWarp s_warp[QW_WARPS];
     __shared__ QMask s_mask[MASK ? QW_WARPS : 1];
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
+    __shared__ int s_world[MASK ? QW_WARPS : 1];
     const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = MASK ? q.aside_blocks : 0;
     // An aside block's first warp maps its world only where the world's hint holds (the block
     // path leaves one: q_solve_masked), so that a world that stays asleep goes back to its own
     // warp at the next step; else the block solves it, as a world a warp leaves pending.
     const bool aside = MASK && (int)blockIdx.x < nb;
-    const unsigned set = aside ? LDG(q.aside + a.nworld + blockIdx.x) : 0xffffffffu;
-    const int w0 = aside ? (int)set : ((int)blockIdx.x - nb) * QW_WARPS;
-    const int w = w0 + wid % QW_WARPS;
-    const bool here = aside ? wid == 0 && set != 0xffffffffu
-                            : w < a.nworld && !(MASK && nb > 0 && LDG(q.aside + w));
+    // MASK: the twins' worlds from the launch's lists (after a flag per world: the aside
+    // blocks' worlds, then the listed ones four a block; u32::MAX none). Else four consecutive
+    // worlds; REST: less those flagged, which the twins take beside this launch.
+    const unsigned* lists = q.aside + a.nworld;
+    const int w0 = MASK ? 0 : (int)blockIdx.x * QW_WARPS;
+    const unsigned listed =
+        !MASK ? 0u
+              : LDG(lists + (aside ? (int)blockIdx.x
+                                   : nb + ((int)blockIdx.x - nb) * QW_WARPS + wid % QW_WARPS));
+    const int w = MASK ? (int)listed : w0 + wid % QW_WARPS;
+    const bool here = MASK ? listed != 0xffffffffu && (!aside || wid == 0)
+                           : w < a.nworld && !(REST && LDG(q.aside + w));
     bool pending;
     if (PAIR && wid >= QW_WARPS) {
         // MASK: the world's own warp compares (it must know whether the world is masked).
@@ -770,6 +778,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         pending = here && !qw_world<REUSE, ONE, PAIR, MASK>(a, q, w, s_warp[wid], mine,
                                                             mine + ntree, mine + 2 * ntree,
                                                             &s_mask[MASK ? wid : 0], aside);
+        if (MASK && (threadIdx.x & 31) == 0) s_world[wid] = w;
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
@@ -777,7 +786,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         bool again = s_pending[i];
         if constexpr (PAIR) again |= s_pending[QW_WARPS + i];
         if (!again) continue; // block-uniform
-        q_world<true>(a, q, w0 + i);
+        q_world<true>(a, q, MASK ? s_world[i] : w0 + i);
         __syncthreads();
     }
 }
@@ -798,14 +807,15 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 // step +0.55, within its runs' spread; one masked world of 4,096 (an aside kernel either way)
 // -1.20. Twice the kernels cost a cold start 1.7 s more (29.6 s against 27.9, one bench process)
 // and 3.2 MB more in the kernel cache.
-#define QW_ENTRY(name, reuse, one, pair, mask)                                                   \
+#define QW_ENTRY(name, reuse, one, pair, mask, rest)                                             \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \
-        qw_block<reuse, one, pair, mask>(a, q);                                                   \
+        qw_block<reuse, one, pair, mask, rest>(a, q);                                             \
     }
 #define QW_ENTRIES(name, reuse, one, pair)                                                       \
-    QW_ENTRY(name##_kernel, reuse, one, pair, false)                                              \
-    QW_ENTRY(name##_masked_kernel, reuse, one, pair, true)
+    QW_ENTRY(name##_kernel, reuse, one, pair, false, false)                                       \
+    QW_ENTRY(name##_rest_kernel, reuse, one, pair, false, true)                                   \
+    QW_ENTRY(name##_masked_kernel, reuse, one, pair, true, false)
 
 QW_ENTRIES(quotient_warp, false, false, false)
 QW_ENTRIES(quotient_warp_one, false, true, false)

@@ -1513,7 +1513,8 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 /// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
 /// seven worlds a multiprocessor, warps forced at every step): each has a block of its own
 /// beside the warps, whose first warp maps it where its hint holds and whose block solves it
-/// otherwise; every other masked world is solved by its warp, and every step equals the oracle.
+/// otherwise; the twins list the step before's other masked worlds for their warps, the plain
+/// kernels take every other world beside them, and every step equals the oracle.
 #[test]
 fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let Some(gpu) = open() else { return };
@@ -1523,6 +1524,7 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
     s.set_warp_worlds(Some(true)).unwrap();
     let (mut aside, mut by_warps, mut by_hint, mut aside_by_hint) = (0, 0, 0, 0);
+    let (mut first_masked, mut listed_masked) = (0, 0);
     let (mut last_masked, mut last_walked) = (Vec::new(), Vec::new());
     for k in 0..tiled.len() {
         step(&mut s, model, &tiled.step(k).0, &Events::new());
@@ -1532,20 +1534,24 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         let few = last_walked.len() <= nworld.div_ceil(16);
         assert_eq!(set, if few { &last_walked[..] } else { &[] }, "step {k}");
         aside += set.len();
-        // After a step with masked worlds the masked twins ran: every masked world not set
-        // aside was solved by its warp. Else none was.
+        // After a step with masked worlds the masked twins ran over those worlds, the ones not
+        // set aside listed for their warps, beside the plain kernels over the others: every
+        // world masked again and not set aside was solved by its twin's warp; a world masked
+        // first was left by its plain warp to its block. After a step with none, none was.
         // A world set aside and masked was solved by its block's first warp where its hint
         // held (flag 64), else by the block (walked, for the next step's choice).
         let c = s.last_counts();
         let masked = s.masked_worlds();
+        let listed = s.listed_worlds();
+        let mut want_listed = last_masked.clone();
+        want_listed.retain(|w| !set.contains(w));
+        assert_eq!(listed, &want_listed[..], "step {k}");
+        let again = masked.iter().filter(|w| last_masked.contains(w)).count();
         let set_masked = masked.iter().filter(|w| set.contains(w)).count();
         let set_by_block = s.walked_worlds().iter().filter(|w| set.contains(w)).count();
-        let want = if last_masked.is_empty() {
-            0
-        } else {
-            c.masked - set_by_block
-        };
-        assert_eq!(c.masked_by_warps, want, "step {k}: {c:?}");
+        assert_eq!(c.masked_by_warps, again - set_by_block, "step {k}: {c:?}");
+        first_masked += c.masked - again;
+        listed_masked += again - set_masked;
         aside_by_hint += set_masked - set_by_block;
         by_warps += c.masked_by_warps;
         by_hint += c.masked_by_hint;
@@ -1560,8 +1566,9 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         aside_by_hint > 0,
         "no world set aside was mapped by its hint"
     );
+    assert!(listed_masked > 0 && first_masked > 0);
     println!(
-        "{nworld} worlds, {} steps: {aside} world-steps set aside ({aside_by_hint} masked and mapped by their hint), {by_warps} masked by warps ({by_hint} by their hint)",
+        "{nworld} worlds, {} steps: {aside} world-steps set aside ({aside_by_hint} masked and mapped by their hint), {by_warps} masked by warps ({by_hint} by their hint), {listed_masked} masked again and listed, {first_masked} masked first (by blocks)",
         tiled.len()
     );
 }

@@ -50,7 +50,7 @@ mod slots;
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
@@ -244,8 +244,8 @@ struct QBufs {
     /// The node-level partition check's cache (per world [`NODE_CACHE_WORDS`] words: a
     /// contraction number, then [`NODE_MAPS_MAX`] node islands as bytes).
     c_node: DevBuf,
-    /// The worlds set aside for the warp kernels' aside blocks: a flag per world, then the
-    /// worlds ([`aside_cap`]).
+    /// The masked twins' worlds ([`twins_array`]): a flag per world, then the aside blocks'
+    /// worlds ([`aside_cap`] at most), then the listed ones (as many as the worlds at most).
     aside: DevBuf,
     /// Per world the nodes its last masked solve (by its warp or by a block) found asleep: the
     /// masked twins' hint ([`StepCounts::masked_by_hint`]), verified before use, so never stale
@@ -253,17 +253,40 @@ struct QBufs {
     asleep: DevBuf,
 }
 
-/// The aside array of a launch over `nworld` worlds with `blocks` aside blocks that sets aside
-/// the worlds of `set` (ascending, at most `blocks`) into `out`: a flag per world (1: set
-/// aside), then each aside block's world (`u32::MAX`: none), as `quotient_warp.cu` reads it.
-fn aside_array(nworld: usize, blocks: usize, set: &[u32], out: &mut Vec<u32>) {
+/// The masked twins' array of a launch over `nworld` worlds into `out`, as
+/// `quotient_warp.cu` reads it: a flag per world (1: the twins take it, so the plain kernels
+/// beside them skip it); then each of the `blocks` aside blocks' world (those of `set`, then
+/// `u32::MAX`: none); then the `listed` worlds, four to each of `list_blocks` blocks
+/// (`u32::MAX` past the last).
+fn twins_array(
+    nworld: usize,
+    (blocks, set): (usize, &[u32]),
+    (list_blocks, listed): (usize, &[u32]),
+    out: &mut Vec<u32>,
+) {
     out.clear();
-    out.resize(nworld + blocks, 0);
-    for (i, &w) in set.iter().enumerate() {
+    out.resize(nworld, 0);
+    out.extend_from_slice(set);
+    out.resize(nworld + blocks, u32::MAX);
+    out.extend_from_slice(listed);
+    out.resize(nworld + blocks + list_blocks * WARP_PER_BLOCK, u32::MAX);
+    for &w in set.iter().chain(listed) {
         out[w as usize] = 1;
-        out[nworld + i] = w;
     }
-    out[nworld + set.len()..].fill(u32::MAX);
+}
+
+/// The blocks of the masked twins' launch for `listed` worlds of `nworld`: four worlds a
+/// block, rounded up to a power of two (so that a step's graph is captured again only when
+/// their count about doubles or halves; blocks past the last listed world return at once),
+/// at most a block for every four worlds.
+fn list_blocks(listed: usize, nworld: usize) -> usize {
+    match listed {
+        0 => 0,
+        n => n
+            .div_ceil(WARP_PER_BLOCK)
+            .next_power_of_two()
+            .min(nworld.div_ceil(WARP_PER_BLOCK)),
+    }
 }
 
 /// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off (for measurements).
@@ -282,10 +305,10 @@ const WARP_TREES_MAX: usize = 512;
 
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
-/// the node-level maps, the threads per block, which kernel, its aside blocks, whether it is
-/// a masked twin and the batch's
+/// the node-level maps, the threads per block, which kernel, whether the masked twins run, their
+/// aside blocks and listed blocks, whether the plain kernels run beside them, and the batch's
 /// one slot with its counts.
-type GraphKey = [i32; 16];
+type GraphKey = [i32; 18];
 
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,11 +336,25 @@ impl Kernel {
     }
 }
 
-/// The eight entry points of one family of warp kernels (`quotient_warp_…` or
+/// Which of a family's kernels a launch takes (see `kernels/quotient_warp.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Every world: the launch after a step with none masked.
+    Plain,
+    /// Every world but those the masked twins take beside it.
+    Rest,
+    /// The masked twins, over the worlds the host lists (the last step's masked ones) and the
+    /// aside blocks' worlds.
+    Masked,
+}
+
+/// The twelve entry points of one family of warp kernels (`quotient_warp_…` or
 /// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
-/// slot as an argument or loaded per world, as the plain kernel or its masked twin (masked
-/// worlds by their warps, and aside blocks: a kernel apart, so that a launch after a step
-/// with none masked runs the machine code of before them; see `kernels/quotient_warp.cu`).
+/// slot as an argument or loaded per world, as the plain kernel, the plain kernel for the rest
+/// of the worlds, or the masked twin (masked worlds by their warps, and aside blocks). The twins
+/// are a kernel apart, so that a launch after a step with none masked runs the machine code of
+/// before them, and after a step with some the worlds not masked then run the plain kernels'
+/// code, beside the twins (see [`QuotientSolver::listed_worlds`]).
 struct WarpKernels {
     /// Indexed by [`WarpKernels::index`].
     entries: Vec<CudaFunction>,
@@ -325,14 +362,18 @@ struct WarpKernels {
 
 impl WarpKernels {
     /// The suffixes of the entry points, in [`WarpKernels::index`] order.
-    const SUFFIXES: [&'static str; 8] = [
+    const SUFFIXES: [&'static str; 12] = [
         "",
+        "_rest",
         "_masked",
         "_one",
+        "_one_rest",
         "_one_masked",
         "_reuse",
+        "_reuse_rest",
         "_reuse_masked",
         "_reuse_one",
+        "_reuse_one_rest",
         "_reuse_one_masked",
     ];
 
@@ -346,12 +387,12 @@ impl WarpKernels {
         &self.entries
     }
 
-    fn index(reuse: bool, one: bool, masked: bool) -> usize {
-        (reuse as usize) << 2 | (one as usize) << 1 | masked as usize
+    fn index(reuse: bool, one: bool, part: Part) -> usize {
+        ((reuse as usize) << 1 | one as usize) * 3 + part as usize
     }
 
-    fn pick(&self, reuse: bool, one: bool, masked: bool) -> &CudaFunction {
-        &self.entries[Self::index(reuse, one, masked)]
+    fn pick(&self, reuse: bool, one: bool, part: Part) -> &CudaFunction {
+        &self.entries[Self::index(reuse, one, part)]
     }
 }
 
@@ -606,16 +647,26 @@ pub struct QuotientSolver {
     /// Of those, the ones not mapped by their hint (flag 64): the worlds the aside blocks
     /// may take at the next step.
     walked: Vec<u32>,
-    /// The aside array as uploaded (flags, then worlds), or `None` where the aside blocks are
-    /// off (`ARCHIPELAGO_Q_ASIDE=0`).
-    aside: Option<Vec<u32>>,
-    /// Whether every launch that takes the warp kernels takes their masked twins
-    /// (`ARCHIPELAGO_Q_TWINS=1`, for measuring what the twins cost the replayed worlds).
+    /// Whether the masked twins may set worlds aside (not with `ARCHIPELAGO_Q_ASIDE=0`).
+    aside_on: bool,
+    /// The masked twins' array ([`twins_array`]) as uploaded, and the next one.
+    twins_on_device: Vec<u32>,
+    twins_next: Vec<u32>,
+    /// Whether every launch that takes the warp kernels takes their masked twins for every
+    /// world (`ARCHIPELAGO_Q_TWINS=1`, for measuring what the twins cost the replayed worlds).
     twins_always: bool,
     /// The worlds set aside on the device now, in order.
     aside_on_device: Vec<u32>,
-    /// Whether the last launch had aside blocks.
+    /// The worlds listed for the masked twins' warps on the device now, in order.
+    listed_on_device: Vec<u32>,
+    /// Whether the last launch had aside blocks, and whether it listed worlds.
     last_aside: bool,
+    last_listed: bool,
+    /// The stream of the masked twins' launch beside the plain kernels', and the events that
+    /// fork it from the solver's stream and join it back.
+    side: Arc<CudaStream>,
+    fork: CudaEvent,
+    join: CudaEvent,
     contracted: Vec<u32>,
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
@@ -781,7 +832,7 @@ impl QuotientSolver {
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
             c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
-            aside: buf("q_aside", (w + aside_cap(w)) * 4)?,
+            aside: buf("q_aside", (2 * w + aside_cap(w)) * 4)?,
             asleep: buf("q_asleep", w * 4)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
@@ -789,6 +840,10 @@ impl QuotientSolver {
         bufs.c_node
             .fill(0, w * NODE_CACHE_WORDS * 8, gpu.stream())?;
         bufs.asleep.fill(0, w * 4, gpu.stream())?;
+        let event = || {
+            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(cuda("cuEventCreate"))
+        };
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -812,10 +867,17 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
-            aside: aside_from_env().then(|| Vec::with_capacity(w + aside_cap(w))),
+            aside_on: aside_from_env(),
+            twins_on_device: Vec::with_capacity(2 * w + aside_cap(w)),
+            twins_next: Vec::with_capacity(2 * w + aside_cap(w)),
             twins_always: choice_from_env("ARCHIPELAGO_Q_TWINS") == Some(true),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
+            listed_on_device: Vec::with_capacity(w),
             last_aside: false,
+            last_listed: false,
+            side: ctx.new_stream().map_err(cuda("cuStreamCreate"))?,
+            fork: event()?,
+            join: event()?,
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
             graphs: Default::default(),
@@ -1086,8 +1148,10 @@ impl QuotientSolver {
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
-            self.aside_blocks() as i32,
             self.masked_twin() as i32,
+            self.aside_blocks() as i32,
+            self.list_blocks() as i32,
+            self.rest_beside() as i32,
             one[0],
             one[1],
             one[2],
@@ -1148,16 +1212,33 @@ impl QuotientSolver {
     ///   empty cache.
     fn before_launch(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
-        let (nb, here) = (self.aside_blocks(), self.walked_here());
+        let (nb, lb) = (self.aside_blocks(), self.list_blocks());
         self.last_aside = nb > 0;
-        if let Some(host) = self.aside.as_mut().filter(|_| nb > 0) {
-            let set = &self.walked[..here];
-            if self.aside_on_device != set || host.len() != nworld + nb {
-                aside_array(nworld, nb, set, host);
-                self.bufs.aside.upload(host, &self.stream)?;
-                self.aside_on_device.clear();
-                self.aside_on_device.extend_from_slice(set);
+        self.last_listed = lb > 0;
+        if nb + lb > 0 {
+            let set = &self.walked[..if nb > 0 { self.walked_here() } else { 0 }];
+            self.listed_on_device.clear();
+            if self.twins_always {
+                self.listed_on_device.extend(0..nworld as u32);
+            } else {
+                let masked = &self.masked[..self.masked_here()];
+                self.listed_on_device.extend_from_slice(masked);
             }
+            // Less the worlds set aside (ascending, among the masked ones).
+            let mut i = 0;
+            self.listed_on_device.retain(|w| {
+                let aside = set.get(i) == Some(w);
+                i += usize::from(aside);
+                !aside
+            });
+            let next = &mut self.twins_next;
+            twins_array(nworld, (nb, set), (lb, &self.listed_on_device), next);
+            if *next != self.twins_on_device {
+                self.bufs.aside.upload(next, &self.stream)?;
+                std::mem::swap(&mut self.twins_on_device, next);
+            }
+            self.aside_on_device.clear();
+            self.aside_on_device.extend_from_slice(set);
         }
         if self.placed_nworld != Some(nworld) {
             let b = &self.bufs.c_rowadr;
@@ -1398,7 +1479,7 @@ impl QuotientSolver {
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        let share = masked_share(pairs, self.aside.is_some(), self.masked_for_blocks);
+        let share = masked_share(pairs, self.aside_on, self.masked_for_blocks);
         all > 0 && c.masked as f64 > share * all as f64
     }
 
@@ -1411,7 +1492,7 @@ impl QuotientSolver {
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
-                masked_share(pairs, self.aside.is_some(), self.masked_for_blocks)
+                masked_share(pairs, self.aside_on, self.masked_for_blocks)
             }
             _ => 1.0,
         }
@@ -1427,7 +1508,7 @@ impl QuotientSolver {
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
         let walked = self.walked_here();
-        let on = self.aside.is_some() && self.masked_twin() && walked > 0 && walked <= cap;
+        let on = self.aside_on && self.masked_twin() && walked > 0 && walked <= cap;
         if on { cap } else { 0 }
     }
 
@@ -1437,6 +1518,51 @@ impl QuotientSolver {
     /// (or at every such launch with `ARCHIPELAGO_Q_TWINS=1`).
     fn masked_twin(&self) -> bool {
         (self.twins_always || self.masked_here() > 0) && self.kernel_choice().by_warps()
+    }
+
+    /// The worlds the next launch lists for the masked twins' warps: with the twins, the last
+    /// step's masked worlds (every world with `ARCHIPELAGO_Q_TWINS=1`) less those set aside.
+    fn listed_here(&self) -> usize {
+        if !self.masked_twin() {
+            return 0;
+        }
+        let all = match self.twins_always {
+            true => self.ws.nworld(),
+            false => self.masked_here(),
+        };
+        all - self.aside_set_here()
+    }
+
+    /// The worlds the next launch sets aside (one to each aside block).
+    fn aside_set_here(&self) -> usize {
+        match self.aside_blocks() {
+            0 => 0,
+            _ => self.walked_here(),
+        }
+    }
+
+    /// The masked twins' blocks for their listed worlds at the next launch ([`list_blocks`]).
+    fn list_blocks(&self) -> usize {
+        list_blocks(self.listed_here(), self.ws.nworld())
+    }
+
+    /// Whether the next launch runs the plain kernels (`…_rest_kernel`) beside the masked twins,
+    /// for the worlds these do not take.
+    fn rest_beside(&self) -> bool {
+        self.masked_twin() && self.listed_here() + self.aside_set_here() < self.ws.nworld()
+    }
+
+    /// The worlds the last launch listed for the masked twins' warps (the worlds the step before
+    /// masked, less those set aside), while the plain kernels took every other world beside
+    /// them (`…_rest_kernel`, on a stream of their own in the step's graph): a replayed world
+    /// runs the plain kernels' code, and only a masked world pays for the twins'. A world that
+    /// falls asleep at a step is left by its plain warp to its block, as at a step after none
+    /// masked, and listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
+    pub fn listed_worlds(&self) -> &[u32] {
+        match self.last_listed {
+            true => &self.listed_on_device,
+            false => &[],
+        }
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
@@ -1585,9 +1711,12 @@ impl QuotientSolver {
                 } else {
                     &warps.warp
                 };
-                let f = family.pick(self.reuse, self.batch_slot().is_some(), self.masked_twin());
+                let one = self.batch_slot().is_some();
+                if self.masked_twin() {
+                    return self.launch_twins(family, stream, s, &mut params);
+                }
                 let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
-                (f, self.aside_blocks() as u32 + blocks)
+                (family.pick(self.reuse, one, Part::Plain), blocks)
             }
             (Kernel::Warp | Kernel::Pair, None) => {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
@@ -1604,6 +1733,41 @@ impl QuotientSolver {
             super::maps::launch_with(kernel, grid, block, stream, &mut params, false)
         }
     }
+
+    /// The launch after a step with masked worlds: the masked twins over their worlds (the aside
+    /// blocks', then the listed ones) and, beside them on a stream forked from `stream` and
+    /// joined back, the plain kernels over the rest of the worlds (`…_rest_kernel`).
+    fn launch_twins(
+        &self,
+        family: &WarpKernels,
+        stream: &CudaStream,
+        s: BlockShape,
+        params: &mut [*mut std::ffi::c_void; 2],
+    ) -> Result<()> {
+        let one = self.batch_slot().is_some();
+        let twins = family.pick(self.reuse, one, Part::Masked);
+        let grid = (self.aside_blocks() + self.list_blocks()) as u32;
+        let block = (s.threads, s.smem);
+        if !self.rest_beside() {
+            // SAFETY: as in `launch`.
+            return unsafe {
+                super::maps::launch_with(twins, (grid, 1, 1), block, stream, params, false)
+            };
+        }
+        let rest = family.pick(self.reuse, one, Part::Rest);
+        let blocks = self.ws.nworld().div_ceil(WARP_PER_BLOCK) as u32;
+        self.fork.record(stream).map_err(cuda("cuEventRecord"))?;
+        self.side.wait(&self.fork).map_err(cuda("cuStreamWaitEvent"))?;
+        // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds.
+        unsafe {
+            if grid > 0 {
+                super::maps::launch_with(twins, (grid, 1, 1), block, &self.side, params, false)?;
+            }
+            super::maps::launch_with(rest, (blocks, 1, 1), block, stream, params, false)?;
+        }
+        self.join.record(&self.side).map_err(cuda("cuEventRecord"))?;
+        stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent"))
+    }
 }
 
 /// Prints the phase marks' summary (`ARCHIPELAGO_Q_TRACE`) to standard error.
@@ -1618,8 +1782,8 @@ impl Drop for QuotientSolver {
 #[cfg(test)]
 mod tests {
     use super::{
-        ASIDE_SHARE, WarpKernels, aside_array, aside_cap, masked_share, masked_share_set,
-        pairs_pay, warp_pays, warps_reachable,
+        ASIDE_SHARE, Part, WarpKernels, aside_cap, list_blocks, masked_share, masked_share_set,
+        pairs_pay, twins_array, warp_pays, warps_reachable,
     };
 
     #[test]
@@ -1627,12 +1791,13 @@ mod tests {
         let mut seen = Vec::new();
         for reuse in [false, true] {
             for one in [false, true] {
-                for masked in [false, true] {
-                    let i = WarpKernels::index(reuse, one, masked);
+                for part in [Part::Plain, Part::Rest, Part::Masked] {
+                    let i = WarpKernels::index(reuse, one, part);
                     let suffix = WarpKernels::SUFFIXES[i];
                     assert_eq!(suffix.contains("_reuse"), reuse, "{suffix}");
                     assert_eq!(suffix.contains("_one"), one, "{suffix}");
-                    assert_eq!(suffix.contains("_masked"), masked, "{suffix}");
+                    assert_eq!(suffix.contains("_rest"), part == Part::Rest, "{suffix}");
+                    assert_eq!(suffix.contains("_masked"), part == Part::Masked, "{suffix}");
                     seen.push(i);
                 }
             }
@@ -1642,12 +1807,32 @@ mod tests {
     }
 
     #[test]
-    fn the_aside_array_flags_each_world_set_aside_and_lists_one_a_block() {
+    fn the_twins_array_flags_their_worlds_then_lists_them_by_block() {
+        const X: u32 = u32::MAX;
         let mut a = vec![7; 3];
-        aside_array(6, 3, &[1, 4], &mut a);
-        assert_eq!(a, [0, 1, 0, 0, 1, 0, 1, 4, u32::MAX]);
-        aside_array(2, 1, &[], &mut a);
-        assert_eq!(a, [0, 0, u32::MAX]);
+        // Worlds 1 and 4 set aside (three aside blocks), 2 and 5 listed (one block of four).
+        twins_array(6, (3, &[1, 4]), (1, &[2, 5]), &mut a);
+        assert_eq!(a, [0, 1, 1, 0, 1, 1, 1, 4, X, 2, 5, X, X]);
+        // Listed only: two blocks for five worlds.
+        twins_array(6, (0, &[]), (2, &[0, 1, 2, 3, 5]), &mut a);
+        assert_eq!(a[..6], [1, 1, 1, 1, 0, 1]);
+        assert_eq!(a[6..], [0, 1, 2, 3, 5, X, X, X]);
+        // Set aside only.
+        twins_array(2, (1, &[]), (0, &[]), &mut a);
+        assert_eq!(a, [0, 0, X]);
+    }
+
+    #[test]
+    fn listed_worlds_take_a_power_of_two_of_blocks_up_to_the_batch_s() {
+        assert_eq!(list_blocks(0, 4096), 0);
+        assert_eq!(list_blocks(1, 4096), 1);
+        assert_eq!(list_blocks(5, 4096), 2);
+        assert_eq!(list_blocks(9, 4096), 4);
+        assert_eq!(list_blocks(2048, 4096), 512);
+        assert_eq!(list_blocks(2049, 4096), 1024);
+        assert_eq!(list_blocks(4096, 4096), 1024);
+        // Never past a block for every four worlds of the batch.
+        assert_eq!(list_blocks(1000, 1001), 251);
     }
 
     #[test]
