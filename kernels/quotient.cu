@@ -101,9 +101,9 @@ struct QArgs {
     // node -> island (Q_NODE_MAX bytes).
     unsigned long long* c_node;
     long long* trace;                  // nworld * Q_TRACE_MARKS clock64 marks (Q_TRACE only)
-    const unsigned* aside;             // warp kernels, while aside_blocks > 0: nworld flags (1:
-                                       // the world is set aside), then aside_blocks worlds
-                                       // (0xffffffff: none), see quotient_warp.cu
+    const unsigned* lists;             // warp kernels, the launches after a step with masked
+                                       // worlds: each launch's worlds (0xffffffff: none), see
+                                       // quotient_warp.cu
     int eq_ids;                        // equality rows are static by id: those in
     int eq_lo, eq_hi;                  // [eq_lo, eq_hi), one run (Classifier::static_eqs)
     int eq_static;

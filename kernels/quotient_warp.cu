@@ -751,24 +751,21 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     __shared__ QWarp s_warp[QW_WARPS];
     __shared__ QMask s_mask[MASK ? QW_WARPS : 1];
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
-    __shared__ int s_world[MASK ? QW_WARPS : 1];
+    constexpr bool LIST = MASK || REST;
+    __shared__ int s_world[LIST ? QW_WARPS : 1];
     const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = MASK ? q.aside_blocks : 0;
     // An aside block's first warp maps its world only where the world's hint holds (the block
     // path leaves one: q_solve_masked), so that a world that stays asleep goes back to its own
     // warp at the next step; else the block solves it, as a world a warp leaves pending.
     const bool aside = MASK && (int)blockIdx.x < nb;
-    // MASK: the twins' worlds from the launch's lists (after a flag per world: the aside
-    // blocks' worlds, then the listed ones four a block; u32::MAX none). Else four consecutive
-    // worlds; REST: less those flagged, which the twins take beside this launch.
-    const unsigned* lists = q.aside + a.nworld;
-    const int w0 = MASK ? 0 : (int)blockIdx.x * QW_WARPS;
-    const unsigned listed =
-        !MASK ? 0u
-              : LDG(lists + (aside ? (int)blockIdx.x
-                                   : nb + ((int)blockIdx.x - nb) * QW_WARPS + wid % QW_WARPS));
-    const int w = MASK ? (int)listed : w0 + wid % QW_WARPS;
-    const bool here = MASK ? listed != 0xffffffffu && (!aside || wid == 0)
-                           : w < a.nworld && !(REST && LDG(q.aside + w));
+    // LIST: the launch's worlds from its list (u32::MAX: none; the host's): the twins' aside
+    // blocks' worlds, one a block, then the twins' or the plain kernels' four a block (the
+    // worlds the last step masked, or the others). Else four consecutive worlds.
+    const int at = aside ? (int)blockIdx.x : nb + ((int)blockIdx.x - nb) * QW_WARPS + wid % QW_WARPS;
+    const unsigned listed = LIST ? LDG(q.lists + at) : 0u;
+    const int w0 = LIST ? 0 : (int)blockIdx.x * QW_WARPS;
+    const int w = LIST ? (int)listed : w0 + wid % QW_WARPS;
+    const bool here = LIST ? listed != 0xffffffffu && (!aside || wid == 0) : w < a.nworld;
     bool pending;
     if (PAIR && wid >= QW_WARPS) {
         // MASK: the world's own warp compares (it must know whether the world is masked).
@@ -778,7 +775,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         pending = here && !qw_world<REUSE, ONE, PAIR, MASK>(a, q, w, s_warp[wid], mine,
                                                             mine + ntree, mine + 2 * ntree,
                                                             &s_mask[MASK ? wid : 0], aside);
-        if (MASK && (threadIdx.x & 31) == 0) s_world[wid] = w;
+        if (LIST && (threadIdx.x & 31) == 0) s_world[wid] = w;
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
     if (!__syncthreads_or(pending)) return;
@@ -786,7 +783,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         bool again = s_pending[i];
         if constexpr (PAIR) again |= s_pending[QW_WARPS + i];
         if (!again) continue; // block-uniform
-        q_world<true>(a, q, MASK ? s_world[i] : w0 + i);
+        q_world<true>(a, q, LIST ? s_world[i] : w0 + i);
         __syncthreads();
     }
 }

@@ -182,7 +182,7 @@ struct QArgs {
     c_support: u64,
     c_node: u64,
     trace: u64,
-    aside: u64,
+    lists: u64,
     eq_ids: i32,
     eq_lo: i32,
     eq_hi: i32,
@@ -244,48 +244,52 @@ struct QBufs {
     /// The node-level partition check's cache (per world [`NODE_CACHE_WORDS`] words: a
     /// contraction number, then [`NODE_MAPS_MAX`] node islands as bytes).
     c_node: DevBuf,
-    /// The masked twins' worlds ([`twins_array`]): a flag per world, then the aside blocks'
-    /// worlds ([`aside_cap`] at most), then the listed ones (as many as the worlds at most).
-    aside: DevBuf,
+    /// The lists of worlds of the launches after a step with masked worlds ([`lists_array`]):
+    /// the plain kernels' (`…_rest_kernel`), then the masked twins' (their aside blocks', then
+    /// their warps').
+    lists: DevBuf,
     /// Per world the nodes its last masked solve (by its warp or by a block) found asleep: the
     /// masked twins' hint ([`StepCounts::masked_by_hint`]), verified before use, so never stale
     /// in effect.
     asleep: DevBuf,
 }
 
-/// The masked twins' array of a launch over `nworld` worlds into `out`, as
-/// `quotient_warp.cu` reads it: a flag per world (1: the twins take it, so the plain kernels
-/// beside them skip it); then each of the `blocks` aside blocks' world (those of `set`, then
-/// `u32::MAX`: none); then the `listed` worlds, four to each of `list_blocks` blocks
-/// (`u32::MAX` past the last).
-fn twins_array(
-    nworld: usize,
-    (blocks, set): (usize, &[u32]),
+/// The lists of worlds of the launches after a step with masked worlds into `out`, as
+/// `quotient_warp.cu` reads them: for `rest_blocks` blocks of the plain kernels the worlds of
+/// `rest`, four a block; then for the masked twins each of their `aside_blocks` aside blocks'
+/// worlds (those of `set`), then for `list_blocks` blocks the worlds of `listed`, four a block.
+/// `u32::MAX` where a block has no world.
+fn lists_array(
+    (rest_blocks, rest): (usize, &[u32]),
+    (aside_blocks, set): (usize, &[u32]),
     (list_blocks, listed): (usize, &[u32]),
     out: &mut Vec<u32>,
 ) {
     out.clear();
-    out.resize(nworld, 0);
-    out.extend_from_slice(set);
-    out.resize(nworld + blocks, u32::MAX);
-    out.extend_from_slice(listed);
-    out.resize(nworld + blocks + list_blocks * WARP_PER_BLOCK, u32::MAX);
-    for &w in set.iter().chain(listed) {
-        out[w as usize] = 1;
+    for (blocks, worlds) in [
+        (rest_blocks * WARP_PER_BLOCK, rest),
+        (aside_blocks, set),
+        (list_blocks * WARP_PER_BLOCK, listed),
+    ] {
+        let end = out.len() + blocks;
+        out.extend_from_slice(worlds);
+        out.resize(end, u32::MAX);
     }
 }
 
-/// The blocks of the masked twins' launch for `listed` worlds of `nworld`: four worlds a
-/// block, rounded up to a power of two (so that a step's graph is captured again only when
-/// their count about doubles or halves; blocks past the last listed world return at once),
-/// at most a block for every four worlds.
-fn list_blocks(listed: usize, nworld: usize) -> usize {
-    match listed {
+/// The blocks of a launch over a list of `n` worlds of a batch of `nworld` (four a block),
+/// rounded up so that a step's graph is captured again only when the count moves by much: to a
+/// power of two or to a sixteenth of the batch's blocks, whichever is fewer (blocks past the
+/// list's last world return at once), at most the batch's.
+fn list_blocks(n: usize, nworld: usize) -> usize {
+    let (need, all) = (n.div_ceil(WARP_PER_BLOCK), nworld.div_ceil(WARP_PER_BLOCK));
+    let step = all.div_ceil(16).max(1);
+    match need {
         0 => 0,
-        n => n
-            .div_ceil(WARP_PER_BLOCK)
+        _ => need
             .next_power_of_two()
-            .min(nworld.div_ceil(WARP_PER_BLOCK)),
+            .min(need.div_ceil(step) * step)
+            .min(all),
     }
 }
 
@@ -649,9 +653,11 @@ pub struct QuotientSolver {
     walked: Vec<u32>,
     /// Whether the masked twins may set worlds aside (not with `ARCHIPELAGO_Q_ASIDE=0`).
     aside_on: bool,
-    /// The masked twins' array ([`twins_array`]) as uploaded, and the next one.
-    twins_on_device: Vec<u32>,
-    twins_next: Vec<u32>,
+    /// The lists of worlds ([`lists_array`]) as uploaded, and the next ones.
+    lists_on_device: Vec<u32>,
+    lists_next: Vec<u32>,
+    /// The plain kernels' worlds beside the masked twins at the last launch.
+    rest: Vec<u32>,
     /// Whether every launch that takes the warp kernels takes their masked twins for every
     /// world (`ARCHIPELAGO_Q_TWINS=1`, for measuring what the twins cost the replayed worlds).
     twins_always: bool,
@@ -832,7 +838,10 @@ impl QuotientSolver {
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
             c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
-            aside: buf("q_aside", (2 * w + aside_cap(w)) * 4)?,
+            lists: buf(
+                "q_lists",
+                (2 * w.div_ceil(WARP_PER_BLOCK) * WARP_PER_BLOCK + aside_cap(w)) * 4,
+            )?,
             asleep: buf("q_asleep", w * 4)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
@@ -868,8 +877,9 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             aside_on: aside_from_env(),
-            twins_on_device: Vec::with_capacity(2 * w + aside_cap(w)),
-            twins_next: Vec::with_capacity(2 * w + aside_cap(w)),
+            lists_on_device: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
+            lists_next: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
+            rest: Vec::with_capacity(w),
             twins_always: choice_from_env("ARCHIPELAGO_Q_TWINS") == Some(true),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
             listed_on_device: Vec::with_capacity(w),
@@ -942,7 +952,7 @@ impl QuotientSolver {
             &b.c_support,
             &b.c_out,
             &b.c_node,
-            &b.aside,
+            &b.lists,
         ]
         .iter()
         .map(|x| x.bytes())
@@ -1151,7 +1161,7 @@ impl QuotientSolver {
             self.masked_twin() as i32,
             self.aside_blocks() as i32,
             self.list_blocks() as i32,
-            self.rest_beside() as i32,
+            self.rest_blocks() as i32,
             one[0],
             one[1],
             one[2],
@@ -1212,30 +1222,31 @@ impl QuotientSolver {
     ///   empty cache.
     fn before_launch(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
-        let (nb, lb) = (self.aside_blocks(), self.list_blocks());
+        let (nb, lb, rb) = (self.aside_blocks(), self.list_blocks(), self.rest_blocks());
         self.last_aside = nb > 0;
         self.last_listed = lb > 0;
         if nb + lb > 0 {
+            // The twins take the last step's masked worlds (every world with
+            // ARCHIPELAGO_Q_TWINS=1): those set aside (ascending, among them) one a block, the
+            // others listed; the plain kernels take the rest.
             let set = &self.walked[..if nb > 0 { self.walked_here() } else { 0 }];
-            self.listed_on_device.clear();
-            if self.twins_always {
-                self.listed_on_device.extend(0..nworld as u32);
-            } else {
-                let masked = &self.masked[..self.masked_here()];
-                self.listed_on_device.extend_from_slice(masked);
+            let masked = &self.masked[..self.masked_here()];
+            let (listed, rest) = (&mut self.listed_on_device, &mut self.rest);
+            listed.clear();
+            rest.clear();
+            let (mut m, mut a) = (masked.iter().peekable(), set.iter().peekable());
+            for w in 0..nworld as u32 {
+                if m.next_if_eq(&&w).is_none() && !self.twins_always {
+                    rest.push(w);
+                } else if a.next_if_eq(&&w).is_none() {
+                    listed.push(w);
+                }
             }
-            // Less the worlds set aside (ascending, among the masked ones).
-            let mut i = 0;
-            self.listed_on_device.retain(|w| {
-                let aside = set.get(i) == Some(w);
-                i += usize::from(aside);
-                !aside
-            });
-            let next = &mut self.twins_next;
-            twins_array(nworld, (nb, set), (lb, &self.listed_on_device), next);
-            if *next != self.twins_on_device {
-                self.bufs.aside.upload(next, &self.stream)?;
-                std::mem::swap(&mut self.twins_on_device, next);
+            let next = &mut self.lists_next;
+            lists_array((rb, rest), (nb, set), (lb, listed), next);
+            if *next != self.lists_on_device {
+                self.bufs.lists.upload(next, &self.stream)?;
+                std::mem::swap(&mut self.lists_on_device, next);
             }
             self.aside_on_device.clear();
             self.aside_on_device.extend_from_slice(set);
@@ -1546,10 +1557,14 @@ impl QuotientSolver {
         list_blocks(self.listed_here(), self.ws.nworld())
     }
 
-    /// Whether the next launch runs the plain kernels (`…_rest_kernel`) beside the masked twins,
-    /// for the worlds these do not take.
-    fn rest_beside(&self) -> bool {
-        self.masked_twin() && self.listed_here() + self.aside_set_here() < self.ws.nworld()
+    /// The blocks of the plain kernels (`…_rest_kernel`) beside the masked twins at the next
+    /// launch, for the worlds these do not take ([`list_blocks`]).
+    fn rest_blocks(&self) -> usize {
+        let nworld = self.ws.nworld();
+        match self.masked_twin() {
+            true => list_blocks(nworld - self.listed_here() - self.aside_set_here(), nworld),
+            false => 0,
+        }
     }
 
     /// The worlds the last launch listed for the masked twins' warps (the worlds the step before
@@ -1673,7 +1688,7 @@ impl QuotientSolver {
             c_support: b.c_support.ptr(),
             c_node: b.c_node.ptr(),
             trace: self.trace.as_ref().map_or(0, |(buf, _)| buf.ptr()),
-            aside: b.aside.ptr(),
+            lists: b.lists.ptr(),
             eq_ids: c.eqs_by_id() as i32,
             eq_lo: c.static_eqs().start,
             eq_hi: c.static_eqs().end,
@@ -1713,7 +1728,7 @@ impl QuotientSolver {
                 };
                 let one = self.batch_slot().is_some();
                 if self.masked_twin() {
-                    return self.launch_twins(family, stream, s, &mut params);
+                    return self.launch_twins(family, stream, s, (&args, q));
                 }
                 let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
                 (family.pick(self.reuse, one, Part::Plain), blocks)
@@ -1736,36 +1751,44 @@ impl QuotientSolver {
 
     /// The launch after a step with masked worlds: the masked twins over their worlds (the aside
     /// blocks', then the listed ones) and, beside them on a stream forked from `stream` and
-    /// joined back, the plain kernels over the rest of the worlds (`…_rest_kernel`).
+    /// joined back, the plain kernels over the rest of the worlds (`…_rest_kernel`), each launch
+    /// with its own list ([`lists_array`]).
     fn launch_twins(
         &self,
         family: &WarpKernels,
         stream: &CudaStream,
         s: BlockShape,
-        params: &mut [*mut std::ffi::c_void; 2],
+        (args, mut q): (&Args, QArgs),
     ) -> Result<()> {
         let one = self.batch_slot().is_some();
-        let twins = family.pick(self.reuse, one, Part::Masked);
-        let grid = (self.aside_blocks() + self.list_blocks()) as u32;
         let block = (s.threads, s.smem);
-        if !self.rest_beside() {
-            // SAFETY: as in `launch`.
-            return unsafe {
-                super::maps::launch_with(twins, (grid, 1, 1), block, stream, params, false)
-            };
-        }
-        let rest = family.pick(self.reuse, one, Part::Rest);
-        let blocks = self.ws.nworld().div_ceil(WARP_PER_BLOCK) as u32;
-        self.fork.record(stream).map_err(cuda("cuEventRecord"))?;
-        self.side.wait(&self.fork).map_err(cuda("cuStreamWaitEvent"))?;
-        // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds.
-        unsafe {
-            if grid > 0 {
-                super::maps::launch_with(twins, (grid, 1, 1), block, &self.side, params, false)?;
+        let rb = self.rest_blocks();
+        let launch = |part, blocks: usize, q: &QArgs, on: &CudaStream| {
+            let mut params = [
+                args as *const Args as *mut std::ffi::c_void,
+                q as *const QArgs as *mut std::ffi::c_void,
+            ];
+            let f = family.pick(self.reuse, one, part);
+            // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds.
+            unsafe {
+                super::maps::launch_with(f, (blocks as u32, 1, 1), block, on, &mut params, false)
             }
-            super::maps::launch_with(rest, (blocks, 1, 1), block, stream, params, false)?;
+        };
+        let twins = self.aside_blocks() + self.list_blocks();
+        let rest_q = q;
+        q.lists += (rb * WARP_PER_BLOCK * 4) as u64;
+        if rb == 0 {
+            return launch(Part::Masked, twins, &q, stream);
         }
-        self.join.record(&self.side).map_err(cuda("cuEventRecord"))?;
+        self.fork.record(stream).map_err(cuda("cuEventRecord"))?;
+        self.side
+            .wait(&self.fork)
+            .map_err(cuda("cuStreamWaitEvent"))?;
+        launch(Part::Masked, twins, &q, &self.side)?;
+        launch(Part::Rest, rb, &rest_q, stream)?;
+        self.join
+            .record(&self.side)
+            .map_err(cuda("cuEventRecord"))?;
         stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent"))
     }
 }
@@ -1782,8 +1805,8 @@ impl Drop for QuotientSolver {
 #[cfg(test)]
 mod tests {
     use super::{
-        ASIDE_SHARE, Part, WarpKernels, aside_cap, list_blocks, masked_share, masked_share_set,
-        pairs_pay, twins_array, warp_pays, warps_reachable,
+        ASIDE_SHARE, Part, WarpKernels, aside_cap, list_blocks, lists_array, masked_share,
+        masked_share_set, pairs_pay, warp_pays, warps_reachable,
     };
 
     #[test]
@@ -1807,32 +1830,33 @@ mod tests {
     }
 
     #[test]
-    fn the_twins_array_flags_their_worlds_then_lists_them_by_block() {
+    fn the_lists_hold_the_rest_then_the_aside_blocks_then_the_listed_by_block() {
         const X: u32 = u32::MAX;
         let mut a = vec![7; 3];
-        // Worlds 1 and 4 set aside (three aside blocks), 2 and 5 listed (one block of four).
-        twins_array(6, (3, &[1, 4]), (1, &[2, 5]), &mut a);
-        assert_eq!(a, [0, 1, 1, 0, 1, 1, 1, 4, X, 2, 5, X, X]);
-        // Listed only: two blocks for five worlds.
-        twins_array(6, (0, &[]), (2, &[0, 1, 2, 3, 5]), &mut a);
-        assert_eq!(a[..6], [1, 1, 1, 1, 0, 1]);
-        assert_eq!(a[6..], [0, 1, 2, 3, 5, X, X, X]);
-        // Set aside only.
-        twins_array(2, (1, &[]), (0, &[]), &mut a);
-        assert_eq!(a, [0, 0, X]);
+        // Worlds 0, 3 for the plain kernels (one block), 1 and 4 set aside (three aside
+        // blocks), 2 and 5 listed for the twins' warps (one block).
+        lists_array((1, &[0, 3]), (3, &[1, 4]), (1, &[2, 5]), &mut a);
+        assert_eq!(a, [0, 3, X, X, 1, 4, X, 2, 5, X, X]);
+        // Nothing set aside; five listed in two blocks; no rest.
+        lists_array((0, &[]), (0, &[]), (2, &[0, 1, 2, 3, 5]), &mut a);
+        assert_eq!(a, [0, 1, 2, 3, 5, X, X, X]);
+        // Set aside only, beside the rest.
+        lists_array((1, &[0]), (1, &[1]), (0, &[]), &mut a);
+        assert_eq!(a, [0, X, X, X, 1]);
     }
 
     #[test]
-    fn listed_worlds_take_a_power_of_two_of_blocks_up_to_the_batch_s() {
-        assert_eq!(list_blocks(0, 4096), 0);
-        assert_eq!(list_blocks(1, 4096), 1);
-        assert_eq!(list_blocks(5, 4096), 2);
-        assert_eq!(list_blocks(9, 4096), 4);
-        assert_eq!(list_blocks(2048, 4096), 512);
-        assert_eq!(list_blocks(2049, 4096), 1024);
-        assert_eq!(list_blocks(4096, 4096), 1024);
+    fn a_list_takes_a_power_of_two_of_blocks_or_sixteenths_of_the_batch_s() {
+        // 4,096 worlds: 1,024 blocks, in sixteenths of 64.
+        let b = |n| list_blocks(n, 4096);
+        assert_eq!([b(0), b(1), b(5), b(9), b(256)], [0, 1, 2, 4, 64]);
+        assert_eq!(
+            [b(2048), b(2049), b(3840), b(4095), b(4096)],
+            [512, 576, 960, 1024, 1024]
+        );
         // Never past a block for every four worlds of the batch.
         assert_eq!(list_blocks(1000, 1001), 251);
+        assert_eq!(list_blocks(3, 3), 1);
     }
 
     #[test]
