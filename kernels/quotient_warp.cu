@@ -753,9 +753,6 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     __shared__ int s_pending[PAIR ? 2 * QW_WARPS : QW_WARPS];
     constexpr bool LIST = MASK || REST;
     __shared__ int s_world[LIST ? QW_WARPS : 1];
-    // The twins let the plain kernels' launch for the rest of the worlds (a programmatic
-    // dependent: the host's) start as soon as each of their blocks has: the two run side by side.
-    if constexpr (MASK) grid_dependents_launch();
     const int wid = threadIdx.x >> 5, ntree = a.ntree, nb = MASK ? q.aside_blocks : 0;
     // An aside block's first warp maps its world only where the world's hint holds (the block
     // path leaves one: q_solve_masked), so that a world that stays asleep goes back to its own
@@ -781,11 +778,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         if (LIST && (threadIdx.x & 31) == 0) s_world[wid] = w;
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
-    const bool any = __syncthreads_or(pending);
-    // REST: its launch completes only after the twins' (whatever follows in the stream may read
-    // their outputs): its first block waits for them, once done with its own warps' worlds.
-    if (REST && blockIdx.x == 0) grid_dependency_wait();
-    if (!any) return;
+    if (!__syncthreads_or(pending)) return;
     for (int i = 0; i < QW_WARPS; ++i) {
         bool again = s_pending[i];
         if constexpr (PAIR) again |= s_pending[QW_WARPS + i];

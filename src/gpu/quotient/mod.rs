@@ -50,7 +50,7 @@ mod slots;
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 
 use super::graph::StepGraph;
 use super::maps::BlockShape;
@@ -668,9 +668,11 @@ pub struct QuotientSolver {
     /// Whether the last launch had aside blocks, and whether it listed worlds.
     last_aside: bool,
     last_listed: bool,
-    /// Whether the plain kernels may run beside the masked twins (a programmatic dependent
-    /// launch: compute capability 9.0); else the twins take every world.
-    side_by_side: bool,
+    /// The stream of the masked twins' launch beside the plain kernels', and the events that
+    /// fork it from the solver's stream and join it back.
+    side: Arc<CudaStream>,
+    fork: CudaEvent,
+    join: CudaEvent,
     contracted: Vec<u32>,
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
@@ -847,6 +849,10 @@ impl QuotientSolver {
         bufs.c_node
             .fill(0, w * NODE_CACHE_WORDS * 8, gpu.stream())?;
         bufs.asleep.fill(0, w * 4, gpu.stream())?;
+        let event = || {
+            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(cuda("cuEventCreate"))
+        };
         Ok(QuotientSolver {
             quotient,
             ws,
@@ -879,7 +885,9 @@ impl QuotientSolver {
             listed_on_device: Vec::with_capacity(w),
             last_aside: false,
             last_listed: false,
-            side_by_side: info.capability.0 >= 9,
+            side: ctx.new_stream().map_err(cuda("cuStreamCreate"))?,
+            fork: event()?,
+            join: event()?,
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
             graphs: Default::default(),
@@ -1218,18 +1226,17 @@ impl QuotientSolver {
         self.last_aside = nb > 0;
         self.last_listed = lb > 0;
         if nb + lb > 0 {
-            // The twins take the last step's masked worlds (every world where
-            // `twins_everywhere`): those set aside (ascending, among them) one a block, the
+            // The twins take the last step's masked worlds (every world with
+            // ARCHIPELAGO_Q_TWINS=1): those set aside (ascending, among them) one a block, the
             // others listed; the plain kernels take the rest.
             let set = &self.walked[..if nb > 0 { self.walked_here() } else { 0 }];
             let masked = &self.masked[..self.masked_here()];
-            let everywhere = self.twins_everywhere();
             let (listed, rest) = (&mut self.listed_on_device, &mut self.rest);
             listed.clear();
             rest.clear();
             let (mut m, mut a) = (masked.iter().peekable(), set.iter().peekable());
             for w in 0..nworld as u32 {
-                if m.next_if_eq(&&w).is_none() && !everywhere {
+                if m.next_if_eq(&&w).is_none() && !self.twins_always {
                     rest.push(w);
                 } else if a.next_if_eq(&&w).is_none() {
                     listed.push(w);
@@ -1530,17 +1537,11 @@ impl QuotientSolver {
         if !self.masked_twin() {
             return 0;
         }
-        let all = match self.twins_everywhere() {
+        let all = match self.twins_always {
             true => self.ws.nworld(),
             false => self.masked_here(),
         };
         all - self.aside_set_here()
-    }
-
-    /// Whether the masked twins take every world (`ARCHIPELAGO_Q_TWINS=1`, or a device without
-    /// programmatic dependent launches), not only the last step's masked ones.
-    fn twins_everywhere(&self) -> bool {
-        self.twins_always || !self.side_by_side
     }
 
     /// The worlds the next launch sets aside (one to each aside block).
@@ -1749,10 +1750,9 @@ impl QuotientSolver {
     }
 
     /// The launch after a step with masked worlds: the masked twins over their worlds (the aside
-    /// blocks', then the listed ones), then the plain kernels over the rest of the worlds
-    /// (`…_rest_kernel`) as a programmatic dependent of the twins, which let it start at once:
-    /// the two run side by side, and it completes after them. Each launch has its own list
-    /// ([`lists_array`]).
+    /// blocks', then the listed ones) and, beside them on a stream forked from `stream` and
+    /// joined back, the plain kernels over the rest of the worlds (`…_rest_kernel`), each launch
+    /// with its own list ([`lists_array`]).
     fn launch_twins(
         &self,
         family: &WarpKernels,
@@ -1761,33 +1761,35 @@ impl QuotientSolver {
         (args, mut q): (&Args, QArgs),
     ) -> Result<()> {
         let one = self.batch_slot().is_some();
+        let block = (s.threads, s.smem);
         let rb = self.rest_blocks();
-        let launch = |part, blocks: usize, q: &QArgs, dependent| {
+        let launch = |part, blocks: usize, q: &QArgs, on: &CudaStream| {
             let mut params = [
                 args as *const Args as *mut std::ffi::c_void,
                 q as *const QArgs as *mut std::ffi::c_void,
             ];
-            let (f, grid, block) = (
-                family.pick(self.reuse, one, part),
-                (blocks as u32, 1, 1),
-                (s.threads, s.smem),
-            );
-            // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds, and
-            // the dependent reads nothing the twins write.
-            unsafe { super::maps::launch_with(f, grid, block, stream, &mut params, dependent) }
+            let f = family.pick(self.reuse, one, part);
+            // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds.
+            unsafe {
+                super::maps::launch_with(f, (blocks as u32, 1, 1), block, on, &mut params, false)
+            }
         };
+        let twins = self.aside_blocks() + self.list_blocks();
         let rest_q = q;
         q.lists += (rb * WARP_PER_BLOCK * 4) as u64;
-        launch(
-            Part::Masked,
-            self.aside_blocks() + self.list_blocks(),
-            &q,
-            false,
-        )?;
-        match rb {
-            0 => Ok(()),
-            _ => launch(Part::Rest, rb, &rest_q, true),
+        if rb == 0 {
+            return launch(Part::Masked, twins, &q, stream);
         }
+        self.fork.record(stream).map_err(cuda("cuEventRecord"))?;
+        self.side
+            .wait(&self.fork)
+            .map_err(cuda("cuStreamWaitEvent"))?;
+        launch(Part::Masked, twins, &q, &self.side)?;
+        launch(Part::Rest, rb, &rest_q, stream)?;
+        self.join
+            .record(&self.side)
+            .map_err(cuda("cuEventRecord"))?;
+        stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent"))
     }
 }
 
