@@ -656,6 +656,14 @@ pub struct QuotientSolver {
     /// The lists of worlds ([`lists_array`]) as uploaded, and the next ones.
     lists_on_device: Vec<u32>,
     lists_next: Vec<u32>,
+    /// What the lists were made for (worlds; aside, listed and rest blocks), and whether the
+    /// masked worlds changed since: a launch makes them again only then (the host's O(worlds)
+    /// pass would otherwise come before every launch, the device idle meanwhile).
+    lists_for: Option<[usize; 4]>,
+    lists_stale: bool,
+    /// The last step but one's masked and walked worlds (to tell whether they changed).
+    masked_before: Vec<u32>,
+    walked_before: Vec<u32>,
     /// The plain kernels' worlds beside the masked twins at the last launch.
     rest: Vec<u32>,
     /// Whether every launch that takes the warp kernels takes their masked twins for every
@@ -880,6 +888,10 @@ impl QuotientSolver {
             lists_on_device: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
             lists_next: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
             rest: Vec::with_capacity(w),
+            lists_for: None,
+            lists_stale: false,
+            masked_before: Vec::with_capacity(w),
+            walked_before: Vec::with_capacity(w),
             twins_always: choice_from_env("ARCHIPELAGO_Q_TWINS") == Some(true),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
             listed_on_device: Vec::with_capacity(w),
@@ -1225,7 +1237,10 @@ impl QuotientSolver {
         let (nb, lb, rb) = (self.aside_blocks(), self.list_blocks(), self.rest_blocks());
         self.last_aside = nb > 0;
         self.last_listed = lb > 0;
-        if nb + lb > 0 {
+        let made_for = [nworld, nb, lb, rb];
+        if nb + lb > 0 && (self.lists_stale || self.lists_for != Some(made_for)) {
+            self.lists_stale = false;
+            self.lists_for = Some(made_for);
             // The twins take the last step's masked worlds (every world with
             // ARCHIPELAGO_Q_TWINS=1): those set aside (ascending, among them) one a block, the
             // others listed; the plain kernels take the rest.
@@ -1297,6 +1312,8 @@ impl QuotientSolver {
             t.record(&self.stale[..nworld]);
         }
         let mut counts = StepCounts::default();
+        std::mem::swap(&mut self.masked, &mut self.masked_before);
+        std::mem::swap(&mut self.walked, &mut self.walked_before);
         self.masked.clear();
         self.walked.clear();
         for w in 0..nworld {
@@ -1323,6 +1340,7 @@ impl QuotientSolver {
                 }
             }
         }
+        self.lists_stale |= self.masked != self.masked_before || self.walked != self.walked_before;
         self.quotient
             .note_device_step(nworld as u64, counts.masked as u64, counts.reused as u64);
         self.last = counts;
