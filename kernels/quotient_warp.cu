@@ -732,12 +732,29 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // mechanism-90% at 4,096 worlds +2.70 µs a step, hammock +4.25, cloth-99% +13.50, at 1,024
 // (pairs) +2.30 and +2.15. Each warp taking the guard first and a replayed world then the
 // plain kernels' path (guard done) was slower still, by 0.5-2.7 µs (call 5, exp/twins-dispatch).
+// So the twins take only the worlds the last step masked, listed by the host, and the plain
+// kernels (REST) the rest of the worlds, listed too, in a launch of their own beside the twins'
+// (a stream forked in the step's graph): a replayed world runs the plain kernels' code, with one
+// load more (its index). A world that falls asleep at a step is left by its plain warp to its
+// block, as at a step after none masked. Lists, not flags: with the masked worlds spread (every
+// other one), flags left half of the plain kernels' warps idle and their blocks took a second
+// wave. Measured against the twins over every world (session 60, calls 4 and 5; µs a step,
+// L2 warm / device busy): at 4,096 worlds cloth-99% with a sixteenth masked 68.45 -> 55.25 /
+// 67.90 -> 53.05, with half 56.30 -> 47.00 / 55.65 -> 44.60; mechanism-90% with a sixteenth
+// 22.55 -> 20.20 / 21.05 -> 18.90, with half 20.05 -> 19.65 / 19.55 -> 19.05, with one masked
+// world 20.80 -> 21.05 / 20.45 -> 19.20 (L2 flushed +2.20); hammock with half even; 8,192
+// worlds of mechanism-90% with half -0.45 / -1.65. With two warps a world (the pair kernels,
+// below a wave) it loses on three shapes of four: at 1,024 worlds hammock with half +1.80 /
+// +1.45, mechanism-90% with half +2.30 / +0.85 and with a sixteenth +1.85 / +0.20, at 2,048
+// mechanism-90% with half +1.70 / +0.95; cloth-99% with half -0.75 / -1.65. Launched as a
+// programmatic dependent of the twins instead of beside them, the plain kernels' launch was
+// about 1 µs later (session 60, call 3).
 
 // QW_WARPS worlds per block, one per warp (PAIR: and each world's guard by a warp of its own,
 // the block's second QW_WARPS); then the block's pending worlds, by the block. MASK: masked
 // worlds by their warps, and the first q.aside_blocks blocks of the launch solve the worlds set
-// aside instead, one each, and the warps skip those worlds; without it, none of that code
-// (below: why).
+// aside instead, one each; without it, none of that code (below: why). MASK and REST: the
+// launch's worlds from its list (q.lists), not consecutive.
 // REUSE: with the partition check (reuse on); without it, none of its code, so that a launch
 // with reuse off runs the same machine code as before the check.
 // At most 64 registers a thread, also in the program capped for many waves (regcap): this
@@ -788,7 +805,7 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-// The entry points: qw_block<REUSE, ONE, PAIR, MASK>, at 64 registers a thread either way (the
+// The entry points: qw_block<REUSE, ONE, PAIR, MASK, REST>, at 64 registers a thread either way (the
 // warp kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four).
 // The `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
 // it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
@@ -803,7 +820,10 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
 // and -0.80 at 2,048, hammock -0.55 and -0.15, cloth-99% -0.30 at 4,096; sleep_toggles' busiest
 // step +0.55, within its runs' spread; one masked world of 4,096 (an aside kernel either way)
 // -1.20. Twice the kernels cost a cold start 1.7 s more (29.6 s against 27.9, one bench process)
-// and 3.2 MB more in the kernel cache.
+// and 3.2 MB more in the kernel cache. The `rest` kernels (above: the plain kernels for the
+// worlds beside the twins) are the plain ones with their worlds from a list; a third set of
+// kernels took the warp program's NVRTC build here from 48 s to 72 s (once per machine and build:
+// src/gpu/kernel_cache.rs).
 #define QW_ENTRY(name, reuse, one, pair, mask, rest)                                             \
     extern "C" __global__ void __launch_bounds__((pair ? 64 : 32) * QW_WARPS, pair ? 4 : 8)       \
         name(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {                   \

@@ -39,7 +39,8 @@
 //! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]). Each warp kernel
 //! has a masked twin (`…_masked_kernel`) for a launch after a step with masked worlds, which
 //! solves those in their warps and sets some aside for blocks of their own (see
-//! [`MASKED_FOR_BLOCKS`] and [`QuotientSolver::aside_worlds`]).
+//! [`MASKED_FOR_BLOCKS`] and [`QuotientSolver::aside_worlds`]), and a `…_rest_kernel` that maps
+//! the other worlds beside it (see [`QuotientSolver::listed_worlds`]).
 //!
 //! Beside this file: `node_tables.rs`, what those kernels read of each slot of few nodes (made
 //! on the host when the slot is contracted), and `slots.rs`, what a batch's slots allow the
@@ -310,7 +311,7 @@ const WARP_TREES_MAX: usize = 512;
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
 /// the node-level maps, the threads per block, which kernel, whether the masked twins run, their
-/// aside blocks and listed blocks, whether the plain kernels run beside them, and the batch's
+/// aside blocks and listed blocks, the blocks of the plain kernels beside them, and the batch's
 /// one slot with its counts.
 type GraphKey = [i32; 18];
 
@@ -1587,7 +1588,7 @@ impl QuotientSolver {
 
     /// The worlds the last launch listed for the masked twins' warps (the worlds the step before
     /// masked, less those set aside), while the plain kernels took every other world beside
-    /// them (`…_rest_kernel`, on a stream of their own in the step's graph): a replayed world
+    /// them (`…_rest_kernel`; the twins on a stream forked in the step's graph): a replayed world
     /// runs the plain kernels' code, and only a masked world pays for the twins'. A world that
     /// falls asleep at a step is left by its plain warp to its block, as at a step after none
     /// masked, and listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
