@@ -272,6 +272,7 @@ fn lists_array(
         (aside_blocks, set),
         (list_blocks * WARP_PER_BLOCK, listed),
     ] {
+        debug_assert!(worlds.len() <= blocks, "a list longer than its blocks");
         let end = out.len() + blocks;
         out.extend_from_slice(worlds);
         out.resize(end, u32::MAX);
