@@ -778,7 +778,8 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     // LIST: the launch's worlds from its list (u32::MAX: none; the host's): the twins' aside
     // blocks' worlds, one a block, then the twins' or the plain kernels' four a block (the
     // worlds the last step masked, or the others). Else four consecutive worlds.
-    const int at = aside ? (int)blockIdx.x : nb + ((int)blockIdx.x - nb) * QW_WARPS + wid % QW_WARPS;
+    const int at =
+        aside ? (int)blockIdx.x : nb + ((int)blockIdx.x - nb) * QW_WARPS + wid % QW_WARPS;
     const unsigned listed = LIST ? LDG(q.lists + at) : 0u;
     const int w0 = LIST ? 0 : (int)blockIdx.x * QW_WARPS;
     const int w = LIST ? (int)listed : w0 + wid % QW_WARPS;
@@ -805,8 +806,9 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
     }
 }
 
-// The entry points: qw_block<REUSE, ONE, PAIR, MASK, REST>, at 64 registers a thread either way (the
-// warp kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight, four).
+// The entry points: qw_block<REUSE, ONE, PAIR, MASK, REST>, at 64 registers a thread either way
+// (the warp kernels' blocks of four warps, eight a multiprocessor; the pair kernels' of eight,
+// four).
 // The `one` kernels are for a launch whose worlds all have one slot (q.one_slot; the host checks
 // it). The pair kernels give each world's guard a second warp (qw_guard), for a batch whose
 // worlds' pairs of warps are all resident at once (src/gpu/quotient/ decides): there a world's
