@@ -279,6 +279,30 @@ fn lists_array(
     }
 }
 
+/// Splits worlds `0..nworld` between the masked twins and the plain kernels beside them: the
+/// twins take those of `twins` (ascending; every world where `None`), and of those, the ones
+/// not in `set` (ascending, among them: the worlds set aside, one to each aside block) go to
+/// `listed`; the other worlds go to `rest`.
+fn split_worlds(
+    nworld: u32,
+    twins: Option<&[u32]>,
+    set: &[u32],
+    listed: &mut Vec<u32>,
+    rest: &mut Vec<u32>,
+) {
+    listed.clear();
+    rest.clear();
+    let mut m = twins.unwrap_or_default().iter().peekable();
+    let mut a = set.iter().peekable();
+    for w in 0..nworld {
+        if m.next_if_eq(&&w).is_none() && twins.is_some() {
+            rest.push(w);
+        } else if a.next_if_eq(&&w).is_none() {
+            listed.push(w);
+        }
+    }
+}
+
 /// The blocks of a launch over a list of `n` worlds of a batch of `nworld` (four a block),
 /// rounded up so that a step's graph is captured again only when the count moves by much: to a
 /// power of two or to a sixteenth of the batch's blocks, whichever is fewer (blocks past the
@@ -1249,16 +1273,12 @@ impl QuotientSolver {
             let set = &self.walked[..if nb > 0 { self.walked_here() } else { 0 }];
             let masked = &self.masked[..self.masked_here()];
             let (listed, rest) = (&mut self.listed_on_device, &mut self.rest);
-            listed.clear();
-            rest.clear();
-            let (mut m, mut a) = (masked.iter().peekable(), set.iter().peekable());
-            for w in 0..nworld as u32 {
-                if m.next_if_eq(&&w).is_none() && !self.twins_always {
-                    rest.push(w);
-                } else if a.next_if_eq(&&w).is_none() {
-                    listed.push(w);
-                }
-            }
+            let twins = if self.twins_always {
+                None
+            } else {
+                Some(masked)
+            };
+            split_worlds(nworld as u32, twins, set, listed, rest);
             let next = &mut self.lists_next;
             lists_array((rb, rest), (nb, set), (lb, listed), next);
             if *next != self.lists_on_device {
@@ -1826,7 +1846,7 @@ impl Drop for QuotientSolver {
 mod tests {
     use super::{
         ASIDE_SHARE, Part, WarpKernels, aside_cap, list_blocks, lists_array, masked_share,
-        masked_share_set, pairs_pay, warp_pays, warps_reachable,
+        masked_share_set, pairs_pay, split_worlds, warp_pays, warps_reachable,
     };
 
     #[test]
@@ -1863,6 +1883,20 @@ mod tests {
         // Set aside only, beside the rest.
         lists_array((1, &[0]), (1, &[1]), (0, &[]), &mut a);
         assert_eq!(a, [0, X, X, X, 1]);
+    }
+
+    #[test]
+    fn the_twins_take_the_masked_worlds_less_those_set_aside_and_the_plain_kernels_the_rest() {
+        let (mut listed, mut rest) = (vec![9], vec![9]);
+        // Worlds 1, 4 and 5 masked at the step before, 4 set aside.
+        split_worlds(7, Some(&[1, 4, 5]), &[4], &mut listed, &mut rest);
+        assert_eq!((&listed[..], &rest[..]), (&[1, 5][..], &[0, 2, 3, 6][..]));
+        // Every world to the twins (ARCHIPELAGO_Q_TWINS=1), 0 and 2 set aside.
+        split_worlds(4, None, &[0, 2], &mut listed, &mut rest);
+        assert_eq!((&listed[..], &rest[..]), (&[1, 3][..], &[][..]));
+        // Every masked world set aside: nothing listed.
+        split_worlds(3, Some(&[2]), &[2], &mut listed, &mut rest);
+        assert_eq!((&listed[..], &rest[..]), (&[][..], &[0, 1][..]));
     }
 
     #[test]
