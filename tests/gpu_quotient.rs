@@ -69,12 +69,13 @@ fn the_quotient_kernels_compile_for_hopper() {
         "quotient_few_kernel",
         "quotient_aside_kernel",
     ];
-    // Each warp kernel and its masked twin.
+    // Each warp kernel, its copy for the worlds beside the masked twins, and its masked twin.
     let warp_entries: Vec<String> = ["warp", "pair"]
         .iter()
         .flat_map(|f| ["", "_reuse", "_one", "_reuse_one"].map(|v| format!("quotient_{f}{v}")))
-        .flat_map(|k| [format!("{k}_kernel"), format!("{k}_masked_kernel")])
+        .flat_map(|k| ["", "_rest", "_masked"].map(|p| format!("{k}{p}_kernel")))
         .collect();
+    assert_eq!(warp_entries.len(), 24);
     let block_entries = block_entries.map(String::from);
     for (src, has, lacks) in [
         (&src, &block_entries[..], &warp_entries[..]),
