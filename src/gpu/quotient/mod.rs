@@ -279,6 +279,12 @@ fn lists_array(
     }
 }
 
+/// The longest lists for batches of up to `nworld` worlds: both launches' blocks of four at most
+/// for every world, and the aside blocks.
+fn lists_len(nworld: usize) -> usize {
+    2 * nworld.div_ceil(WARP_PER_BLOCK) * WARP_PER_BLOCK + aside_cap(nworld)
+}
+
 /// Splits worlds `0..nworld` between the masked twins and the plain kernels beside them: the
 /// twins take those of `twins` (ascending; every world where `None`), and of those, the ones
 /// not in `set` (ascending, among them: the worlds set aside, one to each aside block) go to
@@ -335,10 +341,10 @@ const WARP_TREES_MAX: usize = 512;
 
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
-/// the node-level maps, the threads per block, which kernel, whether the masked twins run, their
-/// aside blocks and listed blocks, the blocks of the plain kernels beside them, and the batch's
+/// the node-level maps, the threads per block, which kernel, the masked twins' aside and listed
+/// blocks (none without the twins) and the plain kernels' blocks beside them, and the batch's
 /// one slot with its counts.
-type GraphKey = [i32; 18];
+type GraphKey = [i32; 17];
 
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -872,10 +878,7 @@ impl QuotientSolver {
             c_support: buf("q_cache_support", w * me * 4)?,
             c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
             c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
-            lists: buf(
-                "q_lists",
-                (2 * w.div_ceil(WARP_PER_BLOCK) * WARP_PER_BLOCK + aside_cap(w)) * 4,
-            )?,
+            lists: buf("q_lists", lists_len(w) * 4)?,
             asleep: buf("q_asleep", w * 4)?,
         };
         // Nothing cached yet (rows = -1, no contraction).
@@ -911,8 +914,8 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             aside_on: aside_from_env(),
-            lists_on_device: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
-            lists_next: Vec::with_capacity(2 * w + 8 + aside_cap(w)),
+            lists_on_device: Vec::with_capacity(lists_len(w)),
+            lists_next: Vec::with_capacity(lists_len(w)),
             rest: Vec::with_capacity(w),
             lists_for: None,
             lists_stale: false,
@@ -1184,7 +1187,7 @@ impl QuotientSolver {
     /// again as [`captures`](Self::captures) says).
     pub fn replay(&mut self) -> Result<()> {
         let c = self.quotient.classifier();
-        let one = self.one();
+        let (one, twins) = (self.one(), self.twins_blocks());
         let key = [
             c.static_eqs().start,
             c.static_eqs().end,
@@ -1196,10 +1199,9 @@ impl QuotientSolver {
             self.node_maps as i32,
             self.launch_shape().threads as i32,
             self.kernel_choice() as i32,
-            self.masked_twin() as i32,
-            self.aside_blocks() as i32,
-            self.list_blocks() as i32,
-            self.rest_blocks() as i32,
+            twins[0] as i32,
+            twins[1] as i32,
+            twins[2] as i32,
             one[0],
             one[1],
             one[2],
@@ -1260,7 +1262,7 @@ impl QuotientSolver {
     ///   empty cache.
     fn before_launch(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
-        let (nb, lb, rb) = (self.aside_blocks(), self.list_blocks(), self.rest_blocks());
+        let [nb, lb, rb] = self.twins_blocks();
         self.last_aside = nb > 0;
         self.last_listed = lb > 0;
         let made_for = [nworld, nb, lb, rb];
@@ -1571,40 +1573,26 @@ impl QuotientSolver {
         (self.twins_always || self.masked_here() > 0) && self.kernel_choice().by_warps()
     }
 
-    /// The worlds the next launch lists for the masked twins' warps: with the twins, the last
-    /// step's masked worlds (every world with `ARCHIPELAGO_Q_TWINS=1`) less those set aside.
-    fn listed_here(&self) -> usize {
+    /// The blocks of the next launch's lists ([`list_blocks`]), all 0 where it takes no masked
+    /// twins: the twins' aside blocks, one a world set aside; their blocks for the listed worlds
+    /// (the last step's masked ones, every world with `ARCHIPELAGO_Q_TWINS=1`, less those set
+    /// aside); the plain kernels' blocks beside them (`…_rest_kernel`) for every other world.
+    fn twins_blocks(&self) -> [usize; 3] {
         if !self.masked_twin() {
-            return 0;
+            return [0; 3];
         }
-        let all = match self.twins_always {
-            true => self.ws.nworld(),
+        let nworld = self.ws.nworld();
+        let aside = self.aside_blocks();
+        let set = if aside > 0 { self.walked_here() } else { 0 };
+        let twins = match self.twins_always {
+            true => nworld,
             false => self.masked_here(),
         };
-        all - self.aside_set_here()
-    }
-
-    /// The worlds the next launch sets aside (one to each aside block).
-    fn aside_set_here(&self) -> usize {
-        match self.aside_blocks() {
-            0 => 0,
-            _ => self.walked_here(),
-        }
-    }
-
-    /// The masked twins' blocks for their listed worlds at the next launch ([`list_blocks`]).
-    fn list_blocks(&self) -> usize {
-        list_blocks(self.listed_here(), self.ws.nworld())
-    }
-
-    /// The blocks of the plain kernels (`…_rest_kernel`) beside the masked twins at the next
-    /// launch, for the worlds these do not take ([`list_blocks`]).
-    fn rest_blocks(&self) -> usize {
-        let nworld = self.ws.nworld();
-        match self.masked_twin() {
-            true => list_blocks(nworld - self.listed_here() - self.aside_set_here(), nworld),
-            false => 0,
-        }
+        [
+            aside,
+            list_blocks(twins - set, nworld),
+            list_blocks(nworld - twins, nworld),
+        ]
     }
 
     /// The worlds the last launch listed for the masked twins' warps (the worlds the step before
@@ -1748,7 +1736,7 @@ impl QuotientSolver {
             one_nnode: one[1],
             one_k: one[2],
             one_nstatic: one[3],
-            aside_blocks: self.aside_blocks() as i32,
+            aside_blocks: self.twins_blocks()[0] as i32,
             asleep: b.asleep.ptr(),
         };
         let mut params = [
@@ -1802,7 +1790,7 @@ impl QuotientSolver {
     ) -> Result<()> {
         let one = self.batch_slot().is_some();
         let block = (s.threads, s.smem);
-        let rb = self.rest_blocks();
+        let [nb, lb, rb] = self.twins_blocks();
         let launch = |part, blocks: usize, q: &QArgs, on: &CudaStream| {
             let mut params = [
                 args as *const Args as *mut std::ffi::c_void,
@@ -1814,7 +1802,7 @@ impl QuotientSolver {
                 super::maps::launch_with(f, (blocks as u32, 1, 1), block, on, &mut params, false)
             }
         };
-        let twins = self.aside_blocks() + self.list_blocks();
+        let twins = nb + lb;
         let rest_q = q;
         q.lists += (rb * WARP_PER_BLOCK * 4) as u64;
         if rb == 0 {
