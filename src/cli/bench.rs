@@ -65,9 +65,11 @@ pub struct BenchArgs {
     /// With `--quotient`: the static component of tree 0 asleep in this share (0 to 1) of each
     /// shape's worlds, spread evenly: its rows gone, and in the quotient its node masked, told
     /// so by sleep events after a first step with every world awake. For the share of masked
-    /// worlds past which the block kernels pay (`ARCHIPELAGO_Q_MASKED`). The steady step only:
-    /// needs `--no-sequences`.
-    #[arg(long, requires = "quotient", requires = "no_sequences", value_parser = parse_share)]
+    /// worlds past which the block kernels pay (`ARCHIPELAGO_Q_MASKED`). With the step
+    /// sequences, a synthetic shape's sequence is one in which that component falls asleep,
+    /// sleeps, wakes and stays awake in turn, timed by phase (`bench/sequence.rs`); a trace
+    /// shape has none then.
+    #[arg(long, requires = "quotient", value_parser = parse_share)]
     asleep: Option<f64>,
     /// Deterministic mode: the sort of worlds that fit one block (`auto`, `bitonic`, `block`).
     #[arg(long, default_value = "auto", value_parser = parse_sort)]

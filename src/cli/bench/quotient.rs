@@ -39,7 +39,7 @@ use archipelago::cpu::CpuMode;
 use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
-use archipelago::quotient::classify;
+use archipelago::quotient::{Policy, classify};
 use archipelago::synth::Rng;
 use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
@@ -239,14 +239,25 @@ pub(super) fn shapes(worlds: Option<usize>) -> Vec<(String, Make)> {
 /// The step sequences of the shape listed as `name` (see [`shapes`]; `worlds` as there): for
 /// a synthetic shape, one per rest fraction over four versions of it, then, where its worlds
 /// have equality [`sequence::TOGGLED_EQ`], one per toggling share; for a trace, its recorded
-/// steps.
-fn sequences(name: &str, worlds: Option<usize>) -> archipelago::Result<Vec<Sequence>> {
+/// steps. With `asleep` (`--asleep SHARE` and the policy), a synthetic shape's one sleeping
+/// sequence at that share ([`Sequence::sleeping`]) instead, and none for a trace (its recorded
+/// worlds are awake).
+fn sequences(
+    name: &str,
+    worlds: Option<usize>,
+    asleep: Option<(f64, &Policy)>,
+) -> archipelago::Result<Vec<Sequence>> {
     if let Some(&(_, f, seed, nworld)) = SYNTHETIC.iter().find(|(n, ..)| *n == name) {
         let nworld = worlds.unwrap_or(nworld);
         let shape = f(seed, nworld);
         let mut versions = vec![shape.batch];
         versions.extend((1..4).map(|k| f(seed + 1000 * k, nworld).batch));
         let model = &shape.model;
+        if let Some((share, policy)) = asleep {
+            let classifier = policy.classifier_for(&versions[0]);
+            let seq = Sequence::sleeping(model.clone(), versions, share, &classifier);
+            return Ok(vec![seq]);
+        }
         let mut out: Vec<Sequence> = SYNTHETIC_REST
             .iter()
             .map(|&rest| Sequence::synthetic(model.clone(), versions.clone(), rest))
@@ -263,7 +274,7 @@ fn sequences(name: &str, worlds: Option<usize>) -> archipelago::Result<Vec<Seque
         }
         return Ok(out);
     }
-    let Some((scene, nworld)) = super::trace_shape_name(name) else {
+    let Some((scene, nworld)) = super::trace_shape_name(name).filter(|_| asleep.is_none()) else {
         return Ok(Vec::new());
     };
     let path = super::trace_dir().join(format!("{scene}.npz"));
@@ -776,7 +787,7 @@ pub(super) fn table(
     }
     let sequences = match args.no_sequences {
         true => Vec::new(),
-        false => sequences(name, args.worlds())?,
+        false => sequences(name, args.worlds(), args.asleep.zip(Some(&policy)))?,
     };
     for mut seq in sequences {
         let f = sequence::run(g, &mut seq, &modes, &policy, timers.0)?;

@@ -14,7 +14,11 @@
 //! sequence moves every world and also switches equality [`TOGGLED_EQ`] off and back on in a
 //! share of the worlds at every step, reporting each switch: there the quotient with
 //! equalities static (a switch rebuilds that world's quotient on the host) steps against
-//! equalities dynamic (solved every step) and learned (dynamic once switched twice). Every
+//! equalities dynamic (solved every step) and learned (dynamic once switched twice). A sleeping
+//! sequence (`bench --quotient --asleep SHARE`) moves every world and puts the static component
+//! of tree 0 to sleep in a share of them in turns of four steps: it falls asleep, sleeps, wakes,
+//! stays awake, each reported as MuJoCo would (its rows gone while it sleeps); its figures are
+//! also given by [`Phase`], so that the step at which worlds fall asleep is measured apart. Every
 //! contender steps the same sequence in the same order;
 //! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
 //! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed. The
@@ -30,11 +34,11 @@ use archipelago::gpu::graph::L2Flush;
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::classify::LEARN_AFTER;
-use archipelago::quotient::{EqPolicy, Policy};
+use archipelago::quotient::{Classifier, EqPolicy, Policy};
 use archipelago::synth::Rng;
 use archipelago::trace::{Tiled, Trace};
 use archipelago::{Batch, BatchBuilder, Capacity, Engine, Input, Islands, Model, Options, cpu};
-use invalidation::Events;
+use invalidation::{Event, Events};
 
 /// Steps of a trace's sequence (its last ones).
 pub(super) const TRACE_STEPS: usize = 200;
@@ -78,9 +82,62 @@ pub(super) enum Source {
         rest: f64,
         /// Worlds `0..toggling` switch [`TOGGLED_EQ`] off at odd steps and on at even ones.
         toggling: usize,
+        /// Worlds whose component sleeps in turns (a sleeping sequence's), by [`Phase`].
+        sleeping: Option<Sleeping>,
         shown: Vec<usize>,
         rng: Rng,
     },
+}
+
+/// A sleeping sequence's sleepers: each version with their components asleep
+/// (`super::asleep::put_to_sleep`: the same worlds and trees in every version, whose static rows
+/// are the same), whether each world sleeps, and the trees that sleep.
+pub(super) struct Sleeping {
+    versions: Vec<Batch>,
+    sleeps: Vec<bool>,
+    trees: Vec<(u32, i32)>,
+}
+
+/// Where a step of a sleeping sequence is in its sleepers' turn of four steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Awake, as at the step before.
+    Awake,
+    /// Their components fall asleep: reported, their rows gone.
+    FallsAsleep,
+    /// Asleep, as at the step before.
+    Asleep,
+    /// They wake: reported, their rows back.
+    Wakes,
+}
+
+impl Phase {
+    /// Every phase, in a turn's order.
+    pub const ALL: [Phase; 4] = [
+        Phase::Awake,
+        Phase::FallsAsleep,
+        Phase::Asleep,
+        Phase::Wakes,
+    ];
+
+    /// The phase of step `k` (step 0 is awake, unreported).
+    pub fn of_step(k: usize) -> Phase {
+        Phase::ALL[k % 4]
+    }
+
+    /// Whether the sleepers' components are asleep at this phase.
+    fn asleep(self) -> bool {
+        matches!(self, Phase::FallsAsleep | Phase::Asleep)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Awake => "awake",
+            Phase::FallsAsleep => "falling asleep",
+            Phase::Asleep => "asleep",
+            Phase::Wakes => "waking",
+        }
+    }
 }
 
 /// One shape's step sequence.
@@ -131,6 +188,64 @@ impl Sequence {
         seq
     }
 
+    /// [`SYNTHETIC_STEPS`] steps over `versions` in which every world moves and, in `share` of
+    /// them (spread evenly), the static component of tree 0 under `classifier` falls asleep,
+    /// sleeps, wakes and stays awake in turn ([`Phase`]), each change reported
+    /// (`Event::Sleep`, `Event::Wake`) and its rows gone while it sleeps, as MuJoCo drops them.
+    pub fn sleeping(
+        model: Model,
+        versions: Vec<Batch>,
+        share: f64,
+        classifier: &Classifier,
+    ) -> Sequence {
+        let nworld = versions[0].nworld();
+        let (mut asleep, mut trees) = (Vec::with_capacity(versions.len()), Vec::new());
+        for (i, v) in versions.iter().enumerate() {
+            let (batch, events) = super::asleep::put_to_sleep(&model, v, classifier, share);
+            let these: Vec<(u32, i32)> = events
+                .as_slice()
+                .iter()
+                .filter_map(|e| match *e {
+                    Event::Sleep { world, tree } => Some((world, tree)),
+                    _ => None,
+                })
+                .collect();
+            if i == 0 {
+                trees = these;
+            } else {
+                debug_assert_eq!(trees, these, "the versions' static rows differ");
+            }
+            asleep.push(batch);
+        }
+        let mut sleeps = vec![false; nworld];
+        for &(w, _) in &trees {
+            sleeps[w as usize] = true;
+        }
+        let nsleep = sleeps.iter().filter(|&&s| s).count();
+        let mut seq = Sequence::synthetic_with(model, versions, 0.0, 0);
+        if let Source::Synthetic { sleeping, .. } = &mut seq.source {
+            *sleeping = Some(Sleeping {
+                versions: asleep,
+                sleeps,
+                trees,
+            });
+        }
+        seq.label = format!(
+            "{SYNTHETIC_STEPS} steps, tree 0's component in {nsleep} worlds falling asleep, asleep, waking and awake in turn (reported), every world's dynamic rows change"
+        );
+        seq
+    }
+
+    /// The phase of step `k` of a sleeping sequence ([`Sequence::sleeping`]); `None` for others.
+    pub fn phase(&self, k: usize) -> Option<Phase> {
+        match &self.source {
+            Source::Synthetic {
+                sleeping: Some(_), ..
+            } => Some(Phase::of_step(k)),
+            _ => None,
+        }
+    }
+
     /// The quotient's contenders besides the default policy: on a toggling sequence, the
     /// other equality policies of [`eq_policies`].
     pub fn policies(&self) -> Vec<(&'static str, Policy)> {
@@ -171,6 +286,7 @@ impl Sequence {
                 versions,
                 rest,
                 toggling,
+                sleeping: None,
                 shown: vec![0; nworld],
                 rng: Rng::new(29),
             },
@@ -196,6 +312,7 @@ impl Sequence {
                 versions,
                 rest,
                 toggling,
+                sleeping,
                 shown,
                 rng,
             } => {
@@ -207,7 +324,21 @@ impl Sequence {
                     }
                 }
                 let off = k % 2 == 1;
+                let phase = Phase::of_step(k);
+                if let Some(z) = sleeping.as_ref().filter(|_| k > 0) {
+                    for &(w, t) in &z.trees {
+                        match phase {
+                            Phase::FallsAsleep => events.sleep(w, t),
+                            Phase::Wakes => events.wake(w, t),
+                            _ => events,
+                        };
+                    }
+                }
                 for (w, &v) in shown.iter().enumerate() {
+                    if let Some(z) = sleeping.as_ref().filter(|z| z.sleeps[w] && phase.asleep()) {
+                        b.world_from(&z.versions[v], w);
+                        continue;
+                    }
                     if w < *toggling {
                         if k > 0 {
                             events.eq_active(w as u32, TOGGLED_EQ, !off);
@@ -265,6 +396,8 @@ pub(super) struct Figures {
     pub quotient_trees: Option<f64>,
     /// The quotient with reuse under the sequence's other policies ([`Sequence::policies`]).
     pub policies: Vec<PolicyFigures>,
+    /// A sleeping sequence's figures by [`Phase`] (empty for other sequences).
+    pub by_phase: Vec<PhaseFigures>,
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -296,6 +429,16 @@ pub(super) struct Figures {
 pub(super) struct Again {
     pub after_check: f64,
     pub flushed: f64,
+}
+
+/// A sleeping sequence's steps of one [`Phase`]: their count, and the mean device µs a step of
+/// every full-rebuild mode that ran and of the quotient with reuse off and on.
+pub(super) struct PhaseFigures {
+    pub phase: Phase,
+    pub steps: usize,
+    pub full: Vec<(Mode, f64)>,
+    pub quotient_off: f64,
+    pub quotient: f64,
 }
 
 /// A quotient contender with reuse on and another classification policy.
@@ -363,6 +506,24 @@ impl Figures {
                 "| quotient (reuse on, {}) | {:.1} | — | — |",
                 p.label, p.device
             );
+        }
+        if !self.by_phase.is_empty() {
+            out.push_str(
+                "\nby phase of the sleepers' turn, mean device µs a step:\n\n| phase | steps |",
+            );
+            for (m, _) in &self.by_phase[0].full {
+                let _ = write!(out, " {m} |");
+            }
+            out.push_str(" quotient (reuse off) | quotient (reuse on) |\n|---|---|");
+            out.push_str(&"---|".repeat(self.by_phase[0].full.len() + 2));
+            out.push('\n');
+            for p in &self.by_phase {
+                let _ = write!(out, "| {} | {} |", p.phase.label(), p.steps);
+                for (_, us) in &p.full {
+                    let _ = write!(out, " {us:.1} |");
+                }
+                let _ = writeln!(out, " {:.1} | {:.1} |", p.quotient_off, p.quotient);
+            }
         }
         if !self.again.is_empty() {
             out.push_str("\n(again: once the step is downloaded and checked, its batch replayed once more, then once more after an L2 flush; neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
@@ -523,7 +684,7 @@ pub(super) fn run(
     let (mut reference, mut out) = (Islands::default(), PinnedIslands::new(g, &cap));
     let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
     let (mut in_place, mut rows_only, mut by_nodes, mut warp_steps) = (0, 0, 0, 0);
-    let mut mismatch = None;
+    let (mut mismatch, mut phases) = (None, Vec::new());
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
         let input = Input::new(&model, &batch)?;
@@ -612,6 +773,7 @@ pub(super) fn run(
             None => auto_once(&mut auto, &input, &events, &mut check)?,
         };
         if k > 0 {
+            phases.extend(seq.phase(k));
             walls[full.len()].push(wall);
             auto_wall.push(auto_us);
             auto_trial.push(auto.auto_in_trial());
@@ -680,6 +842,28 @@ pub(super) fn run(
         let (a, f) = (between(&auto_wall), between(&walls[i]));
         (!a.is_empty() && a.len() == f.len()).then(|| (a.len(), median(&a), median(&f)))
     });
+    // A sleeping sequence's timed steps by phase (each contender's times are of the same steps).
+    let of_phase = |times: &[f64], phase: Phase| -> Vec<f64> {
+        let steps = times.iter().zip(&phases).filter(|&(_, &p)| p == phase);
+        steps.map(|(&us, _)| us).collect()
+    };
+    let by_phase = match phases.is_empty() {
+        true => Vec::new(),
+        false => Phase::ALL
+            .into_iter()
+            .map(|phase| PhaseFigures {
+                phase,
+                steps: phases.iter().filter(|&&p| p == phase).count(),
+                full: full
+                    .iter()
+                    .filter(|(_, s, _, _)| s.is_ok())
+                    .map(|(m, _, t, _)| (*m, mean(&of_phase(t, phase))))
+                    .collect(),
+                quotient_off: mean(&of_phase(&quotient_off, phase)),
+                quotient: mean(&of_phase(&quotient, phase)),
+            })
+            .collect(),
+    };
     Ok(Figures {
         full: full
             .into_iter()
@@ -695,6 +879,7 @@ pub(super) fn run(
         warp_steps,
         quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
         policies,
+        by_phase,
         ok: mismatch.is_none(),
         mismatch,
         wall,
@@ -854,6 +1039,69 @@ mod tests {
     }
 
     #[test]
+    fn a_sleeping_sequence_puts_a_share_of_the_worlds_to_sleep_and_wakes_them_in_turn() {
+        // Equalities join trees 0-1-2 (tree 0's component) and 3-4; a contact on tree 4 stays
+        // awake, one between 1 and 5 sleeps with tree 0's component.
+        let version = |v: i32| {
+            let mut b = Batch::builder();
+            for _ in 0..16 {
+                b.row(RowType::Equality, 0, &[0, 1]);
+                b.row(RowType::Equality, 1, &[1, 2]);
+                b.row(RowType::Equality, 2, &[3, 4]);
+                b.row(RowType::ContactPyramidal, v, &[1, 5]);
+                b.row(RowType::ContactPyramidal, v + 1, &[4]);
+                b.end_world();
+            }
+            b.finish()
+        };
+        let model = Model::from_dofnum(&[1; 6]).unwrap();
+        let versions: Vec<Batch> = (0..4).map(version).collect();
+        let policy = Policy::default();
+        let classifier = policy.classifier_for(&versions[0]);
+        let mut seq = Sequence::sleeping(model.clone(), versions, 0.25, &classifier);
+        assert!(seq.label.contains("in 4 worlds"), "{}", seq.label);
+        assert!(seq.policies().is_empty());
+        let toggling = Sequence::toggling(model.clone(), vec![version(0)], 0.5);
+        assert_eq!(toggling.phase(1), None);
+        let mut q = Quotient::new(&seq.capacity, policy);
+        let (mut batch, mut events) = (Batch::default(), Events::new());
+        let (mut want, mut got) = (Islands::default(), Islands::default());
+        let sleepers = [3u32, 7, 11, 15];
+        for k in 0..seq.len {
+            seq.step_into(k, &mut batch, &mut events);
+            let phase = seq.phase(k).unwrap();
+            assert_eq!(phase, Phase::ALL[k % 4]);
+            for w in 0..16 {
+                let rows = batch.rows_of(w).len();
+                let asleep = sleepers.contains(&(w as u32)) && phase.asleep();
+                assert_eq!(rows, if asleep { 2 } else { 5 }, "step {k} world {w}");
+            }
+            let reported: Vec<Event> = events.as_slice().to_vec();
+            let expected: Vec<Event> = sleepers
+                .iter()
+                .flat_map(|&world| (0..3).map(move |tree| (world, tree)))
+                .filter_map(|(world, tree)| match phase {
+                    _ if k == 0 => None,
+                    Phase::FallsAsleep => Some(Event::Sleep { world, tree }),
+                    Phase::Wakes => Some(Event::Wake { world, tree }),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(reported, expected, "step {k}");
+            let input = Input::new(&model, &batch).unwrap();
+            cpu::by_name("dsu")
+                .unwrap()
+                .solve(&input, &mut want)
+                .unwrap();
+            q.step(&input, &events, &mut got).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "step {k}");
+        }
+        // Sleep is no rebuild: the sleepers' components were masked while asleep.
+        assert_eq!(q.counters().reported, 0);
+        assert!(q.counters().masked >= 4 * 15, "{:?}", q.counters());
+    }
+
+    #[test]
     fn auto_is_compared_with_the_luckiest_full_mode_and_with_its_own() {
         let model = Model::from_dofnum(&[1; 2]).unwrap();
         let seq = Sequence::synthetic(model, vec![Batch::default()], 0.0);
@@ -875,6 +1123,7 @@ mod tests {
             warp_steps: 0,
             quotient_trees: None,
             policies: Vec::new(),
+            by_phase: Vec::new(),
             ok: true,
             mismatch: None,
             wall: vec![
