@@ -1510,6 +1510,17 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
     }
 }
 
+/// Whether `ARCHIPELAGO_Q_TWINS=1` has every launch after a masked step take the masked twins
+/// over every world (a measurement switch): the tests of the default rule's launches then say
+/// so and check nothing (the corpus checks the outputs under it).
+fn twins_forced() -> bool {
+    let forced = std::env::var("ARCHIPELAGO_Q_TWINS").is_ok_and(|v| v.trim() == "1");
+    if forced {
+        println!("skipped: ARCHIPELAGO_Q_TWINS=1 overrides the rule this test checks");
+    }
+    forced
+}
+
 /// The warp kernels set aside the worlds that the step before masked and walked (not mapped by
 /// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
 /// seven worlds a multiprocessor, warps forced at every step): each has a block of its own
@@ -1519,6 +1530,9 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 #[test]
 fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     let Some(gpu) = open() else { return };
+    if twins_forced() {
+        return;
+    }
     let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
     let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
@@ -1577,12 +1591,15 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
 /// A batch whose masked share alternates: sleep_toggles' step 5 (every world awake) and step 12
 /// (every world with a component asleep, masked by the guard), each tiled past seven worlds a
 /// multiprocessor, by turns. The kernels alternate with them, and each kernel's graph is
-/// captured once (the solver keeps the last two): with the rule, the plain warp kernels after
+/// captured once (the solver keeps several): with the rule, the plain warp kernels after
 /// the awake step and their masked twins after the masked one; with a share set (a sixteenth),
 /// the warp kernels after the awake step and blocks after the masked one.
 #[test]
 fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
     let Some(gpu) = open() else { return };
+    if twins_forced() {
+        return;
+    }
     let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
     let every_world_at = |k: usize| Tiled::new(&t, k..k + 1, nworld, 0);

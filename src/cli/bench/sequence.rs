@@ -398,6 +398,10 @@ pub(super) struct Figures {
     pub policies: Vec<PolicyFigures>,
     /// A sleeping sequence's figures by [`Phase`] (empty for other sequences).
     pub by_phase: Vec<PhaseFigures>,
+    /// Graphs the quotient captured over the timed steps, with reuse off (its replays again
+    /// included) and on (`QuotientSolver::captures`): a capture's instantiation and upload
+    /// fall in its step's time.
+    pub captures: [u64; 2],
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,
     /// The first mismatch, if any.
@@ -537,6 +541,11 @@ impl Figures {
             self.by_nodes,
             self.rows_only,
             if self.ok { "yes" } else { "NO" }
+        );
+        let [off, on] = self.captures;
+        let _ = writeln!(
+            out,
+            "\ngraphs captured over the timed steps: quotient (reuse off) {off}, its replays again included; quotient (reuse on) {on}"
         );
         if self.warp_steps > 0 {
             let _ = writeln!(
@@ -685,6 +694,7 @@ pub(super) fn run(
     let (mut quotient, mut counts) = (Vec::new(), [0usize; 4]);
     let (mut in_place, mut rows_only, mut by_nodes, mut warp_steps) = (0, 0, 0, 0);
     let (mut mismatch, mut phases) = (None, Vec::new());
+    let mut captured_first = [0; 2];
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
         let input = Input::new(&model, &batch)?;
@@ -772,6 +782,9 @@ pub(super) fn run(
             Some(us) => us,
             None => auto_once(&mut auto, &input, &events, &mut check)?,
         };
+        if k == 0 {
+            captured_first = [q_off.captures(), q.captures()];
+        }
         if k > 0 {
             phases.extend(seq.phase(k));
             walls[full.len()].push(wall);
@@ -880,6 +893,10 @@ pub(super) fn run(
         quotient_trees: q_trees.is_some().then(|| mean(&quotient_trees)),
         policies,
         by_phase,
+        captures: [
+            q_off.captures() - captured_first[0],
+            q.captures() - captured_first[1],
+        ],
         ok: mismatch.is_none(),
         mismatch,
         wall,
@@ -1124,6 +1141,7 @@ mod tests {
             quotient_trees: None,
             policies: Vec::new(),
             by_phase: Vec::new(),
+            captures: [1, 0],
             ok: true,
             mismatch: None,
             wall: vec![
@@ -1146,6 +1164,10 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("a warp a replayed world"), "{out}");
+        assert!(
+            out.contains("graphs captured over the timed steps: quotient (reuse off) 1, its replays again included; quotient (reuse on) 0"),
+            "{out}"
+        );
         // The replays again, where a contender has them.
         assert!(out.contains("| tiled | 25.0 | 21.0 | 22.5 |"), "{out}");
         assert!(out.contains("| labelprop | 20.0 | — | — |"), "{out}");

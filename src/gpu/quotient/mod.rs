@@ -346,6 +346,28 @@ const WARP_TREES_MAX: usize = 512;
 /// one slot with its counts.
 type GraphKey = [i32; 17];
 
+/// Graphs a solver keeps, one a key, the least recently replayed dropped first. A batch whose
+/// worlds fall asleep and wake goes through at least three keys in turn: the plain kernels
+/// (nothing masked at the step before), the masked twins with aside blocks (after the step at
+/// which worlds fell asleep and were walked) and the twins with those worlds listed (after a
+/// step that mapped them by their hint); their list sizes move the key again. Kept two, those
+/// three keys captured a graph again at three steps of four of a sleeping sequence (session
+/// 61), each capture's instantiation and upload on the step's time. A graph of a few kernel
+/// nodes holds little.
+const GRAPHS: usize = 8;
+
+/// Moves the entry of `key` to the front of `kept` (the latest first), or puts a new one there
+/// (its value the default), the last dropped where `kept` then holds more than `most`.
+fn to_front<K: PartialEq, V: Default>(kept: &mut Vec<(K, V)>, key: K, most: usize) {
+    match kept.iter().position(|(k, _)| *k == key) {
+        Some(i) => kept[..=i].rotate_right(1),
+        None => {
+            kept.insert(0, (key, V::default()));
+            kept.truncate(most);
+        }
+    }
+}
+
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kernel {
@@ -717,11 +739,8 @@ pub struct QuotientSolver {
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
     slots_on_device: Vec<u32>,
-    /// The graphs of the last two keys, the latest first: a batch whose worlds fall asleep and
-    /// wake takes the plain warp kernels and their masked twins (or, with two warps a world,
-    /// the block kernels) by turns, and would otherwise capture its graph again at every
-    /// switch.
-    graphs: [(Option<GraphKey>, StepGraph); 2],
+    /// The graphs of the last [`GRAPHS`] keys, the latest first (see [`GRAPHS`]).
+    graphs: Vec<(GraphKey, StepGraph)>,
     /// Graphs captured so far (see [`QuotientSolver::captures`]).
     captures: u64,
     /// The world count of the last launch, while every world's row-level outputs are where it
@@ -931,7 +950,7 @@ impl QuotientSolver {
             join: event()?,
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
-            graphs: Default::default(),
+            graphs: Vec::with_capacity(GRAPHS),
             captures: 0,
             placed_nworld: None,
             cache_valid: true,
@@ -1207,12 +1226,7 @@ impl QuotientSolver {
             one[2],
             one[3],
         ];
-        if self.graphs[0].0 != Some(key) {
-            if self.graphs[1].0 != Some(key) {
-                self.graphs[1] = (Some(key), StepGraph::default());
-            }
-            self.graphs.swap(0, 1);
-        }
+        to_front(&mut self.graphs, key, GRAPHS);
         let stream = self.stream.clone();
         let nworld = self.ws.nworld();
         if nworld == 0 {
@@ -1228,7 +1242,7 @@ impl QuotientSolver {
         self.graphs[0].1 = graph;
         self.captures += captured as u64;
         if r.is_err() {
-            self.graphs[0].0 = None;
+            self.graphs.remove(0);
             self.placed_nworld = None;
         }
         r
@@ -1236,7 +1250,7 @@ impl QuotientSolver {
 
     /// How many times [`replay`](Self::replay) has captured a step's graph: once at the first
     /// step, then when the world count or a captured scalar (the classification, reuse, the
-    /// kernel) takes a value neither of the last two graphs has.
+    /// kernel, the masked twins' blocks) takes a value none of the last [`GRAPHS`] graphs has.
     pub fn captures(&self) -> u64 {
         self.captures
     }
@@ -1834,8 +1848,22 @@ impl Drop for QuotientSolver {
 mod tests {
     use super::{
         ASIDE_SHARE, Part, WarpKernels, aside_cap, list_blocks, lists_array, masked_share,
-        masked_share_set, pairs_pay, split_worlds, warp_pays, warps_reachable,
+        masked_share_set, pairs_pay, split_worlds, to_front, warp_pays, warps_reachable,
     };
+
+    #[test]
+    fn graphs_are_kept_by_key_the_least_recently_replayed_dropped_first() {
+        let mut kept: Vec<(u8, Vec<u8>)> = Vec::new();
+        for key in [1, 2, 3, 1, 2, 3] {
+            to_front(&mut kept, key, 3);
+            kept[0].1.push(key);
+        }
+        // Three keys in turn, three kept: each made once, and replayed again.
+        assert_eq!(kept, [(3, vec![3, 3]), (2, vec![2, 2]), (1, vec![1, 1])]);
+        to_front(&mut kept, 2, 3);
+        to_front(&mut kept, 4, 3);
+        assert_eq!(kept, [(4, vec![]), (2, vec![2, 2]), (3, vec![3, 3])]);
+    }
 
     #[test]
     fn each_warp_kernel_is_picked_by_the_entry_point_that_names_its_terms() {
