@@ -951,19 +951,46 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_synthetic_sequence_moves_the_worlds_it_does_not_rest() {
-        let version = |id: i32| {
+    /// Four versions (0..4) of a batch of `nworld` worlds, each world as `world` writes it for
+    /// the version.
+    fn versions(nworld: usize, world: impl Fn(&mut BatchBuilder, i32)) -> Vec<Batch> {
+        let version = |v: i32| {
             let mut b = Batch::builder();
-            for _ in 0..50 {
-                b.row(RowType::Equality, 0, &[0, 1]);
-                b.row(RowType::ContactPyramidal, id, &[1, 2]);
+            for _ in 0..nworld {
+                world(&mut b, v);
                 b.end_world();
             }
             b.finish()
         };
+        (0..4).map(version).collect()
+    }
+
+    /// Every quotient, told of `events`, equals a full rebuild (the CPU `dsu`) of `batch`.
+    fn each_equals_a_full_rebuild(
+        quotients: &mut [Quotient],
+        model: &Model,
+        (batch, events): (&Batch, &Events),
+        k: usize,
+    ) {
+        let input = Input::new(model, batch).unwrap();
+        let (mut want, mut got) = (Islands::default(), Islands::default());
+        cpu::by_name("dsu")
+            .unwrap()
+            .solve(&input, &mut want)
+            .unwrap();
+        for q in quotients {
+            q.step(&input, events, &mut got).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "step {k}");
+        }
+    }
+
+    #[test]
+    fn a_synthetic_sequence_moves_the_worlds_it_does_not_rest() {
+        let versions = versions(50, |b, v| {
+            b.row(RowType::Equality, 0, &[0, 1]);
+            b.row(RowType::ContactPyramidal, v, &[1, 2]);
+        });
         let model = Model::from_dofnum(&[1; 3]).unwrap();
-        let versions: Vec<Batch> = (0..4).map(version).collect();
         for (rest, moving) in [(0.0, 50), (1.0, 0)] {
             let mut seq = Sequence::synthetic(model.clone(), versions.clone(), rest);
             let (mut prev, mut now, mut events) =
@@ -981,23 +1008,18 @@ mod tests {
     #[test]
     fn a_toggling_sequence_switches_its_equality_in_a_share_of_the_worlds_and_reports_it() {
         // Equality 0 binds trees 0-1 and equality 1 trees 2-3; one contact moves per version.
-        let version = |v: i32| {
-            let mut b = Batch::builder();
-            for _ in 0..20 {
-                b.row(RowType::Equality, 0, &[0, 1]);
-                b.row(RowType::Equality, 0, &[0, 1]);
-                b.row(RowType::Equality, 1, &[2, 3]);
-                b.row(RowType::ContactPyramidal, v, &[v % 5, (v + 1) % 5]);
-                b.end_world();
-            }
-            b.finish()
-        };
+        let versions = versions(20, |b, v| {
+            b.row(RowType::Equality, 0, &[0, 1]);
+            b.row(RowType::Equality, 0, &[0, 1]);
+            b.row(RowType::Equality, 1, &[2, 3]);
+            b.row(RowType::ContactPyramidal, v, &[v % 5, (v + 1) % 5]);
+        });
         let model = Model::from_dofnum(&[1; 5]).unwrap();
-        let versions: Vec<Batch> = (0..4).map(version).collect();
+        let first = versions[0].clone();
         let mut seq = Sequence::toggling(model.clone(), versions, 0.25);
         assert_eq!(seq.policies().len(), 2);
         assert!(
-            Sequence::synthetic(model.clone(), vec![version(0)], 0.0)
+            Sequence::synthetic(model.clone(), vec![first], 0.0)
                 .policies()
                 .is_empty()
         );
@@ -1009,7 +1031,6 @@ mod tests {
             .map(|p| Quotient::new(&seq.capacity, p))
             .collect();
         let (mut batch, mut events) = (Batch::default(), Events::new());
-        let (mut want, mut got) = (Islands::default(), Islands::default());
         for k in 0..seq.len {
             seq.step_into(k, &mut batch, &mut events);
             let off = k % 2 == 1;
@@ -1031,15 +1052,7 @@ mod tests {
                 .collect();
             assert_eq!(reported, expected, "step {k}");
             // Every policy's quotient, told of the switches, equals a full rebuild.
-            let input = Input::new(&model, &batch).unwrap();
-            cpu::by_name("dsu")
-                .unwrap()
-                .solve(&input, &mut want)
-                .unwrap();
-            for q in &mut quotients {
-                q.step(&input, &events, &mut got).unwrap();
-                assert_eq!(got.first_mismatch(&want), None, "step {k}");
-            }
+            each_equals_a_full_rebuild(&mut quotients, &model, (&batch, &events), k);
         }
         // Static: every switch of a toggling world rebuilt it; dynamic: nothing rebuilt;
         // learned (the default, the last quotient): equality 0 went dynamic after its second
@@ -1059,30 +1072,24 @@ mod tests {
     fn a_sleeping_sequence_puts_a_share_of_the_worlds_to_sleep_and_wakes_them_in_turn() {
         // Equalities join trees 0-1-2 (tree 0's component) and 3-4; a contact on tree 4 stays
         // awake, one between 1 and 5 sleeps with tree 0's component.
-        let version = |v: i32| {
-            let mut b = Batch::builder();
-            for _ in 0..16 {
-                b.row(RowType::Equality, 0, &[0, 1]);
-                b.row(RowType::Equality, 1, &[1, 2]);
-                b.row(RowType::Equality, 2, &[3, 4]);
-                b.row(RowType::ContactPyramidal, v, &[1, 5]);
-                b.row(RowType::ContactPyramidal, v + 1, &[4]);
-                b.end_world();
-            }
-            b.finish()
-        };
+        let versions = versions(16, |b, v| {
+            b.row(RowType::Equality, 0, &[0, 1]);
+            b.row(RowType::Equality, 1, &[1, 2]);
+            b.row(RowType::Equality, 2, &[3, 4]);
+            b.row(RowType::ContactPyramidal, v, &[1, 5]);
+            b.row(RowType::ContactPyramidal, v + 1, &[4]);
+        });
         let model = Model::from_dofnum(&[1; 6]).unwrap();
-        let versions: Vec<Batch> = (0..4).map(version).collect();
+        let first = versions[0].clone();
         let policy = Policy::default();
         let classifier = policy.classifier_for(&versions[0]);
         let mut seq = Sequence::sleeping(model.clone(), versions, 0.25, &classifier);
         assert!(seq.label.contains("in 4 worlds"), "{}", seq.label);
         assert!(seq.policies().is_empty());
-        let toggling = Sequence::toggling(model.clone(), vec![version(0)], 0.5);
+        let toggling = Sequence::toggling(model.clone(), vec![first], 0.5);
         assert_eq!(toggling.phase(1), None);
-        let mut q = Quotient::new(&seq.capacity, policy);
+        let mut q = [Quotient::new(&seq.capacity, policy)];
         let (mut batch, mut events) = (Batch::default(), Events::new());
-        let (mut want, mut got) = (Islands::default(), Islands::default());
         let sleepers = [3u32, 7, 11, 15];
         for k in 0..seq.len {
             seq.step_into(k, &mut batch, &mut events);
@@ -1105,17 +1112,12 @@ mod tests {
                 })
                 .collect();
             assert_eq!(reported, expected, "step {k}");
-            let input = Input::new(&model, &batch).unwrap();
-            cpu::by_name("dsu")
-                .unwrap()
-                .solve(&input, &mut want)
-                .unwrap();
-            q.step(&input, &events, &mut got).unwrap();
-            assert_eq!(got.first_mismatch(&want), None, "step {k}");
+            each_equals_a_full_rebuild(&mut q, &model, (&batch, &events), k);
         }
         // Sleep is no rebuild: the sleepers' components were masked while asleep.
-        assert_eq!(q.counters().reported, 0);
-        assert!(q.counters().masked >= 4 * 15, "{:?}", q.counters());
+        let counters = q[0].counters();
+        assert_eq!(counters.reported, 0);
+        assert!(counters.masked >= 4 * 15, "{counters:?}");
     }
 
     #[test]
