@@ -1587,17 +1587,17 @@ impl QuotientSolver {
         (self.twins_always || self.masked_here() > 0) && self.kernel_choice().by_warps()
     }
 
+    /// The blocks of the next launch's lists ([`list_blocks`]), all 0 where it takes no masked
+    /// twins: the twins' aside blocks, one a world set aside; their blocks for the listed worlds
+    /// (the last step's masked ones, every world with `ARCHIPELAGO_Q_TWINS=1`, less those set
+    /// aside); the plain kernels' blocks beside them (`…_rest_kernel`) for every other world.
+    ///
     /// With two warps a world too the twins take only the listed worlds: taking every world
     /// there instead (branch `exp/pairs-twins-everywhere`, session 61, device busy, 1,024 and
     /// 2,048 worlds) was 0.5–0.8 µs a step faster on mechanism-90% and 0.65–0.9 on hammock with
     /// half masked, but 1.2 slower on hammock with a sixteenth and 3.2–4.2 on cloth-99% (a
     /// cause that fits, unmeasured: the twins compare a world's static rows, 760 there, before
     /// mapping it, while the guard's warp idles; the plain pair kernels do both at once).
-    ///
-    /// The blocks of the next launch's lists ([`list_blocks`]), all 0 where it takes no masked
-    /// twins: the twins' aside blocks, one a world set aside; their blocks for the listed worlds
-    /// (the last step's masked ones, every world with `ARCHIPELAGO_Q_TWINS=1`, less those set
-    /// aside); the plain kernels' blocks beside them (`…_rest_kernel`) for every other world.
     fn twins_blocks(&self) -> [usize; 3] {
         if !self.masked_twin() {
             return [0; 3];
