@@ -130,6 +130,7 @@ impl Phase {
         matches!(self, Phase::FallsAsleep | Phase::Asleep)
     }
 
+    /// The phase's name in the report.
     pub fn label(self) -> &'static str {
         match self {
             Phase::Awake => "awake",
@@ -1195,6 +1196,30 @@ mod tests {
             ..figures
         };
         assert_eq!(figures.auto_full_wall(), None);
+        // A sleeping sequence's figures by phase: a row a phase, a column a contender.
+        let figures = Figures {
+            by_phase: Phase::ALL
+                .into_iter()
+                .map(|phase| PhaseFigures {
+                    phase,
+                    steps: 8,
+                    full: vec![(Mode::Warp, 50.0)],
+                    quotient_off: 30.0,
+                    quotient: if phase == Phase::FallsAsleep {
+                        45.0
+                    } else {
+                        31.0
+                    },
+                })
+                .collect(),
+            ..figures
+        };
+        let mut out = String::new();
+        figures.report(&seq, &mut out);
+        assert!(
+            out.contains("| phase | steps | warp | quotient (reuse off) | quotient (reuse on) |\n|---|---|---|---|---|\n| awake | 8 | 50.0 | 30.0 | 31.0 |\n| falling asleep | 8 | 50.0 | 30.0 | 45.0 |"),
+            "{out}"
+        );
     }
 
     #[test]
