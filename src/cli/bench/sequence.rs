@@ -20,8 +20,9 @@
 //! stays awake, each reported as MuJoCo would (its rows gone while it sleeps); its figures are
 //! also given by [`Phase`], so that the step at which worlds fall asleep is measured apart. Every
 //! contender steps the same sequence in the same order;
-//! each step is uploaded, timed as one graph replay between CUDA events, downloaded and
-//! compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed. The
+//! each step is uploaded, timed as one graph replay between CUDA events (with what the replay
+//! does on the host meanwhile: a graph captured for a new launch shape falls in its step),
+//! downloaded and compared with the CPU `dsu`. The first step (graph capture, contraction) is not timed. The
 //! full rebuilds and the quotient without reuse then replay the step again, after its check
 //! (the device idle meanwhile) and after an L2 flush (the device busy until then), which
 //! splits a sequence step's cost beyond a steady step's between the L2 and the idle device

@@ -1396,7 +1396,9 @@ impl QuotientSolver {
     }
 
     /// Device time of `n` graph replays of the uploaded batch, each between two CUDA events, in
-    /// microseconds (after `warmup` untimed replays). The host half is not included.
+    /// microseconds (after `warmup` untimed replays). The host half is not included; the
+    /// replay's own host work is, as the device waits for it between the events: remaking the
+    /// lists of worlds where they changed, and capturing a graph for a new key.
     pub fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
         let (ctx, stream) = (self.ws.ctx().clone(), self.stream.clone());
         super::graph::time_replays_us(&ctx, &stream, warmup, n, || self.replay())
