@@ -327,13 +327,14 @@ impl Sequence {
                 }
                 let off = k % 2 == 1;
                 let phase = Phase::of_step(k);
-                if let Some(z) = sleeping.as_ref().filter(|_| k > 0) {
+                let report: Option<fn(&mut Events, u32, i32) -> &mut Events> = match phase {
+                    Phase::FallsAsleep => Some(Events::sleep),
+                    Phase::Wakes => Some(Events::wake),
+                    Phase::Awake | Phase::Asleep => None,
+                };
+                if let (Some(z), Some(report)) = (sleeping.as_ref(), report) {
                     for &(w, t) in &z.trees {
-                        match phase {
-                            Phase::FallsAsleep => events.sleep(w, t),
-                            Phase::Wakes => events.wake(w, t),
-                            _ => events,
-                        };
+                        report(events, w, t);
                     }
                 }
                 for (w, &v) in shown.iter().enumerate() {

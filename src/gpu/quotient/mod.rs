@@ -1567,17 +1567,18 @@ impl QuotientSolver {
         }
     }
 
-    /// The aside blocks of the next launch: where it takes the masked twins
-    /// ([`masked_twin`](Self::masked_twin)) and the last step masked some worlds but no more
-    /// than [`aside_cap`] not by their hint ([`walked_worlds`](Self::walked_worlds)), that many
-    /// blocks (each sets aside one of those worlds, or none); else 0. A world mapped by its
+    /// The aside blocks of a launch that takes the masked twins (its caller,
+    /// [`twins_blocks`](Self::twins_blocks), checks [`masked_twin`](Self::masked_twin)): where
+    /// the last step masked some worlds but no more than [`aside_cap`] not by their hint
+    /// ([`walked_worlds`](Self::walked_worlds)), that many blocks (each sets aside one of those
+    /// worlds, or none); else 0. A world mapped by its
     /// hint is no long pole: it stays with its warp. A world set aside is mapped by its block's
     /// first warp where its hint holds (the walk and the block path both leave one), so it goes
     /// back to its own warp at the next step.
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
         let walked = self.walked_here();
-        let on = self.aside_on && self.masked_twin() && walked > 0 && walked <= cap;
+        let on = self.aside_on && walked > 0 && walked <= cap;
         if on { cap } else { 0 }
     }
 
