@@ -1,0 +1,118 @@
+//! The quotient's device buffers and the argument block that hands them to its kernels. Apart
+//! so that the layout the device code relies on (`struct QArgs` in `kernels/quotient.cu`)
+//! reads in one place.
+
+use crate::gpu::workspace::DevBuf;
+
+// Named in the docs only.
+#[cfg(doc)]
+use super::{
+    StepCounts,
+    node_tables::{NODE_CACHE_WORDS, NODE_MAPS_MAX},
+    world_lists::lists_array,
+};
+
+/// The quotient's argument block; field order and types match `struct QArgs` in
+/// `kernels/quotient.cu` exactly.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct QArgs {
+    pub(super) row_id: u64,
+    pub(super) world_slot: u64,
+    pub(super) nnode: u64,
+    pub(super) tree_node: u64,
+    pub(super) node_mintree: u64,
+    pub(super) node_rows: u64,
+    pub(super) node_sum: u64,
+    pub(super) node_treeadr: u64,
+    pub(super) node_trees: u64,
+    pub(super) node_dofpre: u64,
+    pub(super) node_head: u64,
+    pub(super) tree_place: u64,
+    pub(super) node_efc: u64,
+    pub(super) row_node: u64,
+    pub(super) runs: u64,
+    pub(super) nstatic: u64,
+    pub(super) nstatic_rows: u64,
+    pub(super) stream_kind: u64,
+    pub(super) stream_adr: u64,
+    pub(super) stream_support: u64,
+    pub(super) stale: u64,
+    pub(super) c_count: u64,
+    pub(super) c_rowadr: u64,
+    pub(super) c_type: u64,
+    pub(super) c_adr: u64,
+    pub(super) c_support: u64,
+    pub(super) c_node: u64,
+    pub(super) trace: u64,
+    pub(super) lists: u64,
+    pub(super) eq_ids: i32,
+    pub(super) eq_lo: i32,
+    pub(super) eq_hi: i32,
+    pub(super) eq_static: i32,
+    pub(super) friction_static: i32,
+    pub(super) flex_static: i32,
+    pub(super) max_static: i32,
+    pub(super) max_entries: i32,
+    pub(super) reuse: i32,
+    pub(super) reuse_nodes: i32,
+    pub(super) cap_rows: i32,
+    pub(super) cap_hyper: i32,
+    pub(super) cap_entries: i32,
+    pub(super) node_maps: i32,
+    pub(super) run_bytes: i32,
+    pub(super) one_slot: i32,
+    pub(super) one_nnode: i32,
+    pub(super) one_k: i32,
+    pub(super) one_nstatic: i32,
+    pub(super) aside_blocks: i32,
+    pub(super) asleep: u64,
+}
+
+/// Device buffers of the quotient, in `QArgs` order.
+pub(super) struct QBufs {
+    /// Row ids, uploaded only while equalities are classified by id
+    /// ([`Classifier::eqs_by_id`](crate::quotient::classify::Classifier::eqs_by_id); no other
+    /// use of an id on the device: see `invalidation::signature`).
+    pub(super) row_id: DevBuf,
+    pub(super) world_slot: DevBuf,
+    pub(super) nnode: DevBuf,
+    pub(super) tree_node: DevBuf,
+    pub(super) node_mintree: DevBuf,
+    pub(super) node_rows: DevBuf,
+    pub(super) node_sum: DevBuf,
+    pub(super) node_treeadr: DevBuf,
+    pub(super) node_trees: DevBuf,
+    pub(super) node_dofpre: DevBuf,
+    pub(super) node_head: DevBuf,
+    pub(super) tree_place: DevBuf,
+    pub(super) node_efc: DevBuf,
+    pub(super) row_node: DevBuf,
+    pub(super) runs: DevBuf,
+    pub(super) nstatic: DevBuf,
+    pub(super) nstatic_rows: DevBuf,
+    pub(super) stream_kind: DevBuf,
+    pub(super) stream_adr: DevBuf,
+    pub(super) stream_support: DevBuf,
+    pub(super) stale: DevBuf,
+    /// The reuse cache: each world's hyperedges and row-level outputs at its last solved step.
+    pub(super) c_count: DevBuf,
+    /// Per world, the first row where its row-level outputs were last written: a reused world
+    /// found there needs no copy (forgotten when the world count changes).
+    pub(super) c_rowadr: DevBuf,
+    pub(super) c_type: DevBuf,
+    pub(super) c_adr: DevBuf,
+    pub(super) c_support: DevBuf,
+    pub(super) c_out: DevBuf,
+    /// The node-level partition check's cache (per world [`NODE_CACHE_WORDS`] words: a
+    /// contraction number, then [`NODE_MAPS_MAX`] node islands as bytes).
+    pub(super) c_node: DevBuf,
+    /// The lists of worlds of the launches after a step with masked worlds ([`lists_array`]):
+    /// the plain kernels' (`…_rest_kernel`), then the masked twins' (their aside blocks', then
+    /// their warps').
+    pub(super) lists: DevBuf,
+    /// Per world the nodes its last masked solve (by its warp or by a block) found asleep: the
+    /// masked twins' hint ([`StepCounts::masked_by_hint`]), verified before use, so never stale
+    /// in effect.
+    pub(super) asleep: DevBuf,
+}

@@ -1,0 +1,181 @@
+//! The quotient's loaded kernels and how a launch picks among them: the kinds of launch
+//! ([`Kernel`]), the warp program's families of entry points ([`WarpKernels`], [`Warps`]) and
+//! their launch shape. The rules that decide which one pays are `rules.rs`.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaModule};
+
+use super::programs::WARP_PROGRAM;
+use crate::error::Result;
+use crate::gpu::Gpu;
+use crate::gpu::maps::BlockShape;
+use crate::gpu::module::function;
+
+// Named in the docs only.
+#[cfg(doc)]
+use super::{QuotientSolver, slots};
+
+/// Worlds per block of the warp kernel (`QW_WARPS` in `kernels/quotient_warp.cu`).
+pub(super) const WARP_PER_BLOCK: usize = 4;
+
+/// The kernel of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// `quotient_kernel`: some world has a slot of many nodes, or none.
+    General,
+    /// `quotient_few_kernel`: every world has a slot of at most 32 nodes.
+    Few,
+    /// `quotient_aside_kernel`: the same, with each world a multiprocessor to itself.
+    Aside,
+    /// `quotient_warp_kernel`: the same, one warp per replayed world, with no reuse check
+    /// (`quotient_warp_reuse_kernel` with the node-level partition check while reuse is on;
+    /// each as `…_one_kernel` for a batch whose worlds all have one slot, see [`OneSlot`](slots::OneSlot)).
+    Warp,
+    /// `quotient_pair_kernel` (and its three siblings): `Warp` with each world's guard by a
+    /// second warp, where every world's two warps are resident at once (see
+    /// [`QuotientSolver::set_guard_warps`]).
+    Pair,
+}
+
+impl Kernel {
+    /// Whether a world takes one warp for its maps (no reuse check of hyperedges).
+    pub(super) fn by_warps(self) -> bool {
+        matches!(self, Kernel::Warp | Kernel::Pair)
+    }
+}
+
+/// Which of a family's kernels a launch takes (see `kernels/quotient_warp.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Part {
+    /// Every world: the launch after a step with none masked.
+    Plain,
+    /// Every world but those the masked twins take beside it.
+    Rest,
+    /// The masked twins, over the worlds the host lists (the last step's masked ones) and the
+    /// aside blocks' worlds.
+    Masked,
+}
+
+/// The twelve entry points of one family of warp kernels (`quotient_warp_…` or
+/// `quotient_pair_…`): with the partition check (reuse on) or without, with the batch's one
+/// slot as an argument or loaded per world, as the plain kernel, the plain kernel for the rest
+/// of the worlds, or the masked twin (masked worlds by their warps, and aside blocks). The twins
+/// are a kernel apart, so that a launch after a step with none masked runs the machine code of
+/// before them, and after a step with some the worlds not masked then run the plain kernels'
+/// code, beside the twins (see [`QuotientSolver::listed_worlds`]).
+pub(super) struct WarpKernels {
+    /// Indexed by [`WarpKernels::index`].
+    entries: Vec<CudaFunction>,
+}
+
+impl WarpKernels {
+    /// The suffixes of the entry points, in [`WarpKernels::index`] order.
+    const SUFFIXES: [&'static str; 12] = [
+        "",
+        "_rest",
+        "_masked",
+        "_one",
+        "_one_rest",
+        "_one_masked",
+        "_reuse",
+        "_reuse_rest",
+        "_reuse_masked",
+        "_reuse_one",
+        "_reuse_one_rest",
+        "_reuse_one_masked",
+    ];
+
+    fn load(module: &Arc<CudaModule>, family: &str) -> Result<WarpKernels> {
+        let f = |suffix: &str| function(module, &format!("quotient_{family}{suffix}_kernel"));
+        let entries = Self::SUFFIXES.iter().map(|s| f(s)).collect::<Result<_>>()?;
+        Ok(WarpKernels { entries })
+    }
+
+    fn all(&self) -> &[CudaFunction] {
+        &self.entries
+    }
+
+    fn index(reuse: bool, one: bool, part: Part) -> usize {
+        ((reuse as usize) << 1 | one as usize) * 3 + part as usize
+    }
+
+    pub(super) fn pick(&self, reuse: bool, one: bool, part: Part) -> &CudaFunction {
+        &self.entries[Self::index(reuse, one, part)]
+    }
+}
+
+/// The warp program's kernels, once loaded (see [`Warps::load`]).
+pub(super) struct Warps {
+    _module: Arc<CudaModule>,
+    /// One warp per replayed world (see [`Kernel::Warp`]); the partition check's kernels are
+    /// launched while reuse is on, the one slot's for a batch whose worlds all have one (see
+    /// [`OneSlot`](slots::OneSlot) and [`QuotientSolver::batch_slot`]).
+    pub(super) warp: WarpKernels,
+    /// The same with a second warp a world for its guard (see [`Kernel::Pair`]).
+    pub(super) pair: WarpKernels,
+    /// Worlds at most whose pairs of warps are all resident at once
+    /// ([`QuotientSolver::set_guard_warps`]).
+    pub(super) pair_worlds: usize,
+}
+
+impl Warps {
+    /// Compiles (or takes from the process's cache) and loads the warp program, with `smem`
+    /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
+    /// no register-capped copy: the capped program's copies of them were the same machine code.
+    pub(super) fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
+        let module = gpu.program(&WARP_PROGRAM)?;
+        let warp = WarpKernels::load(&module, "warp")?;
+        let pair = WarpKernels::load(&module, "pair")?;
+        for f in warp.all() {
+            warp_shape(1, smem).prepare(f)?;
+        }
+        // The pairs' blocks resident at once, the fewest of their kernels'.
+        let shape = warp_shape(2, smem);
+        let mut blocks = usize::MAX;
+        for f in pair.all() {
+            shape.prepare(f)?;
+            blocks = blocks.min(shape.resident(f)?);
+        }
+        let pair_worlds = blocks * WARP_PER_BLOCK * gpu.info().sm_count.max(1) as usize;
+        Ok(Warps {
+            _module: module,
+            warp,
+            pair,
+            pair_worlds,
+        })
+    }
+}
+
+/// The launch shape of the warp kernels with `warps` warps a world (2: the pair kernels).
+pub(super) fn warp_shape(warps: u32, smem: u32) -> BlockShape {
+    BlockShape {
+        threads: 32 * warps * WARP_PER_BLOCK as u32,
+        smem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Part, WarpKernels};
+
+    #[test]
+    fn each_warp_kernel_is_picked_by_the_entry_point_that_names_its_terms() {
+        let mut seen = Vec::new();
+        for reuse in [false, true] {
+            for one in [false, true] {
+                for part in [Part::Plain, Part::Rest, Part::Masked] {
+                    let i = WarpKernels::index(reuse, one, part);
+                    let suffix = WarpKernels::SUFFIXES[i];
+                    assert_eq!(suffix.contains("_reuse"), reuse, "{suffix}");
+                    assert_eq!(suffix.contains("_one"), one, "{suffix}");
+                    assert_eq!(suffix.contains("_rest"), part == Part::Rest, "{suffix}");
+                    assert_eq!(suffix.contains("_masked"), part == Part::Masked, "{suffix}");
+                    seen.push(i);
+                }
+            }
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..WarpKernels::SUFFIXES.len()).collect::<Vec<_>>());
+    }
+}

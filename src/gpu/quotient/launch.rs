@@ -1,0 +1,365 @@
+//! How a launch is decided and enqueued: which kernel and shape the uploaded batch takes, the
+//! masked twins' blocks and lists of worlds, what of the reuse caches holds before a launch,
+//! and the launch itself (one kernel, or the twins beside the plain kernels on a forked
+//! stream).
+
+use cudarc::driver::CudaStream;
+
+use super::QuotientSolver;
+use super::buffers::QArgs;
+use super::kernels::{Kernel, Part, WARP_PER_BLOCK, WarpKernels, warp_shape};
+use super::node_tables::run_bytes;
+use super::rules::{aside_cap, masked_share, pairs_pay, warp_pays};
+use super::world_lists::{list_blocks, lists_array, split_worlds};
+use crate::error::Result;
+use crate::gpu::cuda;
+use crate::gpu::maps::{self, BlockShape};
+use crate::gpu::workspace::Args;
+
+// Named in the docs only.
+#[cfg(doc)]
+use super::MASKED_FOR_BLOCKS;
+
+impl QuotientSolver {
+    /// Before a launch, what of the reuse caches still holds.
+    /// - The places of the worlds' row-level outputs hold only if the last launch was over as
+    ///   many worlds: a world past a smaller launch wrote nothing, while the worlds before it
+    ///   may have written over its rows.
+    /// - The cached steps hold only while every launch since they were cleared checked and
+    ///   kept them. A launch without the check (reuse off, or the warp kernel) solves worlds
+    ///   without recording their hyperedges, so the next launch with the check starts from an
+    ///   empty cache.
+    pub(super) fn before_launch(&mut self) -> Result<()> {
+        let nworld = self.ws.nworld();
+        let [nb, lb, rb] = self.twins_blocks();
+        self.last_aside = nb > 0;
+        self.last_listed = lb > 0;
+        let made_for = [nworld, nb, lb, rb];
+        if nb + lb > 0 && (self.lists_stale || self.lists_for != Some(made_for)) {
+            self.lists_stale = false;
+            self.lists_for = Some(made_for);
+            // The twins take the last step's masked worlds (every world with
+            // ARCHIPELAGO_Q_TWINS=1): those set aside (ascending, among them) one a block, the
+            // others listed; the plain kernels take the rest.
+            let set = &self.walked[..if nb > 0 { self.walked_here() } else { 0 }];
+            let masked = &self.masked[..self.masked_here()];
+            let (listed, rest) = (&mut self.listed_on_device, &mut self.rest);
+            let twins = if self.twins_always {
+                None
+            } else {
+                Some(masked)
+            };
+            split_worlds(nworld as u32, twins, set, listed, rest);
+            let next = &mut self.lists_next;
+            lists_array((rb, rest), (nb, set), (lb, listed), next);
+            if *next != self.lists_on_device {
+                self.bufs.lists.upload(next, &self.stream)?;
+                std::mem::swap(&mut self.lists_on_device, next);
+            }
+            self.aside_on_device.clear();
+            self.aside_on_device.extend_from_slice(set);
+        }
+        if self.placed_nworld != Some(nworld) {
+            let b = &self.bufs.c_rowadr;
+            b.fill(0xff, b.bytes(), &self.stream)?;
+            self.placed_nworld = Some(nworld);
+        }
+        if !self.reuse_active() {
+            self.cache_valid = false;
+        } else if !self.cache_valid {
+            let b = &self.bufs.c_count;
+            b.fill(0xff, b.bytes(), &self.stream)?;
+            self.cache_valid = true;
+        }
+        Ok(())
+    }
+
+    /// Whether every world takes the node-level maps (a world of more nodes, or one without
+    /// a slot, takes the tree-level maps, which spread dofs over threads): then the launch
+    /// takes the node-level shape and `quotient_few_kernel`.
+    pub(super) fn few_launch(&self) -> bool {
+        self.node_maps() && self.slots.is_some_and(|b| b.few_nodes)
+    }
+
+    /// The kernel for the uploaded batch: the warp kernel where
+    /// [`set_warp_worlds`](Self::set_warp_worlds) allows it, else for a
+    /// [`few_launch`](Self::few_launch) the aside kernel where each world has a multiprocessor
+    /// to itself and the few kernel elsewhere; else the general one.
+    pub(super) fn kernel_choice(&self) -> Kernel {
+        let nworld = self.ws.nworld();
+        if !self.few_launch() {
+            return Kernel::General;
+        }
+        // Loaded wherever the rule or the setter may pick them (warps_reachable).
+        if let Some((pays, pairs)) = self.warp_terms() {
+            if self
+                .warp_worlds
+                .unwrap_or(pays && !self.masked_heavy(pairs))
+            {
+                return match pairs {
+                    true => Kernel::Pair,
+                    false => Kernel::Warp,
+                };
+            }
+        }
+        if nworld > self.sm_count {
+            Kernel::Few
+        } else {
+            Kernel::Aside
+        }
+    }
+
+    /// The warp kernels' terms for the uploaded batch, where their program is loaded: whether
+    /// the rule finds that they pay, and whether with two warps a world (the pair kernels).
+    pub(super) fn warp_terms(&self) -> Option<(bool, bool)> {
+        let warps = self.warps.as_ref()?;
+        let nworld = self.ws.nworld();
+        let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
+            || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
+        Some((
+            pays,
+            self.guard_warps.unwrap_or(nworld <= warps.pair_worlds),
+        ))
+    }
+
+    /// Whether the last downloaded step masked more of its worlds than the rule allows the warp
+    /// kernels ([`MASKED_FOR_BLOCKS`]).
+    fn masked_heavy(&self, pairs: bool) -> bool {
+        let c = self.last;
+        let all = c.replayed + c.masked + c.direct + c.reused;
+        let share = masked_share(pairs, self.aside_on, self.masked_for_blocks);
+        all > 0 && c.masked as f64 > share * all as f64
+    }
+
+    /// The aside blocks of a launch that takes the masked twins (its caller,
+    /// [`twins_blocks`](Self::twins_blocks), checks [`masked_twin`](Self::masked_twin)): where
+    /// the last step masked some worlds but no more than [`aside_cap`] not by their hint
+    /// ([`walked_worlds`](Self::walked_worlds)), that many blocks (each sets aside one of those
+    /// worlds, or none); else 0. A world mapped by its
+    /// hint is no long pole: it stays with its warp. A world set aside is mapped by its block's
+    /// first warp where its hint holds (the walk and the block path both leave one), so it goes
+    /// back to its own warp at the next step.
+    fn aside_blocks(&self) -> usize {
+        let cap = aside_cap(self.ws.nworld());
+        let walked = self.walked_here();
+        let on = self.aside_on && walked > 0 && walked <= cap;
+        if on { cap } else { 0 }
+    }
+
+    /// Whether the next launch takes the warp kernels' masked twins (`…_masked_kernel`), which
+    /// solve masked worlds in their warps and set aside worlds for their aside blocks: where
+    /// it takes the warp kernels and the last step masked some of the uploaded batch's worlds
+    /// (or at every such launch with `ARCHIPELAGO_Q_TWINS=1`).
+    fn masked_twin(&self) -> bool {
+        (self.twins_always || self.masked_here() > 0) && self.kernel_choice().by_warps()
+    }
+
+    /// The blocks of the next launch's lists ([`list_blocks`]), all 0 where it takes no masked
+    /// twins: the twins' aside blocks, one a world set aside; their blocks for the listed worlds
+    /// (the last step's masked ones, every world with `ARCHIPELAGO_Q_TWINS=1`, less those set
+    /// aside); the plain kernels' blocks beside them (`…_rest_kernel`) for every other world.
+    ///
+    /// With two warps a world too the twins take only the listed worlds: taking every world
+    /// there instead (branch `exp/pairs-twins-everywhere`, session 61, device busy, 1,024 and
+    /// 2,048 worlds) was 0.5–0.8 µs a step faster on mechanism-90% and 0.65–0.9 on hammock with
+    /// half masked, but 1.2 slower on hammock with a sixteenth and 3.2–4.2 on cloth-99% (a
+    /// cause that fits, unmeasured: the twins compare a world's static rows, 760 there, before
+    /// mapping it, while the guard's warp idles; the plain pair kernels do both at once).
+    pub(super) fn twins_blocks(&self) -> [usize; 3] {
+        if !self.masked_twin() {
+            return [0; 3];
+        }
+        let nworld = self.ws.nworld();
+        let aside = self.aside_blocks();
+        let set = if aside > 0 { self.walked_here() } else { 0 };
+        let twins = match self.twins_always {
+            true => nworld,
+            false => self.masked_here(),
+        };
+        [
+            aside,
+            list_blocks(twins - set, nworld),
+            list_blocks(nworld - twins, nworld),
+        ]
+    }
+
+    /// How many of the last step's masked worlds the uploaded batch has (they ascend).
+    fn masked_here(&self) -> usize {
+        let nworld = self.ws.nworld();
+        self.masked.partition_point(|&w| (w as usize) < nworld)
+    }
+
+    /// How many of the last step's masked worlds not mapped by their hint the uploaded batch has.
+    fn walked_here(&self) -> usize {
+        let nworld = self.ws.nworld();
+        self.walked.partition_point(|&w| (w as usize) < nworld)
+    }
+
+    /// The launch shape: the node-level one for a [`few_launch`](Self::few_launch), four warps
+    /// for the warp kernel, eight for the pair kernels.
+    pub(super) fn launch_shape(&self) -> BlockShape {
+        match self.kernel_choice() {
+            Kernel::Warp => warp_shape(1, self.warp_smem),
+            Kernel::Pair => warp_shape(2, self.warp_smem),
+            Kernel::Few | Kernel::Aside => self.node_shape,
+            Kernel::General => self.shape,
+        }
+    }
+
+    /// The batch's one slot and its counts as the warp kernel takes them: slot -1 without one.
+    pub(super) fn one(&self) -> [i32; 4] {
+        match self.slots.and_then(|b| b.one) {
+            Some(o) => [o.slot, o.nnode, o.static_rows, o.static_hyper].map(|x| x as i32),
+            None => [-1, 0, 0, 0],
+        }
+    }
+
+    /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
+    /// buffer of this solver or a scalar of the classifier, fixed until the graph is recaptured.
+    pub(super) fn launch(&self, stream: &CudaStream) -> Result<()> {
+        let nworld = self.ws.nworld() as u32;
+        if nworld == 0 {
+            return Ok(());
+        }
+        let b = &self.bufs;
+        let mut args: Args = self.ws.args();
+        let reuse = self.reuse_active();
+        if reuse {
+            // The maps copy each world's row-level outputs into the cache as they write them.
+            args.row_mirror = b.c_out.ptr();
+            args.mirror_rows = self.cap.njmax as i32;
+        }
+        let c = self.quotient.classifier();
+        let t = self.quotient.cache().tables();
+        let one = self.one();
+        let q = QArgs {
+            row_id: b.row_id.ptr(),
+            world_slot: b.world_slot.ptr(),
+            nnode: b.nnode.ptr(),
+            tree_node: b.tree_node.ptr(),
+            node_mintree: b.node_mintree.ptr(),
+            node_rows: b.node_rows.ptr(),
+            node_sum: b.node_sum.ptr(),
+            node_treeadr: b.node_treeadr.ptr(),
+            node_trees: b.node_trees.ptr(),
+            node_dofpre: b.node_dofpre.ptr(),
+            node_head: b.node_head.ptr(),
+            tree_place: b.tree_place.ptr(),
+            node_efc: b.node_efc.ptr(),
+            row_node: b.row_node.ptr(),
+            runs: b.runs.ptr(),
+            nstatic: b.nstatic.ptr(),
+            nstatic_rows: b.nstatic_rows.ptr(),
+            stream_kind: b.stream_kind.ptr(),
+            stream_adr: b.stream_adr.ptr(),
+            stream_support: b.stream_support.ptr(),
+            stale: b.stale.ptr(),
+            c_count: b.c_count.ptr(),
+            c_rowadr: b.c_rowadr.ptr(),
+            c_type: b.c_type.ptr(),
+            c_adr: b.c_adr.ptr(),
+            c_support: b.c_support.ptr(),
+            c_node: b.c_node.ptr(),
+            trace: self.trace.as_ref().map_or(0, |(buf, _)| buf.ptr()),
+            lists: b.lists.ptr(),
+            eq_ids: c.eqs_by_id() as i32,
+            eq_lo: c.static_eqs().start,
+            eq_hi: c.static_eqs().end,
+            eq_static: c.eq_static() as i32,
+            friction_static: c.friction_static() as i32,
+            flex_static: c.rowless_is_static() as i32,
+            max_static: t.max_static as i32,
+            max_entries: t.max_entries as i32,
+            reuse: reuse as i32,
+            reuse_nodes: self.reuse as i32,
+            cap_rows: self.cap.njmax as i32,
+            cap_hyper: (self.cap.njmax + self.cap.nedge) as i32,
+            cap_entries: self.cap.nsupport as i32,
+            node_maps: self.node_maps() as i32,
+            run_bytes: run_bytes(t.ntree, t.max_static) as i32,
+            one_slot: one[0],
+            one_nnode: one[1],
+            one_k: one[2],
+            one_nstatic: one[3],
+            aside_blocks: self.twins_blocks()[0] as i32,
+            asleep: b.asleep.ptr(),
+        };
+        let mut params = [
+            &args as *const Args as *mut std::ffi::c_void,
+            &q as *const QArgs as *mut std::ffi::c_void,
+        ];
+        let s = self.launch_shape();
+        // Idle warps cost a world nothing where it has its multiprocessor to itself (the
+        // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
+        // a world competing with others.
+        let (kernel, grid) = match (self.kernel_choice(), &self.warps) {
+            (k @ (Kernel::Warp | Kernel::Pair), Some(warps)) => {
+                let family = if k == Kernel::Pair {
+                    &warps.pair
+                } else {
+                    &warps.warp
+                };
+                let one = self.batch_slot().is_some();
+                if self.masked_twin() {
+                    return self.launch_twins(family, stream, s, (&args, q));
+                }
+                let blocks = nworld.div_ceil(WARP_PER_BLOCK as u32);
+                (family.pick(self.reuse, one, Part::Plain), blocks)
+            }
+            (Kernel::Warp | Kernel::Pair, None) => {
+                unreachable!("kernel_choice picks the warp kernels only once they are loaded")
+            }
+            (Kernel::Aside, _) => (&self.aside_kernel, nworld),
+            (Kernel::Few, _) => (&self.few_kernel, nworld),
+            (Kernel::General, _) => (&self.kernel, nworld),
+        };
+        let grid = (grid, 1, 1);
+        // SAFETY: each kernel takes exactly (Args, QArgs) by value; every pointer is a buffer
+        // of this solver, which outlives the launch and every graph captured from it.
+        unsafe {
+            let block = (s.threads, s.smem);
+            maps::launch_with(kernel, grid, block, stream, &mut params, false)
+        }
+    }
+
+    /// The launch after a step with masked worlds: the masked twins over their worlds (the aside
+    /// blocks', then the listed ones) and, beside them on a stream forked from `stream` and
+    /// joined back, the plain kernels over the rest of the worlds (`…_rest_kernel`), each launch
+    /// with its own list ([`lists_array`]).
+    fn launch_twins(
+        &self,
+        family: &WarpKernels,
+        stream: &CudaStream,
+        s: BlockShape,
+        (args, mut q): (&Args, QArgs),
+    ) -> Result<()> {
+        let one = self.batch_slot().is_some();
+        let block = (s.threads, s.smem);
+        let [nb, lb, rb] = self.twins_blocks();
+        let launch = |part, blocks: usize, q: &QArgs, on: &CudaStream| {
+            let mut params = [
+                args as *const Args as *mut std::ffi::c_void,
+                q as *const QArgs as *mut std::ffi::c_void,
+            ];
+            let f = family.pick(self.reuse, one, part);
+            // SAFETY: as in `launch`; the two kernels write the outputs of disjoint worlds.
+            unsafe { maps::launch_with(f, (blocks as u32, 1, 1), block, on, &mut params, false) }
+        };
+        let twins = nb + lb;
+        let rest_q = q;
+        q.lists += (rb * WARP_PER_BLOCK * 4) as u64;
+        if rb == 0 {
+            return launch(Part::Masked, twins, &q, stream);
+        }
+        self.fork.record(stream).map_err(cuda("cuEventRecord"))?;
+        self.side
+            .wait(&self.fork)
+            .map_err(cuda("cuStreamWaitEvent"))?;
+        launch(Part::Masked, twins, &q, &self.side)?;
+        launch(Part::Rest, rb, &rest_q, stream)?;
+        self.join
+            .record(&self.side)
+            .map_err(cuda("cuEventRecord"))?;
+        stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent"))
+    }
+}
