@@ -290,12 +290,18 @@ fn sleeping_components_are_masked_on_the_device() {
     let c = s.last_counts();
     assert_eq!((c.replayed, c.masked, c.direct), (2, 2, 0), "{c:?}");
     assert_eq!(s.quotient().counters().guarded, 0);
-    // Awake again: the quotients still replay.
+    assert_eq!(s.masked_worlds(), [1, 2]);
+    // Awake again: the quotients still replay. World 1, woken whole and reported, leaves the
+    // masked worlds at the upload (the launch replays it as any); world 2, not reported, at
+    // the download.
     events.clear();
     for t in island {
         events.wake(1, t);
     }
+    s.upload(&Input::new(&model, &awake).unwrap(), &events).unwrap();
+    assert_eq!(s.masked_worlds(), [2]);
     step(&mut s, &model, &awake, &events);
+    assert_eq!(s.masked_worlds(), [] as [u32; 0]);
     let c = s.last_counts();
     assert_eq!((c.replayed, c.masked, c.direct), (4, 0, 0), "{c:?}");
     // One of equality 0's two rows gone in world 3 (nothing reported): solved directly, then

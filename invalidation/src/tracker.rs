@@ -348,6 +348,12 @@ impl Tracker {
         self.awake[world * self.ntree + tree]
     }
 
+    /// Whether every tree of `world` is reported awake.
+    pub fn world_awake(&self, world: usize) -> bool {
+        let n = self.ntree;
+        self.awake[world * n..(world + 1) * n].iter().all(|&a| a)
+    }
+
     /// The (world, tree) pairs with a sleep or wake event in the last recorded step, each once.
     pub fn sleep_events(&self) -> &[(u32, i32)] {
         &self.sleep_touched
@@ -454,6 +460,7 @@ mod tests {
         assert_eq!(d.verdict(), Verdict::Reuse);
         assert_eq!(t.absorbed(), 2);
         assert!(!t.awake(1, 3) && t.awake(0, 2));
+        assert!(!t.world_awake(1) && t.world_awake(0));
         assert_eq!(t.sleep_events(), &[(1, 3), (0, 2)]);
         t.record(&Events::new(), all_static).unwrap();
         assert!(t.sleep_events().is_empty());

@@ -183,6 +183,36 @@ impl QuotientSolver {
         ]
     }
 
+    /// Takes the worlds reported woken whole at this step (a wake event, every tree awake) out
+    /// of the last step's masked ones, so that the plain kernels replay them at once rather
+    /// than their masked twins at this step and the plain kernels only from the next. A world
+    /// still masked after all (a sleep not reported) is left by its plain warp to its block, as
+    /// one that falls asleep, and listed again at the next step: the answer is the same
+    /// either way. Sleep events are not taken in: a world set aside or listed at the step at
+    /// which it fell asleep cost more than one left to its block (session 61).
+    pub(super) fn leave_woken(&mut self) {
+        let tracker = self.quotient.tracker();
+        let woken = |&(w, t): &(u32, i32)| {
+            tracker.awake(w as usize, t as usize) && tracker.world_awake(w as usize)
+        };
+        let mut any = false;
+        for e in tracker.sleep_events().iter().filter(|e| woken(e)) {
+            self.woken[e.0 as usize] = true;
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        let before = self.masked.len();
+        let flags = &self.woken;
+        self.masked.retain(|&w| !flags[w as usize]);
+        self.walked.retain(|&w| !flags[w as usize]);
+        self.lists_stale |= self.masked.len() != before;
+        for e in tracker.sleep_events() {
+            self.woken[e.0 as usize] = false;
+        }
+    }
+
     /// How many of the last step's masked worlds the uploaded batch has (they ascend).
     fn masked_here(&self) -> usize {
         let nworld = self.ws.nworld();

@@ -146,11 +146,14 @@ pub struct QuotientSolver {
     sm_count: usize,
     stream: Arc<CudaStream>,
     stale: PinnedVec<i32>,
-    /// The worlds the last downloaded step masked (flag 2).
+    /// The worlds the last downloaded step masked (flag 2), less those woken whole since.
     masked: Vec<u32>,
     /// Of those, the ones not mapped by their hint (flag 64): the worlds the aside blocks
     /// may take at the next step.
     walked: Vec<u32>,
+    /// Per world, whether this step's events woke it whole ([`leave_woken`](Self::leave_woken);
+    /// all false between uploads).
+    woken: Vec<bool>,
     /// Whether the masked twins may set worlds aside (not with `ARCHIPELAGO_Q_ASIDE=0`).
     aside_on: bool,
     /// The lists of worlds ([`lists_array`]) as uploaded, and the next ones.
@@ -378,6 +381,7 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
+            woken: vec![false; w],
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),
             lists_next: Vec::with_capacity(lists_len(w)),
@@ -639,6 +643,7 @@ impl QuotientSolver {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
         self.quotient.prepare(input, events)?;
+        self.leave_woken();
         self.upload_tables()?;
         self.upload_batch(input)?;
         let nworld = self.ws.nworld();
@@ -813,7 +818,8 @@ impl QuotientSolver {
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
-    /// asleep), ascending.
+    /// asleep), ascending, less those reported woken whole at the upload since: the worlds the
+    /// next launch takes as masked.
     pub fn masked_worlds(&self) -> &[u32] {
         &self.masked
     }
