@@ -298,7 +298,8 @@ fn sleeping_components_are_masked_on_the_device() {
     for t in island {
         events.wake(1, t);
     }
-    s.upload(&Input::new(&model, &awake).unwrap(), &events).unwrap();
+    s.upload(&Input::new(&model, &awake).unwrap(), &events)
+        .unwrap();
     assert_eq!(s.masked_worlds(), [2]);
     step(&mut s, &model, &awake, &events);
     assert_eq!(s.masked_worlds(), [] as [u32; 0]);
