@@ -179,7 +179,9 @@ impl Events {
         self.push(Event::Sleep { world, tree })
     }
 
-    /// Reports that `tree` woke up in `world`.
+    /// Reports that `tree` woke up in `world`. Like a sleep event it is optional (the quotient
+    /// finds sleeping components from the rows), but a world whose trees are then all reported
+    /// awake is replayed by the GPU quotient's plain kernels at this step rather than the next.
     pub fn wake(&mut self, world: u32, tree: i32) -> &mut Self {
         self.push(Event::Wake { world, tree })
     }
