@@ -638,7 +638,9 @@ impl QuotientSolver {
     }
 
     /// The host half and the copies: records `events`, rebuilds the quotients they invalidate,
-    /// mirrors new slots and the world → slot map, and copies `input` to the device.
+    /// takes the worlds they wake whole out of the masked ones
+    /// ([`masked_worlds`](Self::masked_worlds)), mirrors new slots and the world → slot map, and
+    /// copies `input` to the device.
     pub fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
