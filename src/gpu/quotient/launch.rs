@@ -191,25 +191,30 @@ impl QuotientSolver {
     /// either way. Sleep events are not taken in: a world set aside or listed at the step at
     /// which it fell asleep cost more than one left to its block (session 61).
     pub(super) fn leave_woken(&mut self) {
+        const SEEN: u8 = 1;
+        const WOKEN: u8 = 2;
         let tracker = self.quotient.tracker();
-        let woken = |&(w, t): &(u32, i32)| {
-            tracker.awake(w as usize, t as usize) && tracker.world_awake(w as usize)
-        };
         let mut any = false;
-        for e in tracker.sleep_events().iter().filter(|e| woken(e)) {
-            self.woken[e.0 as usize] = true;
-            any = true;
+        // Each world's trees are scanned once, however many of its trees the step woke.
+        for &(w, t) in tracker.sleep_events() {
+            let state = &mut self.woken[w as usize];
+            if *state == 0 && tracker.awake(w as usize, t as usize) {
+                *state = match tracker.world_awake(w as usize) {
+                    true => WOKEN,
+                    false => SEEN,
+                };
+                any |= *state == WOKEN;
+            }
         }
-        if !any {
-            return;
+        if any {
+            let before = self.masked.len();
+            let states = &self.woken;
+            self.masked.retain(|&w| states[w as usize] != WOKEN);
+            self.walked.retain(|&w| states[w as usize] != WOKEN);
+            self.lists_stale |= self.masked.len() != before;
         }
-        let before = self.masked.len();
-        let flags = &self.woken;
-        self.masked.retain(|&w| !flags[w as usize]);
-        self.walked.retain(|&w| !flags[w as usize]);
-        self.lists_stale |= self.masked.len() != before;
-        for e in tracker.sleep_events() {
-            self.woken[e.0 as usize] = false;
+        for &(w, _) in tracker.sleep_events() {
+            self.woken[w as usize] = 0;
         }
     }
 

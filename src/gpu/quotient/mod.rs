@@ -151,9 +151,9 @@ pub struct QuotientSolver {
     /// Of those, the ones not mapped by their hint (flag 64): the worlds the aside blocks
     /// may take at the next step.
     walked: Vec<u32>,
-    /// Per world, whether this step's events woke it whole ([`leave_woken`](Self::leave_woken);
-    /// all false between uploads).
-    woken: Vec<bool>,
+    /// Per world, what [`leave_woken`](Self::leave_woken) found of this step's wake events:
+    /// 0 not looked at, 1 a tree still asleep, 2 woken whole (all 0 between uploads).
+    woken: Vec<u8>,
     /// Whether the masked twins may set worlds aside (not with `ARCHIPELAGO_Q_ASIDE=0`).
     aside_on: bool,
     /// The lists of worlds ([`lists_array`]) as uploaded, and the next ones.
@@ -381,7 +381,7 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
-            woken: vec![false; w],
+            woken: vec![0; w],
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),
             lists_next: Vec::with_capacity(lists_len(w)),
