@@ -26,9 +26,8 @@ impl StepGraph {
         nworld: usize,
         enqueue: impl FnOnce(&CudaStream) -> Result<()>,
     ) -> Result<()> {
-        if !matches!(&self.graph, Some((n, _)) if *n == nworld) {
-            self.graph = None;
-            self.graph = Some((nworld, capture(stream, enqueue)?));
+        if !self.holds(nworld) {
+            self.capture(stream, nworld, enqueue)?;
         }
         match &self.graph {
             Some((_, g)) => g.launch().map_err(cuda("cuGraphLaunch")),
@@ -36,9 +35,26 @@ impl StepGraph {
         }
     }
 
+    /// Captures `enqueue` for `nworld` worlds without launching it, in place of any graph held.
+    pub fn capture(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        nworld: usize,
+        enqueue: impl FnOnce(&CudaStream) -> Result<()>,
+    ) -> Result<()> {
+        self.graph = None;
+        self.graph = Some((nworld, capture(stream, enqueue)?));
+        Ok(())
+    }
+
     /// Whether a graph has been captured.
     pub fn is_captured(&self) -> bool {
         self.graph.is_some()
+    }
+
+    /// Whether the graph held was captured for `nworld` worlds.
+    pub fn holds(&self, nworld: usize) -> bool {
+        matches!(&self.graph, Some((n, _)) if *n == nworld)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The step graphs a solver keeps: one a key of the scalars a launch was captured with, the
-//! least recently replayed dropped first.
+//! least recently replayed dropped first, and the capture of a launch made without one.
 
 use super::QuotientSolver;
+use crate::error::Result;
 
 /// The scalars a step's graph was captured with (kernel arguments are by value): the
 /// classifier's, whether unchanged worlds reuse their outputs, whether worlds of few nodes take
@@ -16,8 +17,9 @@ pub(super) type GraphKey = [i32; 17];
 /// which worlds fell asleep and were walked) and the twins with those worlds listed (after a
 /// step that mapped them by their hint); their list sizes move the key again. Kept two, those
 /// three keys captured a graph again at three steps of four of a sleeping sequence (session
-/// 61), each capture's instantiation and upload on the step's time. A graph of a few kernel
-/// nodes holds little.
+/// 61), each capture's instantiation and upload on the step's time then. A graph of a few
+/// kernel nodes holds little. (A new key's launch now goes directly and its graph is captured
+/// while the device runs it: see [`QuotientSolver::replay`].)
 pub(super) const GRAPHS: usize = 8;
 
 /// Moves the entry of `key` to the front of `kept` (the latest first), or puts a new one there
@@ -33,6 +35,29 @@ pub(super) fn to_front<K: PartialEq, V: Default>(kept: &mut Vec<(K, V)>, key: K,
 }
 
 impl QuotientSolver {
+    /// Captures the graph of the last launch, made directly because no graph was kept for its
+    /// key ([`replay`](QuotientSolver::replay)), if the solver still stands as it was for that
+    /// launch (no upload since has moved its key or world count). Called while the device runs
+    /// the launch, before the host waits for it.
+    pub(super) fn capture_uncaptured(&mut self) -> Result<()> {
+        let Some((key, nworld)) = self.uncaptured.take() else {
+            return Ok(());
+        };
+        if nworld != self.ws.nworld() || key != self.graph_key() {
+            return Ok(());
+        }
+        to_front(&mut self.graphs, key, GRAPHS);
+        let stream = self.stream.clone();
+        let mut graph = std::mem::take(&mut self.graphs[0].1);
+        let r = graph.capture(&stream, nworld, |s| self.launch(s));
+        self.graphs[0].1 = graph;
+        match r {
+            Ok(()) => self.captures += 1,
+            Err(_) => drop(self.graphs.remove(0)),
+        }
+        r
+    }
+
     /// The key of the uploaded batch's graph ([`GraphKey`]).
     pub(super) fn graph_key(&self) -> GraphKey {
         let c = self.quotient.classifier();

@@ -123,12 +123,13 @@ impl QuotientSolver {
     }
 
     /// Whether the last downloaded step masked more of its worlds than the rule allows the warp
-    /// kernels ([`MASKED_FOR_BLOCKS`]).
+    /// kernels ([`MASKED_FOR_BLOCKS`]), not counting those reported woken whole since
+    /// ([`leave_woken`](Self::leave_woken)): they are not masked at this step.
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
         let share = masked_share(pairs, self.aside_on, self.masked_for_blocks);
-        all > 0 && c.masked as f64 > share * all as f64
+        all > 0 && self.masked.len() as f64 > share * all as f64
     }
 
     /// The aside blocks of a launch that takes the masked twins (its caller,

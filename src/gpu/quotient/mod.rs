@@ -192,6 +192,9 @@ pub struct QuotientSolver {
     graphs: Vec<(GraphKey, StepGraph)>,
     /// Graphs captured so far (see [`QuotientSolver::captures`]).
     captures: u64,
+    /// The key and world count of a launch made without a graph because none was kept for its
+    /// key: captured while the device runs it ([`replay`](QuotientSolver::replay)).
+    uncaptured: Option<(GraphKey, usize)>,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -402,6 +405,7 @@ impl QuotientSolver {
             slots_on_device: Vec::with_capacity(w),
             graphs: Vec::with_capacity(GRAPHS),
             captures: 0,
+            uncaptured: None,
             placed_nworld: None,
             cache_valid: true,
             reuse: true,
@@ -655,16 +659,26 @@ impl QuotientSolver {
         Ok(())
     }
 
-    /// Runs the kernel on the uploaded batch by replaying its graph (captured on first use, and
-    /// again as [`captures`](Self::captures) says).
+    /// Runs the kernel on the uploaded batch by replaying its graph. A launch whose key none of
+    /// the kept graphs has ([`captures`](Self::captures) says when) is made directly instead,
+    /// and its graph captured while the device runs it: at the [`download`](Self::download)
+    /// that follows, before its wait, or at the next replay of the same key, whichever comes
+    /// first. A capture (its instantiation and upload, 100–300 µs on the H200) then no longer
+    /// holds the device up; a direct launch costs a few µs more than a replay.
     pub fn replay(&mut self) -> Result<()> {
-        let key = self.graph_key();
-        to_front(&mut self.graphs, key, GRAPHS);
-        let stream = self.stream.clone();
         let nworld = self.ws.nworld();
         if nworld == 0 {
             return Ok(());
         }
+        let key = self.graph_key();
+        let kept = self.graphs.iter().any(|(k, g)| *k == key && g.holds(nworld));
+        if !kept && self.uncaptured != Some((key, nworld)) {
+            self.uncaptured = Some((key, nworld));
+            return self.launch_direct();
+        }
+        self.uncaptured = None;
+        to_front(&mut self.graphs, key, GRAPHS);
+        let stream = self.stream.clone();
         self.before_launch()?;
         let mut graph = std::mem::take(&mut self.graphs[0].1);
         let mut captured = false;
@@ -681,9 +695,10 @@ impl QuotientSolver {
         r
     }
 
-    /// How many times [`replay`](Self::replay) has captured a step's graph: once at the first
-    /// step, then when the world count or a captured scalar (the classification, reuse, the
-    /// kernel, the masked twins' blocks) takes a value none of the last eight graphs has.
+    /// How many step graphs have been captured: once after the first step, then after each
+    /// launch whose world count or captured scalars (the classification, reuse, the kernel,
+    /// the masked twins' blocks) took a value none of the last eight graphs has (see
+    /// [`replay`](Self::replay)).
     pub fn captures(&self) -> u64 {
         self.captures
     }
@@ -715,7 +730,8 @@ impl QuotientSolver {
                 ),
             });
         }
-        // The outputs and the per-world flags, then one wait.
+        // The outputs and the per-world flags, then one wait, the graph of a launch made
+        // directly captured before it.
         self.ws.enqueue_download(input, out, &self.stream)?;
         self.bufs
             .stale
@@ -723,6 +739,7 @@ impl QuotientSolver {
         if let Some((buf, t)) = &mut self.trace {
             buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
         }
+        self.capture_uncaptured()?;
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;

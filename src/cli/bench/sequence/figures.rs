@@ -37,8 +37,8 @@ pub(in crate::cli::bench) struct Figures {
     /// A sleeping sequence's figures by [`Phase`] (empty for other sequences).
     pub by_phase: Vec<PhaseFigures>,
     /// Graphs the quotient captured over the timed steps, with reuse off (its replays again
-    /// included) and on (`QuotientSolver::captures`): a capture's instantiation and upload
-    /// fall in its step's time.
+    /// included) and on (`QuotientSolver::captures`): each at the download of a step whose
+    /// launch went directly (a new launch shape), while the device ran it.
     pub captures: [u64; 2],
     /// Whether every contender equalled the CPU at every step.
     pub ok: bool,

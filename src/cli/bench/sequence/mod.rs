@@ -23,8 +23,10 @@
 //!
 //! [`run`](mod@run): the timing loop ([`run`](fn@run)). Every contender steps the same sequence in
 //! the same order; each step is uploaded, timed as one graph replay between CUDA events (with what
-//! the replay does on the host meanwhile: a graph captured for a new launch shape falls in its
-//! step), downloaded and compared with the CPU `dsu`. The first step (graph capture, contraction)
+//! the replay does on the host meanwhile: the quotient launches a new launch shape directly and
+//! captures its graph at the download, outside the timed replay, while the device runs it; a
+//! full rebuild captures a new world count's graph inside it), downloaded and compared with the
+//! CPU `dsu`. The first step (graph capture, contraction)
 //! is not timed. The full rebuilds and the quotient without reuse then replay the step again, after
 //! its check (the device idle meanwhile) and after an L2 flush (the device busy until then), which
 //! splits a sequence step's cost beyond a steady step's between the L2 and the idle device
