@@ -391,5 +391,42 @@ fn record(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shares, toggles, reuse, record, gpu);
+/// The host half of the steps at which a cloth's component falls asleep and wakes again in
+/// every world, reported tree by tree (64 worlds × 256 trees: 16,384 sleep events, then as
+/// many wake events): the quotients stay (the node is masked while asleep), and each node the
+/// events touch is checked once for trees left in both states.
+fn sleep(c: &mut Criterion) {
+    let mut g = group(c);
+    let shape = &SHAPES[3];
+    let model = model(shape);
+    let awake = batch(shape, 1, |_| false);
+    let mut b = Batch::builder();
+    for _ in 0..NWORLD {
+        b.end_world();
+    }
+    let asleep = b.finish();
+    let (mut sleep, mut wake) = (Events::new(), Events::new());
+    for w in 0..NWORLD as u32 {
+        for t in 0..shape.ntree as i32 {
+            sleep.sleep(w, t);
+            wake.wake(w, t);
+        }
+    }
+    let mut q = Quotient::new(&Capacity::fit(&model, &awake), Policy::default());
+    let (awake, asleep) = (
+        Input::new(&model, &awake).unwrap(),
+        Input::new(&model, &asleep).unwrap(),
+    );
+    q.prepare(&awake, &Events::new()).unwrap();
+    g.bench_function(format!("{}/sleep-and-wake/host-half", shape.name), |b| {
+        b.iter(|| {
+            q.prepare(&asleep, black_box(&sleep)).unwrap();
+            q.prepare(&awake, black_box(&wake)).unwrap();
+        })
+    });
+    assert_eq!(q.counters().partial_sleep, 0, "the component slept whole");
+    g.finish();
+}
+
+criterion_group!(benches, shares, toggles, reuse, record, sleep, gpu);
 criterion_main!(benches);

@@ -1633,7 +1633,11 @@ fn kernels_that_alternate_step_by_step_capture_their_graphs_once() {
             // What a switch of kernels costs the host's replay() (reported, not asserted): a
             // new key's launch goes directly and its graph is captured at the download.
             let us = t0.elapsed().as_secs_f64() * 1e6;
-            assert_eq!(s.captures(), before, "{share:?} step {k}: replay() captured");
+            assert_eq!(
+                s.captures(),
+                before,
+                "{share:?} step {k}: replay() captured"
+            );
             s.download(&input, &mut out).unwrap();
             walls[usize::from(s.captures() > before)].push(us);
             assert_eq!(

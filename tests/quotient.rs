@@ -597,6 +597,48 @@ fn a_partly_sleeping_component_rebuilds_that_world() {
 }
 
 #[test]
+fn each_component_a_step_puts_to_sleep_is_checked_whole_once() {
+    let mut e = engine(2, Policy::default());
+    let mut specs = vec![Spec::default(); 2];
+    for s in &mut specs {
+        s.contacts.clear();
+    }
+    step(&mut e, &specs, &Events::new());
+    // World 0's component {0, 1, 2} falls asleep and wakes by turns, tree by tree, so that every
+    // step has events; world 1's component {5, 6, 7} (a tendon's friction and the flex) falls
+    // asleep whole at the first step and tree 6 alone wakes at step 255, when the checks'
+    // stamps have started over.
+    for k in 0..300 {
+        let mut ev = Events::new();
+        let asleep = k % 2 == 0;
+        specs[0].asleep = if asleep { vec![0, 1, 2] } else { vec![] };
+        for t in 0..3 {
+            match asleep {
+                true => ev.sleep(0, t),
+                false => ev.wake(0, t),
+            };
+        }
+        match k {
+            0 => {
+                specs[1].asleep = vec![5, 6, 7];
+                ev.sleep(1, 5).sleep(1, 6).sleep(1, 7);
+            }
+            255 => {
+                specs[1].asleep = vec![5, 7];
+                ev.wake(1, 6);
+            }
+            _ => {}
+        }
+        step(&mut e, &specs, &ev);
+        let want: &[_] = match k {
+            255 => &[(1, Cause::PartialSleep { tree: 6 })],
+            _ => &[],
+        };
+        assert_eq!(causes(&e), want, "step {k}");
+    }
+}
+
+#[test]
 fn a_contact_on_a_sleeping_component_does_not_bind_its_trees() {
     let mut e = engine(1, Policy::default());
     let mut specs = vec![Spec::default()];

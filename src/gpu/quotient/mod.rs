@@ -671,7 +671,10 @@ impl QuotientSolver {
             return Ok(());
         }
         let key = self.graph_key();
-        let kept = self.graphs.iter().any(|(k, g)| *k == key && g.holds(nworld));
+        let kept = self
+            .graphs
+            .iter()
+            .any(|(k, g)| *k == key && g.holds(nworld));
         if !kept && self.uncaptured != Some((key, nworld)) {
             self.uncaptured = Some((key, nworld));
             return self.launch_direct();
