@@ -287,6 +287,15 @@ impl Quotients {
         self.refs.len() - self.free.len()
     }
 
+    /// The trees of the node of tree `t` in slot `s` (ascending): what
+    /// [`View::trees_of`] gives for [`View::tree_node`]`[t]`, without building the view.
+    pub fn trees_with(&self, s: u32, t: usize) -> &[i32] {
+        let (s, n) = (s as usize, self.ntree);
+        let node = self.tree_node[s * n + t] as usize;
+        let adr = &self.node_treeadr[s * (n + 1) + node..];
+        &self.node_trees[s * n..(s + 1) * n][adr[0] as usize..adr[1] as usize]
+    }
+
     /// The quotient of slot `s`.
     pub fn view(&self, s: u32) -> View<'_> {
         let (s, n) = (s as usize, self.ntree);

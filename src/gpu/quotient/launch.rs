@@ -21,7 +21,8 @@ use crate::gpu::workspace::Args;
 use super::MASKED_FOR_BLOCKS;
 
 impl QuotientSolver {
-    /// Before a launch, what of the reuse caches still holds.
+    /// Before a launch, its lists of worlds ([`prepare_lists`](Self::prepare_lists)) and what of
+    /// the reuse caches still holds.
     /// - The places of the worlds' row-level outputs hold only if the last launch was over as
     ///   many worlds: a world past a smaller launch wrote nothing, while the worlds before it
     ///   may have written over its rows.
@@ -30,6 +31,31 @@ impl QuotientSolver {
     ///   without recording their hyperedges, so the next launch with the check starts from an
     ///   empty cache.
     pub(super) fn before_launch(&mut self) -> Result<()> {
+        self.prepare_lists()?;
+        let nworld = self.ws.nworld();
+        if self.placed_nworld != Some(nworld) {
+            let b = &self.bufs.c_rowadr;
+            b.fill(0xff, b.bytes(), &self.stream)?;
+            self.placed_nworld = Some(nworld);
+        }
+        if !self.reuse_active() {
+            self.cache_valid = false;
+        } else if !self.cache_valid {
+            let b = &self.bufs.c_count;
+            b.fill(0xff, b.bytes(), &self.stream)?;
+            self.cache_valid = true;
+        }
+        Ok(())
+    }
+
+    /// The lists of worlds of the next launch ([`lists_array`]), made and copied to the device
+    /// where they changed. [`upload`](Self::upload) makes them with the batch, so that a step's
+    /// launch finds them in place; [`before_launch`](Self::before_launch) again, for a replay
+    /// after a download without an upload (a no-op where they hold). Made in the launch only, the
+    /// lists' host work and copy fell between a sleeping step's events: 15–20 µs of an asleep
+    /// step of the bench's sleeping sequences with reuse on, whose steps have no replay again to
+    /// make them ahead (session 64).
+    pub(super) fn prepare_lists(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
         let [nb, lb, rb] = self.twins_blocks();
         self.last_aside = nb > 0;
@@ -58,18 +84,6 @@ impl QuotientSolver {
             }
             self.aside_on_device.clear();
             self.aside_on_device.extend_from_slice(set);
-        }
-        if self.placed_nworld != Some(nworld) {
-            let b = &self.bufs.c_rowadr;
-            b.fill(0xff, b.bytes(), &self.stream)?;
-            self.placed_nworld = Some(nworld);
-        }
-        if !self.reuse_active() {
-            self.cache_valid = false;
-        } else if !self.cache_valid {
-            let b = &self.bufs.c_count;
-            b.fill(0xff, b.bytes(), &self.stream)?;
-            self.cache_valid = true;
         }
         Ok(())
     }

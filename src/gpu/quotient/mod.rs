@@ -643,8 +643,9 @@ impl QuotientSolver {
 
     /// The host half and the copies: records `events`, rebuilds the quotients they invalidate,
     /// takes the worlds they wake whole out of the masked ones
-    /// ([`masked_worlds`](Self::masked_worlds)), mirrors new slots and the world → slot map, and
-    /// copies `input` to the device.
+    /// ([`masked_worlds`](Self::masked_worlds)), mirrors new slots and the world → slot map,
+    /// copies `input` to the device, and after a step with masked worlds the next launch's
+    /// lists of worlds ([`listed_worlds`](Self::listed_worlds)).
     pub fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
@@ -656,7 +657,7 @@ impl QuotientSolver {
         if self.slots.is_none_or(|b| b.nworld != nworld) {
             self.slots = Some(BatchSlots::of(&self.quotient.cache().tables(), nworld));
         }
-        Ok(())
+        self.prepare_lists()
     }
 
     /// Runs the kernel on the uploaded batch by replaying its graph. A launch whose key none of
@@ -826,7 +827,8 @@ impl QuotientSolver {
         }
     }
 
-    /// The worlds the last launch listed for the masked twins' warps (the worlds the step before
+    /// The worlds the uploaded batch's launch lists for the masked twins' warps (made at the
+    /// upload; the worlds the step before
     /// masked, less those set aside), while the plain kernels took every other world beside
     /// them (`…_rest_kernel`; the twins on a stream forked in the step's graph): a replayed world
     /// runs the plain kernels' code, and only a masked world pays for the twins'. A world that
@@ -852,7 +854,8 @@ impl QuotientSolver {
         &self.walked
     }
 
-    /// The worlds the last launch set aside, each with a block of its own beside the warp
+    /// The worlds the uploaded batch's launch sets aside (made at the upload), each with a block
+    /// of its own beside the warp
     /// kernels' warps (its first warp maps the world where its hint holds, else the block
     /// solves it): those the step before masked and walked
     /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
