@@ -719,7 +719,9 @@ impl QuotientSolver {
     }
 
     /// Waits for the device, copies every output into `out`, and rebuilds on the host the
-    /// quotients of the worlds the device had to solve directly. As for the full rebuilds'
+    /// quotients of the worlds the device had to solve directly. Before its wait it captures
+    /// the graph of a launch that [`replay`](Self::replay) made directly, while the device runs
+    /// that launch. As for the full rebuilds'
     /// [`Solver::download`](super::Solver::download), `out` is best a
     /// [`PinnedIslands`](super::PinnedIslands): into pageable memory each output's copy goes
     /// through the driver's staging.
@@ -743,10 +745,12 @@ impl QuotientSolver {
         if let Some((buf, t)) = &mut self.trace {
             buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
         }
-        self.capture_uncaptured()?;
+        // A failed capture is reported only once the copies into `out` are done.
+        let captured = self.capture_uncaptured();
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
+        captured?;
         if let Some((_, t)) = &mut self.trace {
             t.record(&self.stale[..nworld]);
         }
