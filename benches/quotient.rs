@@ -388,6 +388,27 @@ fn record(c: &mut Criterion) {
             q.record(black_box(&events[k])).unwrap()
         })
     });
+    // A cloth's 256 trees asleep, then awake again, in every one of 4,096 worlds: 1,048,576
+    // events a step, as `auto` records them while a full rebuild solves.
+    let cloth = &SHAPES[3];
+    let cap = Capacity {
+        nworld: WORLDS as usize,
+        ..Capacity::fit(&self::model(cloth), &batch(cloth, 1, |_| false))
+    };
+    let mut q = Quotient::new(&cap, Policy::default());
+    let (mut sleep, mut wake) = (Events::new(), Events::new());
+    for w in 0..WORLDS {
+        for t in 0..cloth.ntree as i32 {
+            sleep.sleep(w, t);
+            wake.wake(w, t);
+        }
+    }
+    g.bench_function("record/4096x256-sleeps-and-wakes", |b| {
+        b.iter(|| {
+            q.record(black_box(&sleep)).unwrap();
+            q.record(black_box(&wake)).unwrap()
+        })
+    });
     g.finish();
 }
 
