@@ -502,6 +502,21 @@ mod tests {
             t.record(&ev, all_static),
             Err(TrackerError::World { world: 5, .. })
         ));
+        // Every kind of reach past the tracker, after events that fit: nothing is applied.
+        let bad = [
+            Event::Sleep { world: 0, tree: -1 },
+            Event::Wake { world: 2, tree: 0 },
+            Event::Edit {
+                world: Some(2),
+                edit: Edit::FlexStiffness { flex: 0 },
+            },
+        ];
+        for e in bad {
+            ev.clear();
+            ev.sleep(1, 1).wake(0, 0).push(e);
+            assert!(t.record(&ev, all_static).is_err(), "{e:?}");
+            assert!(t.awake(1, 1), "{e:?}: nothing applied");
+        }
         let mut d = Decision::with_capacity(2);
         t.decide(&mut d);
         assert_eq!(d.verdict(), Verdict::Reuse);
