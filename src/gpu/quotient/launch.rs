@@ -52,9 +52,9 @@ impl QuotientSolver {
     /// where they changed. [`upload`](Self::upload) makes them with the batch, so that a step's
     /// launch finds them in place; [`before_launch`](Self::before_launch) again, for a replay
     /// after a download without an upload (a no-op where they hold). Made in the launch only, the
-    /// lists' host work and copy fell between a sleeping step's events: 15–20 µs of an asleep
-    /// step of the bench's sleeping sequences with reuse on, whose steps have no replay again to
-    /// make them ahead (session 64).
+    /// lists' host work and copy fell between a sleeping step's events: 10–13 µs of an asleep
+    /// step of the bench's sleeping sequences at 4,096 worlds with reuse on, whose steps have no
+    /// replay again to make them ahead (session 64).
     pub(super) fn prepare_lists(&mut self) -> Result<()> {
         let nworld = self.ws.nworld();
         let [nb, lb, rb] = self.twins_blocks();

@@ -677,8 +677,9 @@ impl QuotientSolver {
             .iter()
             .any(|(k, g)| *k == key && g.holds(nworld));
         if !kept && self.uncaptured != Some((key, nworld)) {
+            self.launch_direct()?;
             self.uncaptured = Some((key, nworld));
-            return self.launch_direct();
+            return Ok(());
         }
         self.uncaptured = None;
         to_front(&mut self.graphs, key, GRAPHS);
