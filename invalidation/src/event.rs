@@ -155,6 +155,51 @@ impl Event {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Events {
     list: Vec<Event>,
+    /// Kept as events are pushed, so that a tracker checks a step's events without a pass over
+    /// them where they all fall inside its worlds and trees.
+    bounds: Bounds,
+}
+
+/// What a step's events name: one past the largest world, the smallest and largest tree of a
+/// sleep or wake (none: `i32::MAX`, `i32::MIN`), and how many report an `eq_active` change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bounds {
+    worlds: u64,
+    tree_min: i32,
+    tree_max: i32,
+    eq_active: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            worlds: 0,
+            tree_min: i32::MAX,
+            tree_max: i32::MIN,
+            eq_active: 0,
+        }
+    }
+}
+
+impl Bounds {
+    fn take(&mut self, e: &Event) {
+        let world = match *e {
+            Event::EqActive { world, .. } => {
+                self.eq_active += 1;
+                Some(world)
+            }
+            Event::Sleep { world, tree } | Event::Wake { world, tree } => {
+                self.tree_min = self.tree_min.min(tree);
+                self.tree_max = self.tree_max.max(tree);
+                Some(world)
+            }
+            Event::Edit { world, .. } => world,
+            Event::Capacity => None,
+        };
+        if let Some(w) = world {
+            self.worlds = self.worlds.max(u64::from(w) + 1);
+        }
+    }
 }
 
 impl Events {
@@ -165,6 +210,7 @@ impl Events {
 
     /// Appends an event.
     pub fn push(&mut self, event: Event) -> &mut Self {
+        self.bounds.take(&event);
         self.list.push(event);
         self
     }
@@ -199,6 +245,7 @@ impl Events {
     /// Forgets every event, keeping the allocation.
     pub fn clear(&mut self) {
         self.list.clear();
+        self.bounds = Bounds::default();
     }
 
     /// The events in order.
@@ -214,5 +261,19 @@ impl Events {
     /// No events.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// How many events report an `eq_active` change.
+    pub fn eq_active_count(&self) -> usize {
+        self.bounds.eq_active
+    }
+
+    /// Whether every event names a world below `nworld` and every sleep or wake a tree of
+    /// `0..ntree`, so that none is out of a tracker of that size.
+    pub(crate) fn within(&self, nworld: usize, ntree: usize) -> bool {
+        let b = &self.bounds;
+        let no_trees = b.tree_min > b.tree_max;
+        let trees = no_trees || (b.tree_min >= 0 && (b.tree_max as usize) < ntree);
+        b.worlds <= nworld as u64 && trees
     }
 }

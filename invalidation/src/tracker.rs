@@ -205,7 +205,10 @@ pub struct Tracker {
     in_dirty: Vec<bool>,
     awake: Vec<bool>,
     sleep_touched: Vec<(u32, i32)>,
-    in_sleep: Vec<bool>,
+    /// Per world and tree, the stamp of the last recorded step that touched it, so that
+    /// `sleep_touched` lists each pair once without clearing flags between steps.
+    touched_at: Vec<u8>,
+    stamp: u8,
     absorbed: u64,
 }
 
@@ -225,7 +228,8 @@ impl Tracker {
             in_dirty: vec![false; nworld],
             awake: vec![true; nworld * ntree],
             sleep_touched: Vec::with_capacity(nworld * ntree),
-            in_sleep: vec![false; nworld * ntree],
+            touched_at: vec![0; nworld * ntree],
+            stamp: 0,
             absorbed: 0,
         }
     }
@@ -242,13 +246,22 @@ impl Tracker {
         events: &Events,
         is_static: impl Fn(SourceId) -> bool,
     ) -> Result<(), TrackerError> {
-        for e in events.as_slice() {
-            self.check(e)?;
-        }
-        for &(w, t) in &self.sleep_touched {
-            self.in_sleep[w as usize * self.ntree + t as usize] = false;
+        // Only where the events' bounds leave some out of range (a cloth falling asleep in
+        // every world reports 10^5 events or more).
+        if !events.within(self.nworld, self.ntree) {
+            for e in events.as_slice() {
+                self.check(e)?;
+            }
         }
         self.sleep_touched.clear();
+        // A new stamp for this step's pairs; every 255 steps the stamps start over.
+        self.stamp = match self.stamp {
+            u8::MAX => {
+                self.touched_at.fill(0);
+                1
+            }
+            k => k + 1,
+        };
         for &e in events.as_slice() {
             match e {
                 Event::EqActive { world, eq, active } => {
@@ -262,8 +275,8 @@ impl Tracker {
                     let slot = world as usize * self.ntree + tree as usize;
                     self.awake[slot] = matches!(e, Event::Wake { .. });
                     self.epoch[world as usize][Source::Sleep as usize] += 1;
-                    if !self.in_sleep[slot] {
-                        self.in_sleep[slot] = true;
+                    if self.touched_at[slot] != self.stamp {
+                        self.touched_at[slot] = self.stamp;
                         self.sleep_touched.push((world, tree));
                     }
                 }
@@ -464,6 +477,46 @@ mod tests {
         assert_eq!(t.sleep_events(), &[(1, 3), (0, 2)]);
         t.record(&Events::new(), all_static).unwrap();
         assert!(t.sleep_events().is_empty());
+    }
+
+    #[test]
+    fn each_pair_is_listed_once_a_step_for_as_long_as_steps_go() {
+        // Tree 1 of world 0 at the first step and again 255 steps later, when the stamps that
+        // list each pair once have started over; tree 2 twice at every step in between.
+        let mut t = Tracker::new(1, 3);
+        let mut ev = Events::new();
+        for k in 0..300 {
+            ev.clear();
+            if k % 255 == 0 {
+                ev.sleep(0, 1);
+            }
+            ev.wake(0, 2).sleep(0, 2);
+            t.record(&ev, all_static).unwrap();
+            let want: &[(u32, i32)] = if k % 255 == 0 {
+                &[(0, 1), (0, 2)]
+            } else {
+                &[(0, 2)]
+            };
+            assert_eq!(t.sleep_events(), want, "step {k}");
+        }
+    }
+
+    #[test]
+    fn events_within_the_tracker_are_not_checked_one_by_one() {
+        let mut ev = Events::new();
+        assert!(ev.within(0, 0), "no events");
+        ev.edit(None, Edit::FlexStiffness { flex: 0 }).capacity();
+        assert!(ev.within(0, 0), "events of no world");
+        ev.sleep(3, 7);
+        assert!(ev.within(4, 8) && !ev.within(3, 8) && !ev.within(4, 7));
+        ev.wake(0, -1);
+        assert!(!ev.within(4, 8));
+        ev.clear();
+        ev.eq_active(9, 0, true);
+        assert!(!ev.within(9, 8) && ev.within(10, 0));
+        assert_eq!(ev.eq_active_count(), 1);
+        ev.clear();
+        assert!(ev.within(0, 0) && ev.eq_active_count() == 0);
     }
 
     #[test]

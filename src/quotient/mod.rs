@@ -231,6 +231,9 @@ impl Quotient {
     /// Counts reported toggles of static equalities; one toggled `after` times turns dynamic
     /// and every world is rebuilt once with the new classification.
     fn learn(&mut self, events: &Events, after: u32) {
+        if events.eq_active_count() == 0 {
+            return;
+        }
         for e in events.as_slice() {
             let invalidation::Event::EqActive { eq, .. } = *e else {
                 continue;
