@@ -25,8 +25,10 @@
 
 mod event;
 pub mod signature;
+mod step_marks;
 mod tracker;
 
 pub use event::{Edit, Event, Events, SourceId};
 pub use signature::{GuardFinding, NodeState, Signature};
+pub use step_marks::StepMarks;
 pub use tracker::{Cause, Decision, Source, Tracker, TrackerError, Verdict};

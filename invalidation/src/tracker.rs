@@ -2,6 +2,7 @@
 
 use crate::event::{Edit, Event, Events, SourceId};
 use crate::signature::GuardFinding;
+use crate::step_marks::StepMarks;
 
 /// The kinds of change the tracker counts, one epoch each per world (and one for all worlds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -205,10 +206,9 @@ pub struct Tracker {
     in_dirty: Vec<bool>,
     awake: Vec<bool>,
     sleep_touched: Vec<(u32, i32)>,
-    /// Per world and tree, the stamp of the last recorded step that touched it, so that
-    /// `sleep_touched` lists each pair once without clearing flags between steps.
-    touched_at: Vec<u8>,
-    stamp: u8,
+    /// Per world and tree, whether the recorded step touched it, so that `sleep_touched` lists
+    /// each pair once.
+    touched: StepMarks,
     absorbed: u64,
 }
 
@@ -228,8 +228,7 @@ impl Tracker {
             in_dirty: vec![false; nworld],
             awake: vec![true; nworld * ntree],
             sleep_touched: Vec::with_capacity(nworld * ntree),
-            touched_at: vec![0; nworld * ntree],
-            stamp: 0,
+            touched: StepMarks::new(nworld * ntree),
             absorbed: 0,
         }
     }
@@ -254,14 +253,7 @@ impl Tracker {
             }
         }
         self.sleep_touched.clear();
-        // A new stamp for this step's pairs; every 255 steps the stamps start over.
-        self.stamp = match self.stamp {
-            u8::MAX => {
-                self.touched_at.fill(0);
-                1
-            }
-            k => k + 1,
-        };
+        self.touched.next_step();
         for &e in events.as_slice() {
             match e {
                 Event::EqActive { world, eq, active } => {
@@ -275,8 +267,7 @@ impl Tracker {
                     let slot = world as usize * self.ntree + tree as usize;
                     self.awake[slot] = matches!(e, Event::Wake { .. });
                     self.epoch[world as usize][Source::Sleep as usize] += 1;
-                    if self.touched_at[slot] != self.stamp {
-                        self.touched_at[slot] = self.stamp;
+                    if self.touched.mark(slot) {
                         self.sleep_touched.push((world, tree));
                     }
                 }

@@ -45,6 +45,7 @@ use crate::islands::Islands;
 use crate::labels;
 use crate::maps::{self, MapScratch};
 use crate::rows::{Capacity, Input};
+use invalidation::StepMarks;
 use step::StepScratch;
 
 /// Running totals of what the quotient did, for diagnostics and tests.
@@ -100,10 +101,9 @@ pub struct Quotient {
     /// Whether reuse also serves changed worlds that kept their partition
     /// ([`Quotient::set_partition_reuse`]).
     partition_reuse: bool,
-    /// Per world and tree, the stamp of the last step whose sleep and wake events checked the
-    /// node whose first tree it is, and this step's (`check_partial_sleep`).
-    sleep_checked: Vec<u8>,
-    sleep_stamp: u8,
+    /// Per world and tree, whether this step's sleep and wake events have checked the node
+    /// whose first tree it is (`check_partial_sleep`).
+    sleep_checked: StepMarks,
 }
 
 impl Quotient {
@@ -125,8 +125,7 @@ impl Quotient {
             toggles: Vec::with_capacity(classify::LEARN_MAX),
             reuse: None,
             partition_reuse: true,
-            sleep_checked: vec![0; nworld * ntree],
-            sleep_stamp: 0,
+            sleep_checked: StepMarks::new(nworld * ntree),
         }
     }
 
@@ -212,7 +211,7 @@ impl Quotient {
             + self.scratch.bytes()
             + self.maps.bytes()
             + self.toggles.capacity() * 8
-            + self.sleep_checked.capacity()
+            + self.sleep_checked.bytes()
             + self.reuse.as_ref().map_or(0, |r| r.bytes())
     }
 
@@ -438,23 +437,15 @@ impl Quotient {
         if events.is_empty() {
             return;
         }
-        // A new stamp for this step's checks; every 255 steps with events the stamps start over.
-        self.sleep_stamp = match self.sleep_stamp {
-            u8::MAX => {
-                self.sleep_checked.fill(0);
-                1
-            }
-            k => k + 1,
-        };
-        let (ntree, stamp) = (self.capacity.ntree, self.sleep_stamp);
+        self.sleep_checked.next_step();
+        let ntree = self.capacity.ntree;
         for &(w, t) in events {
             let w = w as usize;
             let Some(s) = self.cache.slot_of(w) else {
                 continue;
             };
             let trees = self.cache.trees_with(s, t as usize);
-            let checked = &mut self.sleep_checked[w * ntree + trees[0] as usize];
-            if std::mem::replace(checked, stamp) == stamp {
+            if !self.sleep_checked.mark(w * ntree + trees[0] as usize) {
                 continue;
             }
             let awake = self.tracker.awake(w, t as usize);
