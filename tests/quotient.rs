@@ -769,6 +769,59 @@ fn bad_events_and_batches_are_refused() {
     assert!(e.step(&batch, &Events::new()).is_ok());
 }
 
+/// A full rebuild's step records a cloth-sized burst of events (more than the engine records
+/// in line: they go to a second thread beside the solve) exactly as the quotient records them
+/// itself; a burst with one bad event still fails before anything is solved.
+#[test]
+fn a_full_rebuilds_burst_of_events_is_recorded_as_in_line() {
+    let nworld = 4096;
+    let options = |mode| Options {
+        mode,
+        ..Options::default()
+    };
+    let new = |mode| Engine::new(&model(), capacity(nworld), options(mode)).unwrap();
+    let (mut full, mut quotient) = (new(Mode::Dsu), new(Mode::Quotient));
+    let mut specs = vec![Spec::default(); nworld];
+    let mut ev = Events::new();
+    for phase in 0..3 {
+        for (w, s) in specs.iter_mut().enumerate() {
+            s.contacts.clear();
+            s.asleep = if phase == 1 { (0..8).collect() } else { vec![] };
+            for t in (phase > 0).then_some(0..8).into_iter().flatten() {
+                match phase {
+                    1 => ev.sleep(w as u32, t),
+                    _ => ev.wake(w as u32, t),
+                };
+            }
+        }
+        step(&mut full, &specs, &ev);
+        step(&mut quotient, &specs, &ev);
+        assert_eq!(full.last_mode(), Mode::Dsu);
+        let (a, b) = (full.quotient().tracker(), quotient.quotient().tracker());
+        for w in 0..nworld {
+            let source = invalidation::Source::Sleep;
+            assert_eq!(a.epoch(source, w), b.epoch(source, w), "world {w}");
+            for t in 0..8 {
+                assert_eq!(a.awake(w, t), b.awake(w, t), "world {w} tree {t}");
+            }
+        }
+        assert_eq!(
+            a.epoch(invalidation::Source::Sleep, 7),
+            8 * (phase as u64).min(2)
+        );
+        ev.clear();
+    }
+    let before = full.islands().clone();
+    for (w, t) in (0..nworld as u32).flat_map(|w| (0..8).map(move |t| (w, t))) {
+        ev.sleep(w, t);
+    }
+    ev.wake(nworld as u32, 0);
+    let batch = build(&vec![Spec::default(); nworld]);
+    assert!(matches!(full.step(&batch, &ev), Err(Error::Event(_))));
+    assert_eq!(full.islands().first_mismatch(&before), None);
+    assert!(full.quotient().tracker().awake(0, 0));
+}
+
 #[test]
 fn steps_allocate_nothing() {
     let mut rng = scenes::Rng::new(11);

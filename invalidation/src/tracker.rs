@@ -238,6 +238,23 @@ impl Tracker {
         self.nworld
     }
 
+    /// Whether [`record`](Tracker::record) takes `events` without refusing any: every world and
+    /// every sleep or wake's tree is in range. O(1), from the bounds [`Events`] keeps; where it
+    /// holds, `record` cannot fail.
+    ///
+    /// ```
+    /// use invalidation::{Events, Tracker};
+    /// let tracker = Tracker::new(2, 4);
+    /// let mut events = Events::new();
+    /// events.sleep(1, 3);
+    /// assert!(tracker.accepts(&events));
+    /// events.wake(2, 0); // world 2 of 2
+    /// assert!(!tracker.accepts(&events));
+    /// ```
+    pub fn accepts(&self, events: &Events) -> bool {
+        events.within(self.nworld, self.ntree)
+    }
+
     /// Records a step's events. `is_static` says whether a source's rows are classified static
     /// (changes to dynamic sources cost nothing). Every event is checked before any is applied.
     pub fn record(
@@ -247,7 +264,7 @@ impl Tracker {
     ) -> Result<(), TrackerError> {
         // Only where the events' bounds leave some out of range (a cloth falling asleep in
         // every world reports 10^5 events or more).
-        if !events.within(self.nworld, self.ntree) {
+        if !self.accepts(events) {
             for e in events.as_slice() {
                 self.check(e)?;
             }

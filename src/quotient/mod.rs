@@ -227,6 +227,12 @@ impl Quotient {
             .map_err(Error::from)
     }
 
+    /// Whether [`record`](Quotient::record) takes `events` without refusing any (O(1); see
+    /// [`Tracker::accepts`](invalidation::Tracker::accepts)).
+    pub fn accepts(&self, events: &Events) -> bool {
+        self.tracker.accepts(events)
+    }
+
     /// Counts reported toggles of static equalities; one toggled `after` times turns dynamic
     /// and every world is rebuilt once with the new classification.
     fn learn(&mut self, events: &Events, after: u32) {

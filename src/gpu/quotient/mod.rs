@@ -429,6 +429,11 @@ impl QuotientSolver {
         &self.quotient
     }
 
+    /// The host half, to record events beside another solve (the engine's `auto`).
+    pub(crate) fn quotient_mut(&mut self) -> &mut Quotient {
+        &mut self.quotient
+    }
+
     /// The workspace (its byte report).
     pub fn workspace(&self) -> &Workspace {
         &self.ws
