@@ -221,8 +221,9 @@ fn check(gpu: &Gpu, mode: Mode, c: &Case) {
     check_against(gpu, mode, c, &oracle::solve(&input), true);
 }
 
-/// `mode` on `c` equals `want` (the oracle's outputs); with `thorough`, direct launches and a
-/// second replay of the captured graph give the same outputs again.
+/// `mode` on `c` equals `want` (the oracle's outputs): the first step, launched directly (its
+/// graph captured at the download), and the second, a replay of that graph; with `thorough`,
+/// direct launches and a third step give the same outputs again.
 fn check_against(gpu: &Gpu, mode: Mode, c: &Case, want: &Islands, thorough: bool) {
     let input = Input::new(&c.model, &c.batch).unwrap();
     let cap = Capacity::fit(&c.model, &c.batch);
@@ -232,6 +233,14 @@ fn check_against(gpu: &Gpu, mode: Mode, c: &Case, want: &Islands, thorough: bool
         Err(e) => panic!("{mode} on {}: {e}", c.name),
     };
     let mut got = Islands::default();
+    solver.solve(&input, &mut got).unwrap();
+    if let Some(m) = got.first_mismatch(want) {
+        panic!("{mode} (first step, launched directly) on {}: {m}", c.name);
+    }
+    assert!(
+        solver.is_captured(),
+        "{mode}: no graph after the first download"
+    );
     solver.solve(&input, &mut got).unwrap();
     if let Some(m) = got.first_mismatch(want) {
         panic!("{mode} (graph) on {}: {m}", c.name);
@@ -314,10 +323,27 @@ fn one_solver_serves_many_batches_within_its_capacity() {
         let mut solver = Solver::new(&gpu, mode, cap, &a.model).unwrap();
         for batch in [&a.batch, &b, &a.batch] {
             let input = Input::with_capacity(&a.model, batch, &cap).unwrap();
+            let want = oracle::solve(&input);
             let mut got = Islands::default();
+            // A new world count: launched directly, captured at the download; then replayed.
+            solver.upload(&input).unwrap();
+            solver.replay().unwrap();
+            assert!(!solver.is_captured(), "{mode}");
+            solver.download(&input, &mut got).unwrap();
+            assert!(solver.is_captured(), "{mode}");
+            assert_eq!(got.first_mismatch(&want), None, "{mode}");
             solver.solve(&input, &mut got).unwrap();
-            assert_eq!(got.first_mismatch(&oracle::solve(&input)), None, "{mode}");
+            assert_eq!(got.first_mismatch(&want), None, "{mode}");
         }
+        // Replayed twice before a download, a direct launch's graph is captured at the second.
+        let input = Input::with_capacity(&a.model, &b, &cap).unwrap();
+        let mut got = Islands::default();
+        solver.upload(&input).unwrap();
+        solver.replay().unwrap();
+        solver.replay().unwrap();
+        assert!(solver.is_captured(), "{mode}");
+        solver.download(&input, &mut got).unwrap();
+        assert_eq!(got.first_mismatch(&oracle::solve(&input)), None, "{mode}");
     }
 }
 

@@ -140,6 +140,9 @@ pub struct Solver {
     ws: Workspace,
     shape: BlockShape,
     graph: StepGraph,
+    /// The world count of a step launched directly because no graph held it, to be captured
+    /// ([`replay`](Self::replay)).
+    uncaptured: Option<usize>,
     order: Option<DeviceOrder>,
     overlap: Overlap,
     /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
@@ -211,6 +214,7 @@ impl Solver {
             ws,
             shape,
             graph: StepGraph::default(),
+            uncaptured: None,
             order,
             overlap: opts.overlap,
             capability: info.capability.0,
@@ -270,6 +274,7 @@ impl Solver {
         if changed? {
             // Another sort kernel: the captured step no longer applies.
             self.graph = StepGraph::default();
+            self.uncaptured = None;
         }
         Ok(())
     }
@@ -331,22 +336,57 @@ impl Solver {
         self.enqueue(&self.stream)
     }
 
-    /// Runs the step on the uploaded batch by replaying its graph (captured on first use).
+    /// Runs the step on the uploaded batch by replaying its graph. At a world count the graph
+    /// was not captured for (the first step, or a resized batch) the step is launched directly
+    /// instead, and its graph captured while the device runs it: at the
+    /// [`download`](Self::download) that follows, before its wait, or at the next replay,
+    /// whichever comes first. As in the quotient's
+    /// [`replay`](super::quotient::QuotientSolver::replay), a capture (its instantiation and
+    /// upload, 100-300 µs on the H200) then no longer holds the device up.
     pub fn replay(&mut self) -> Result<()> {
-        let stream = self.stream.clone();
         let nworld = self.ws.nworld();
+        if !self.graph.holds(nworld) && self.uncaptured != Some(nworld) {
+            self.launch_direct()?;
+            self.uncaptured = Some(nworld);
+            return Ok(());
+        }
+        self.uncaptured = None;
+        let stream = self.stream.clone();
         let mut graph = std::mem::take(&mut self.graph);
         let r = graph.replay(&stream, nworld, |s| self.enqueue(s));
         self.graph = graph;
         r
     }
 
+    /// Whether the graph of the uploaded batch's world count is captured: false from a
+    /// direct launch of [`replay`](Self::replay) until its download.
+    pub fn is_captured(&self) -> bool {
+        self.graph.holds(self.ws.nworld())
+    }
+
+    /// Captures the graph of the step [`replay`](Self::replay) launched directly, unless an
+    /// upload since changed the world count. Called while the device runs that step.
+    fn capture_uncaptured(&mut self) -> Result<()> {
+        let Some(nworld) = self.uncaptured.take() else {
+            return Ok(());
+        };
+        if nworld != self.ws.nworld() {
+            return Ok(());
+        }
+        let stream = self.stream.clone();
+        let mut graph = std::mem::take(&mut self.graph);
+        let r = graph.capture(&stream, nworld, |s| self.enqueue(s));
+        self.graph = graph;
+        r
+    }
+
     /// Waits for the device and copies every output into `out`: one copy for each of its 19
-    /// outputs. Into pageable memory each goes through the driver's staging and costs several
+    /// outputs. Before its wait it captures the graph of a step [`replay`](Self::replay)
+    /// launched directly. Into pageable memory each goes through the driver's staging and costs several
     /// µs; fill a [`PinnedIslands`](super::PinnedIslands) with it instead, as a GPU `Engine`
     /// does (H200, the hammock trace's three worlds: 206 µs a whole `dsu` step into pageable
     /// outputs, 78 into page-locked ones; benches/results/logs/h200-2026-12-03-session54-calls.md).
-    pub fn download(&self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+    pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         // Every copy first, then one wait for all of them.
         let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
         self.ws.enqueue_download(input, out, &self.stream)?;
@@ -356,7 +396,10 @@ impl Solver {
         if propagates {
             self.ws.enqueue_rounds(&self.stream)?;
         }
+        // A failed capture is reported only once the copies into `out` are done.
+        let captured = self.capture_uncaptured();
         self.synchronize()?;
+        captured?;
         if let Some(order) = &self.order {
             order.status()?;
         }
