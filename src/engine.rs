@@ -208,10 +208,11 @@ fn median(times: &mut [Duration; TRIAL_STEPS]) -> Duration {
     (times[TRIAL_STEPS / 2 - 1] + times[TRIAL_STEPS / 2]) / 2
 }
 
-/// Events from which a full rebuild's step records them on a second thread. The tracker takes
-/// about 3 ns an event, a thread's start some 10-20 µs: a cloth of 400 trees falling asleep in
-/// 256 worlds reports 102,400 events, whose 0.3-0.6 ms of recording `auto` paid on top of the
-/// full rebuild it ran (1.05-1.09x its median wall on such a sequence, session 65).
+/// Events from which a full rebuild's step records them on a second thread: about 50 µs of
+/// recording at 3 ns an event, against the 17 µs that starting a scoped thread costs its caller
+/// (a 2-core development machine; 37 µs with its join). A cloth of 400 trees falling asleep in
+/// 256 worlds reports 102,400 events, whose recording `auto` paid on top of the full rebuild it
+/// ran: 1.045-1.087x that one's median wall on such a sequence, 0.96x beside it (session 65).
 const RECORD_BESIDE: usize = 1 << 14;
 
 /// Runs `solve` (a full rebuild) and records `events` into `quotient`, so that its next step

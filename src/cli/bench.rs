@@ -56,6 +56,13 @@ pub struct BenchArgs {
     /// kernels in a fraction of the time).
     #[arg(long, requires = "quotient")]
     no_sequences: bool,
+    /// With `--quotient`: the step sequences without their replays again after each step's
+    /// check. Those replays leave the next step's L2 and the quotient's hints as a step of
+    /// their own would, for the contenders that have them (every one but the quotient with
+    /// reuse on); without them every contender's next step finds the device as its own step
+    /// left it, so reuse off and on compare like for like.
+    #[arg(long, requires = "quotient")]
+    no_again: bool,
     /// With `--quotient` (on the GPU): these equality ids (comma-separated) are dynamic in the
     /// quotient and the `auto` Engine (`EqPolicy::DynamicIds`) instead of the default policy,
     /// which learns the equalities that toggle; a toggling sequence then leaves out its table
@@ -122,6 +129,7 @@ impl Default for BenchArgs {
             quotient: false,
             worlds: None,
             no_sequences: false,
+            no_again: false,
             eq_dynamic: None,
             asleep: None,
             sort: Sort::Auto,

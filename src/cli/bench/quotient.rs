@@ -790,7 +790,8 @@ pub(super) fn table(
         false => sequences(name, args.worlds(), args.asleep.zip(Some(&policy)))?,
     };
     for mut seq in sequences {
-        let f = sequence::run(g, &mut seq, &modes, &policy, timers.0)?;
+        let again = (!args.no_again).then_some(timers.0);
+        let f = sequence::run(g, &mut seq, &modes, &policy, again)?;
         all_ok &= f.ok;
         f.report(&seq, out);
         let [reused, ..] = f.counts;

@@ -181,9 +181,13 @@ impl Figures {
             if self.ok { "yes" } else { "NO" }
         );
         let [off, on] = self.captures;
+        let included = match self.again.is_empty() {
+            true => "",
+            false => ", its replays again included",
+        };
         let _ = writeln!(
             out,
-            "\ngraphs captured over the timed steps: quotient (reuse off) {off}, its replays again included; quotient (reuse on) {on}"
+            "\ngraphs captured over the timed steps: quotient (reuse off) {off}{included}; quotient (reuse on) {on}"
         );
         if self.warp_steps > 0 {
             let _ = writeln!(
@@ -341,6 +345,19 @@ mod tests {
             out.contains(
                 "a warp a replayed world on 9 of the timed steps, where only the partition check"
             ),
+            "{out}"
+        );
+        // Without replays again (`--no-again`), neither their columns nor their notes.
+        let figures = Figures {
+            again: Vec::new(),
+            ..figures
+        };
+        let mut out = String::new();
+        figures.report(&seq, &mut out);
+        assert!(out.contains("| tiled | 25.0 | — | — |"), "{out}");
+        assert!(!out.contains("(again:"), "{out}");
+        assert!(
+            out.contains("graphs captured over the timed steps: quotient (reuse off) 1; quotient (reuse on) 0"),
             "{out}"
         );
         // A full mode that was not a contender has no wall of its own to compare with.

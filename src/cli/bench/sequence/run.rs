@@ -19,13 +19,14 @@ type Contender = (Mode, Result<Solver, String>, Vec<f64>, Vec<[f64; 2]>);
 
 /// Steps `seq` through every mode in `modes`, the quotient under `policy` (reuse off, then on)
 /// and an `auto` Engine under it, in lockstep, and under the default policy the sequence's other
-/// policies ([`Sequence::policies`]); `flush` evicts L2 before the replays again ([`Again`]).
+/// policies ([`Sequence::policies`]). With `again`, each step is replayed again after its check
+/// ([`Again`]), the second time after `again` evicts L2; without, no step is.
 pub(in crate::cli::bench) fn run(
     g: &Gpu,
     seq: &mut Sequence,
     modes: &[Mode],
     policy: &Policy,
-    flush: &L2Flush,
+    again: Option<&L2Flush>,
 ) -> archipelago::Result<Figures> {
     let cap = seq.capacity;
     let model = seq.model.clone();
@@ -101,7 +102,7 @@ pub(in crate::cli::bench) fn run(
         let nfull = full.len();
         for j in 0..nfull {
             let i = (j + k) % nfull;
-            let (m, solver, times, again) = &mut full[i];
+            let (m, solver, times, replays) = &mut full[i];
             let Ok(s) = solver else { continue };
             let t = Instant::now();
             s.upload(&input)?;
@@ -112,20 +113,24 @@ pub(in crate::cli::bench) fn run(
             if k > 0 {
                 times.push(us);
                 walls[i].push(wall);
-                again.push([
-                    s.time_replays(0, 1)?[0],
-                    flush.time_replays(1, || s.replay())?[0],
-                ]);
+                if let Some(flush) = again {
+                    replays.push([
+                        s.time_replays(0, 1)?[0],
+                        flush.time_replays(1, || s.replay())?[0],
+                    ]);
+                }
             }
         }
         let (us, _) = replay_once(&mut q_off, &input, &events, &mut out)?;
         check("quotient (reuse off)", &out);
         if k > 0 {
             quotient_off.push(us);
-            quotient_off_again.push([
-                q_off.time_replays(0, 1)?[0],
-                flush.time_replays(1, || q_off.replay())?[0],
-            ]);
+            if let Some(flush) = again {
+                quotient_off_again.push([
+                    q_off.time_replays(0, 1)?[0],
+                    flush.time_replays(1, || q_off.replay())?[0],
+                ]);
+            }
         }
         // The tree-level maps run before the quotient on even steps and after it on odd ones,
         // so that neither always finds the caches as the other left them.
@@ -193,12 +198,16 @@ pub(in crate::cli::bench) fn run(
         after_check: v.iter().map(|a| a[0]).sum::<f64>() / v.len().max(1) as f64,
         flushed: v.iter().map(|a| a[1]).sum::<f64>() / v.len().max(1) as f64,
     };
-    let mut again: Vec<(String, Again)> = full
+    // Only the contenders replayed again (none without `again`).
+    let replayed_again: Vec<(String, Again)> = full
         .iter()
-        .filter(|(_, s, _, _)| s.is_ok())
+        .filter(|(_, s, _, a)| s.is_ok() && !a.is_empty())
         .map(|(m, _, _, a)| (m.name().to_string(), again_of(a)))
+        .chain(
+            (!quotient_off_again.is_empty())
+                .then(|| ("quotient (reuse off)".into(), again_of(&quotient_off_again))),
+        )
         .collect();
-    again.push(("quotient (reuse off)".into(), again_of(&quotient_off_again)));
     let mut wall: Vec<(String, f64)> = full
         .iter()
         .zip(&walls)
@@ -266,7 +275,7 @@ pub(in crate::cli::bench) fn run(
             .collect(),
         quotient: mean(&quotient),
         quotient_off: mean(&quotient_off),
-        again,
+        again: replayed_again,
         counts,
         in_place,
         rows_only,
