@@ -1530,7 +1530,8 @@ fn twins_forced() -> bool {
 
 /// The warp kernels set aside the worlds that the step before masked and walked (not mapped by
 /// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
-/// seven worlds a multiprocessor, warps forced at every step): each has a block of its own
+/// seven worlds a multiprocessor, warps forced at every step; with their blocks the launch
+/// stays within one wave): each has a block of its own
 /// beside the warps, whose first warp maps it where its hint holds and whose block solves it
 /// otherwise; the twins list the step before's other masked worlds for their warps, the plain
 /// kernels take every other world beside them, and every step equals the oracle.
@@ -1593,6 +1594,42 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
         "{nworld} worlds, {} steps: {aside} world-steps set aside ({aside_by_hint} masked and mapped by their hint), {by_warps} masked by warps ({by_hint} by their hint), {listed_masked} masked again and listed, {first_masked} masked first (by blocks)",
         tiled.len()
     );
+}
+
+/// Past a wave of blocks no world is set aside: sleep_toggles tiled to one block more than the
+/// warp kernels' wave, warps forced. Some steps have walked worlds few enough to set aside (the
+/// rule above would within a wave), yet none is, and every step equals the oracle.
+#[test]
+fn past_a_wave_no_world_is_set_aside() {
+    let Some(gpu) = open() else { return };
+    if twins_forced() || std::env::var("ARCHIPELAGO_Q_ASIDE").is_ok() {
+        println!("skipped: ARCHIPELAGO_Q_TWINS or ARCHIPELAGO_Q_ASIDE overrides the rule");
+        return;
+    }
+    let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
+    let model = t.model();
+    let probe = Tiled::new(&t, 0..1, 1, 11);
+    let mut s = QuotientSolver::new(&gpu, probe.capacity(), model, Policy::default()).unwrap();
+    s.set_warp_worlds(Some(true)).unwrap();
+    let wave = s
+        .blocks_a_wave()
+        .expect("the warp program is loaded when forced");
+    let nworld = 4 * (wave + 1);
+    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
+    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
+    s.set_warp_worlds(Some(true)).unwrap();
+    let mut could = 0;
+    for k in 0..tiled.len() {
+        let walked = s.walked_worlds().len();
+        could += usize::from(walked > 0 && walked <= nworld.div_ceil(16));
+        step(&mut s, model, &tiled.step(k).0, &Events::new());
+        assert_eq!(s.aside_worlds(), &[] as &[u32], "step {k}");
+    }
+    assert!(
+        could > 0,
+        "no step had few enough walked worlds to set aside"
+    );
+    println!("{nworld} worlds ({wave} blocks a wave): {could} steps could have set worlds aside");
 }
 
 /// A batch whose masked share alternates: sleep_toggles' step 5 (every world awake) and step 12

@@ -117,6 +117,10 @@ pub(super) struct Warps {
     /// Worlds at most whose pairs of warps are all resident at once
     /// ([`QuotientSolver::set_guard_warps`]).
     pub(super) pair_worlds: usize,
+    /// Blocks of the warp kernels, and of the pair kernels, resident at once on the device:
+    /// a launch of more spans two waves (see `QuotientSolver::aside_blocks`).
+    pub(super) warp_wave: usize,
+    pub(super) pair_wave: usize,
 }
 
 impl Warps {
@@ -127,22 +131,26 @@ impl Warps {
         let module = gpu.program(&WARP_PROGRAM)?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
-        for f in warp.all() {
-            warp_shape(1, smem).prepare(f)?;
-        }
-        // The pairs' blocks resident at once, the fewest of their kernels'.
-        let shape = warp_shape(2, smem);
-        let mut blocks = usize::MAX;
-        for f in pair.all() {
-            shape.prepare(f)?;
-            blocks = blocks.min(shape.resident(f)?);
-        }
-        let pair_worlds = blocks * WARP_PER_BLOCK * gpu.info().sm_count.max(1) as usize;
+        // Each family's blocks resident at once on the device, the fewest of its kernels'.
+        let sms = gpu.info().sm_count.max(1) as usize;
+        let wave = |family: &WarpKernels, warps: u32| -> Result<usize> {
+            let shape = warp_shape(warps, smem);
+            let mut blocks = usize::MAX;
+            for f in family.all() {
+                shape.prepare(f)?;
+                blocks = blocks.min(shape.resident(f)?);
+            }
+            Ok(blocks * sms)
+        };
+        let warp_wave = wave(&warp, 1)?;
+        let pair_wave = wave(&pair, 2)?;
         Ok(Warps {
             _module: module,
             warp,
             pair,
-            pair_worlds,
+            pair_worlds: pair_wave * WARP_PER_BLOCK,
+            warp_wave,
+            pair_wave,
         })
     }
 }

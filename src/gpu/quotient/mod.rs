@@ -154,8 +154,9 @@ pub struct QuotientSolver {
     /// Per world, what [`leave_woken`](Self::leave_woken) found of this step's wake events:
     /// 0 not looked at, 1 a tree still asleep, 2 woken whole (all 0 between uploads).
     woken: Vec<u8>,
-    /// Whether the masked twins may set worlds aside (not with `ARCHIPELAGO_Q_ASIDE=0`).
-    aside_on: bool,
+    /// Whether the masked twins may set worlds aside (`ARCHIPELAGO_Q_ASIDE=0`: never) and
+    /// whether even past one wave (`=1`); unset, within one wave only.
+    aside_on: Option<bool>,
     /// The lists of worlds ([`lists_array`]) as uploaded, and the next ones.
     lists_on_device: Vec<u32>,
     lists_next: Vec<u32>,
@@ -831,7 +832,7 @@ impl QuotientSolver {
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
-                masked_share(pairs, self.aside_on, self.masked_for_blocks)
+                masked_share(pairs, self.aside_on != Some(false), self.masked_for_blocks)
             }
             _ => 1.0,
         }
@@ -869,12 +870,21 @@ impl QuotientSolver {
     /// kernels' warps (its first warp maps the world where its hint holds, else the block
     /// solves it): those the step before masked and walked
     /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
-    /// the batch (see [`MASKED_FOR_BLOCKS`]); none where the launch took the block kernels.
+    /// the batch (see [`MASKED_FOR_BLOCKS`]) and the launch with their blocks stays within one
+    /// wave ([`blocks_a_wave`](Self::blocks_a_wave)); none where the launch took the block
+    /// kernels.
     pub fn aside_worlds(&self) -> &[u32] {
         match self.last_aside {
             true => &self.aside_on_device,
             false => &[],
         }
+    }
+
+    /// Blocks of the warp kernels (one warp a world, four worlds a block) that the device holds
+    /// at once, once their program is loaded: a launch of more spans two waves, and no world is
+    /// set aside ([`aside_worlds`](Self::aside_worlds)) where that would make it so.
+    pub fn blocks_a_wave(&self) -> Option<usize> {
+        self.warps.as_ref().map(|w| w.warp_wave)
     }
 
     /// The one slot every world of the last prepared batch has, if they all have one: the warp

@@ -140,9 +140,10 @@ pub(super) fn masked_share(pairs: bool, aside: bool, forced: Option<f64>) -> f64
     })
 }
 
-/// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off (for measurements).
-pub(super) fn aside_from_env() -> bool {
-    choice_from_env("ARCHIPELAGO_Q_ASIDE") != Some(false)
+/// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off, `=1` sets worlds aside even where the
+/// launch then spans two waves (for measurements; see `QuotientSolver::aside_blocks`).
+pub(super) fn aside_from_env() -> Option<bool> {
+    choice_from_env("ARCHIPELAGO_Q_ASIDE")
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
