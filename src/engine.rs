@@ -208,35 +208,40 @@ fn median(times: &mut [Duration; TRIAL_STEPS]) -> Duration {
     (times[TRIAL_STEPS / 2 - 1] + times[TRIAL_STEPS / 2]) / 2
 }
 
-/// Events from which a full rebuild's step records them on a second thread: about 50 µs of
-/// recording at 3 ns an event, against the 17 µs that starting a scoped thread costs its caller
-/// (a 2-core development machine; 37 µs with its join). A cloth of 400 trees falling asleep in
-/// 256 worlds reports 102,400 events, whose recording `auto` paid on top of the full rebuild it
-/// ran: 1.045-1.087x that one's median wall on such a sequence, 0.96x beside it (session 65).
-const RECORD_BESIDE: usize = 1 << 14;
-
-/// Runs `solve` (a full rebuild) and records `events` into `quotient`, so that its next step
-/// rebuilds what they invalidate. Where they are many and none can be refused, the recording
-/// runs on a second thread beside the solve, which mostly waits for the device; otherwise it
-/// runs first, and refused events fail the step before anything is solved. Either way the
-/// tracker ends as if it had recorded them in line.
-fn record_beside<T>(
+/// A full rebuild's step on the device, with `keys` for deterministic mode: its events are
+/// recorded into `quotient` (so that its next step rebuilds what they invalidate) in the
+/// download's wait, while the device runs the step. The tracker takes about 3 ns an event, and
+/// a cloth of 400 trees falling asleep in 256 worlds reports 102,400: recorded before the solve,
+/// they took `auto` to 1.045-1.087x the median wall of the full rebuild it ran (session 65).
+/// Events the tracker would refuse are refused first, before anything is solved; a solve that
+/// fails before its wait still leaves the events recorded.
+fn solve_recording(
+    full: &mut gpu::Solver,
     quotient: &mut Quotient,
     events: &Events,
-    solve: impl FnOnce() -> Result<T>,
-) -> Result<T> {
-    if events.len() < RECORD_BESIDE || !quotient.accepts(events) {
+    (input, keys): (&Input<'_>, Option<&RowKeys>),
+    out: &mut Islands,
+) -> Result<()> {
+    let mut pending = quotient.accepts(events);
+    if !pending {
         quotient.record(events)?;
-        return solve();
     }
-    std::thread::scope(|s| {
-        let recording = s.spawn(|| quotient.record(events));
-        let solved = solve();
-        let recorded = recording
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        recorded.and(solved)
-    })
+    let mut recorded = Ok(());
+    let solved = match keys {
+        Some(keys) => full.upload_keyed(input, keys),
+        None => full.upload(input),
+    }
+    .and_then(|()| full.replay())
+    .and_then(|()| {
+        full.download_while(input, out, || {
+            recorded = quotient.record(events);
+            pending = false;
+        })
+    });
+    if pending {
+        recorded = quotient.record(events);
+    }
+    solved.and(recorded)
 }
 
 /// The device half of an engine built with [`Engine::with_gpu`].
@@ -454,8 +459,9 @@ impl Engine {
         if let Some(device) = &mut self.device
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
-            record_beside(device.quotient.quotient_mut(), events, || {
-                self.out.fill(&input, |o| full.solve_keyed(&input, keys, o))
+            let quotient = device.quotient.quotient_mut();
+            self.out.fill(&input, |o| {
+                solve_recording(full, quotient, events, (&input, Some(keys)), o)
             })?;
             self.device_order
                 .fill(batch.nrow(), |order, rank| full.download_order(order, rank))?;
@@ -525,9 +531,8 @@ impl Engine {
             self.last_mode = Mode::Quotient;
         } else {
             // Keep the tracker current so a later quotient step rebuilds what changed.
-            record_beside(&mut self.quotient, events, || {
-                self.out.fill(input, |o| self.full.solve(input, o))
-            })?;
+            self.quotient.record(events)?;
+            self.out.fill(input, |o| self.full.solve(input, o))?;
             self.last_mode = Mode::from_name(self.full.name()).unwrap_or(Mode::Dsu);
         }
         if self.options.mode == Mode::Auto {
@@ -658,18 +663,19 @@ impl Device {
             full,
             quotient,
         } = self;
-        record_beside(quotient.quotient_mut(), events, || {
-            let full = match full {
-                Some(s) => s,
-                None => {
-                    let opts = gpu::solver::Options::default();
-                    let (solver, _) = gpu::auto::choose(gpu, cap, input.model(), input, opts)?;
-                    full.insert(solver)
+        let quotient = quotient.quotient_mut();
+        let full = match full {
+            Some(s) => s,
+            None => {
+                let opts = gpu::solver::Options::default();
+                match gpu::auto::choose(gpu, cap, input.model(), input, opts) {
+                    Ok((solver, _)) => full.insert(solver),
+                    // Nothing solved, nothing lost: the events are still recorded.
+                    Err(e) => return quotient.record(events).and(Err(e)),
                 }
-            };
-            full.solve(input, out)?;
-            Ok(())
-        })
+            }
+        };
+        solve_recording(full, quotient, events, (input, None), out)
     }
 }
 

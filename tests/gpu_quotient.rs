@@ -1872,6 +1872,80 @@ fn the_gpu_engine_matches_the_oracle_in_every_mode() {
     }
 }
 
+/// A GPU engine's full rebuild records a step's events in its download's wait exactly as the
+/// quotient records them itself (every world's eight trees put to sleep, then woken: 16,384
+/// events a step); a burst with one bad event fails before anything is solved.
+#[test]
+fn a_gpu_full_rebuild_records_its_events_as_the_quotient_does() {
+    let Some(gpu) = open() else { return };
+    let (model, nworld) = (eight(), 2048);
+    let cap = Capacity {
+        nworld,
+        ntree: 8,
+        nv: 8,
+        njmax: 8,
+        nsupport: 16,
+        nedge: 0,
+    };
+    let engine = |mode| {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        Engine::with_gpu(&gpu, &model, cap, options).unwrap()
+    };
+    let (mut full, mut quotient) = (engine(Mode::Dsu), engine(Mode::Quotient));
+    // Awake: a static equality on {0, 1} and a contact on {2, 3}; asleep: no rows.
+    let batch = |awake: bool| {
+        let mut b = Batch::builder();
+        for _ in 0..nworld {
+            if awake {
+                b.row(RowType::Equality, 0, &[0, 1]);
+                b.row(RowType::ContactPyramidal, 0, &[2, 3]);
+            }
+            b.end_world();
+        }
+        b.finish()
+    };
+    let mut events = Events::new();
+    for phase in 0..3 {
+        let b = batch(phase != 1);
+        let want = oracle::solve(&Input::new(&model, &b).unwrap());
+        for e in [&mut full, &mut quotient] {
+            let got = e.step(&b, &events).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "phase {phase}");
+        }
+        assert_eq!(full.last_mode(), Mode::Dsu);
+        let (a, q) = (full.quotient().tracker(), quotient.quotient().tracker());
+        for w in 0..nworld {
+            let sleep = invalidation::Source::Sleep;
+            assert_eq!(a.epoch(sleep, w), q.epoch(sleep, w), "world {w}");
+            assert_eq!(a.epoch(sleep, w), 8 * phase.min(2) as u64, "world {w}");
+            for t in 0..8 {
+                assert_eq!(a.awake(w, t), q.awake(w, t), "world {w} tree {t}");
+            }
+        }
+        events.clear();
+        for w in 0..nworld as u32 {
+            for t in 0..8 {
+                match phase {
+                    0 => events.sleep(w, t),
+                    _ => events.wake(w, t),
+                };
+            }
+        }
+    }
+    let before = full.islands().clone();
+    events.clear();
+    for w in 0..nworld as u32 {
+        events.sleep(w, 0);
+    }
+    events.sleep(nworld as u32, 0);
+    assert!(full.step(&batch(false), &events).is_err());
+    assert_eq!(full.islands().first_mismatch(&before), None);
+    assert!(full.quotient().tracker().awake(0, 0));
+}
+
 /// A mechanism world (about 90% static): 8 closed loops of 8 trees, every link a connect
 /// equality of 3 rows (unless `broken`, whose first link has none), then 5 contacts of 4 rows
 /// between random trees.

@@ -769,9 +769,9 @@ fn bad_events_and_batches_are_refused() {
     assert!(e.step(&batch, &Events::new()).is_ok());
 }
 
-/// A full rebuild's step records a cloth-sized burst of events (more than the engine records
-/// in line: they go to a second thread beside the solve) exactly as the quotient records them
-/// itself; a burst with one bad event still fails before anything is solved.
+/// A full rebuild's step records a cloth-sized burst of events (on a GPU engine, in the
+/// download's wait: tests/gpu_quotient.rs) exactly as the quotient records them itself; a
+/// burst with one bad event fails before anything is solved.
 #[test]
 fn a_full_rebuilds_burst_of_events_is_recorded_as_in_line() {
     let nworld = 4096;

@@ -387,6 +387,18 @@ impl Solver {
     /// does (H200, the hammock trace's three worlds: 206 µs a whole `dsu` step into pageable
     /// outputs, 78 into page-locked ones; benches/results/logs/h200-2026-12-03-session54-calls.md).
     pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.download_while(input, out, || ())
+    }
+
+    /// [`download`](Self::download) that runs `meanwhile` on the host once every copy is
+    /// enqueued, before the wait: host work that then overlaps the step's kernels and copies
+    /// (the engine's `auto` records a step's events for the quotient there).
+    pub fn download_while(
+        &mut self,
+        input: &Input<'_>,
+        out: &mut Islands,
+        meanwhile: impl FnOnce(),
+    ) -> Result<Stats> {
         // Every copy first, then one wait for all of them.
         let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
         self.ws.enqueue_download(input, out, &self.stream)?;
@@ -398,6 +410,7 @@ impl Solver {
         }
         // A failed capture is reported only once the copies into `out` are done.
         let captured = self.capture_uncaptured();
+        meanwhile();
         self.synchronize()?;
         captured?;
         if let Some(order) = &self.order {
