@@ -212,9 +212,10 @@ fn median(times: &mut [Duration; TRIAL_STEPS]) -> Duration {
 /// recorded into `quotient` (so that its next step rebuilds what they invalidate) in the
 /// download's wait, while the device runs the step. The tracker takes about 3 ns an event, and
 /// a cloth of 400 trees falling asleep in 256 worlds reports 102,400: recorded before the solve,
-/// they took `auto` to 1.045-1.087x the median wall of the full rebuild it ran (session 65).
-/// Events the tracker would refuse are refused first, before anything is solved; a solve that
-/// fails before its wait still leaves the events recorded.
+/// they took `auto` to 1.039-1.087x the median wall of the full rebuild it ran, in the wait
+/// 0.966-0.974x (session 65, calls 1, 2 and 5). The engine checked the events first
+/// ([`Quotient::check`]), so recording them cannot fail here; a solve that fails before its
+/// wait still records them.
 fn solve_recording(
     full: &mut gpu::Solver,
     quotient: &mut Quotient,
@@ -222,25 +223,14 @@ fn solve_recording(
     (input, keys): (&Input<'_>, Option<&RowKeys>),
     out: &mut Islands,
 ) -> Result<()> {
-    let mut pending = quotient.accepts(events);
-    if !pending {
-        quotient.record(events)?;
-    }
-    let mut recorded = Ok(());
+    let mut recorded = None;
     let solved = match keys {
         Some(keys) => full.upload_keyed(input, keys),
         None => full.upload(input),
     }
     .and_then(|()| full.replay())
-    .and_then(|()| {
-        full.download_while(input, out, || {
-            recorded = quotient.record(events);
-            pending = false;
-        })
-    });
-    if pending {
-        recorded = quotient.record(events);
-    }
+    .and_then(|()| full.download_while(input, out, || recorded = Some(quotient.record(events))));
+    let recorded = recorded.unwrap_or_else(|| quotient.record(events));
     solved.and(recorded)
 }
 
@@ -460,6 +450,8 @@ impl Engine {
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
             let quotient = device.quotient.quotient_mut();
+            // Refused events fail the step before any output is touched.
+            quotient.check(events)?;
             self.out.fill(&input, |o| {
                 solve_recording(full, quotient, events, (&input, Some(keys)), o)
             })?;
@@ -511,6 +503,12 @@ impl Engine {
         };
         let fitted = input.fitted(&tight)?;
         let input = &fitted;
+        // Refused events fail the step before any output is touched (`fill` resizes them
+        // first); every mode records them.
+        match &self.device {
+            Some(device) => device.quotient.quotient().check(events)?,
+            None => self.quotient.check(events)?,
+        }
         let (use_quotient, timed) = match self.options.mode {
             Mode::Quotient => (true, false),
             Mode::Auto => self.auto.plan(),

@@ -255,6 +255,17 @@ impl Tracker {
         events.within(self.nworld, self.ntree)
     }
 
+    /// Checks `events` as [`record`](Tracker::record) does, recording nothing: the first event
+    /// out of range is refused. O(1) where [`accepts`](Tracker::accepts) holds.
+    pub fn check_all(&self, events: &Events) -> Result<(), TrackerError> {
+        if !self.accepts(events) {
+            for e in events.as_slice() {
+                self.check(e)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Records a step's events. `is_static` says whether a source's rows are classified static
     /// (changes to dynamic sources cost nothing). Every event is checked before any is applied.
     pub fn record(
@@ -262,13 +273,9 @@ impl Tracker {
         events: &Events,
         is_static: impl Fn(SourceId) -> bool,
     ) -> Result<(), TrackerError> {
-        // Only where the events' bounds leave some out of range (a cloth falling asleep in
-        // every world reports 10^5 events or more).
-        if !self.accepts(events) {
-            for e in events.as_slice() {
-                self.check(e)?;
-            }
-        }
+        // One by one only where the events' bounds leave some out of range (a cloth falling
+        // asleep in every world reports 10^5 events or more).
+        self.check_all(events)?;
         self.sleep_touched.clear();
         self.touched.next_step();
         for &e in events.as_slice() {

@@ -227,10 +227,10 @@ impl Quotient {
             .map_err(Error::from)
     }
 
-    /// Whether [`record`](Quotient::record) takes `events` without refusing any (O(1); see
-    /// [`Tracker::accepts`](invalidation::Tracker::accepts)).
-    pub fn accepts(&self, events: &Events) -> bool {
-        self.tracker.accepts(events)
+    /// Checks `events` as [`record`](Quotient::record) does, recording nothing (O(1) where
+    /// every one is in range; see [`Tracker::check_all`](invalidation::Tracker::check_all)).
+    pub fn check(&self, events: &Events) -> Result<()> {
+        self.tracker.check_all(events).map_err(Error::from)
     }
 
     /// Counts reported toggles of static equalities; one toggled `after` times turns dynamic
