@@ -382,9 +382,9 @@ impl Solver {
 
     /// Waits for the device and copies every output into `out`: one copy for each of its 19
     /// outputs. Before its wait it captures the graph of a step [`replay`](Self::replay)
-    /// launched directly. Into pageable memory each goes through the driver's staging and costs several
-    /// µs; fill a [`PinnedIslands`](super::PinnedIslands) with it instead, as a GPU `Engine`
-    /// does (H200, the hammock trace's three worlds: 206 µs a whole `dsu` step into pageable
+    /// launched directly. Into pageable memory each copy goes through the driver's staging and
+    /// costs several µs; fill a [`PinnedIslands`](super::PinnedIslands) with it instead, as a
+    /// GPU `Engine` does (H200, the hammock trace's three worlds: 206 µs a whole `dsu` step into pageable
     /// outputs, 78 into page-locked ones; benches/results/logs/h200-2026-12-03-session54-calls.md).
     pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         self.download_while(input, out, || ())

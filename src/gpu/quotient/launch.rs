@@ -158,9 +158,10 @@ impl QuotientSolver {
     /// Only where the launch then stays within one wave of blocks: a world set aside at the
     /// step after it fell asleep finds the hint its block left and is mapped by it, so its
     /// block's other warps idle; past a wave of blocks, the plain kernels' last blocks wait for
-    /// them. At 4,096 worlds of mechanism-90% with a sixteenth asleep (256 aside blocks beside
-    /// 960 plain ones), the step after they fell asleep took 35.8 µs without them against 39.4
-    /// with them, cloth-99% 62.1 against 68.5 (session 64, call 2).
+    /// them. At 4,096 worlds with a sixteenth asleep (256 aside blocks beside 960 plain ones,
+    /// 1,056 a wave on the H200), the step after the sleepers fell asleep took 7.5–11.5 µs more
+    /// than an awake step on mechanism-90% under this rule, 12.3–16.1 with them; cloth-99%
+    /// 6.3–7.6 against 6.3–11.1 (session 65, call 4, two runs each, reuse off and on).
     fn aside_blocks(&self) -> usize {
         let cap = aside_cap(self.ws.nworld());
         let walked = self.walked_here();
