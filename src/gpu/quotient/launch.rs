@@ -142,8 +142,13 @@ impl QuotientSolver {
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        let share = masked_share(pairs, self.aside_on != Some(false), self.masked_for_blocks);
-        all > 0 && self.masked.len() as f64 > share * all as f64
+        all > 0 && self.masked.len() as f64 > self.masked_share(pairs) * all as f64
+    }
+
+    /// [`masked_share`] for this solver: the aside blocks count as on unless turned off
+    /// (`ARCHIPELAGO_Q_ASIDE=0`), whether or not a given launch fits them in one wave.
+    pub(super) fn masked_share(&self, pairs: bool) -> f64 {
+        masked_share(pairs, self.aside_on != Some(false), self.masked_for_blocks)
     }
 
     /// The aside blocks of a launch that takes the masked twins (its caller,

@@ -92,8 +92,7 @@ use kernels::{Kernel, WARP_PER_BLOCK, Warps};
 use node_tables::{NODE_CACHE_WORDS, NODE_HEAD, NODE_MAPS_MAX, NodeTables, run_bytes};
 use rules::{
     WARP_TREES_MAX, aside_cap, aside_from_env, choice_from_env, guard_warps_from_env,
-    masked_for_blocks_from_env, masked_share, masked_share_set, warp_worlds_from_env,
-    warps_reachable,
+    masked_for_blocks_from_env, masked_share_set, warp_worlds_from_env, warps_reachable,
 };
 use slots::BatchSlots;
 use world_lists::lists_len;
@@ -832,7 +831,7 @@ impl QuotientSolver {
     pub fn masked_for_blocks(&self) -> f64 {
         match self.warp_terms() {
             Some((true, pairs)) if self.few_launch() && self.warp_worlds.is_none() => {
-                masked_share(pairs, self.aside_on != Some(false), self.masked_for_blocks)
+                self.masked_share(pairs)
             }
             _ => 1.0,
         }
