@@ -735,10 +735,12 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
 // So the twins take only the worlds the last step masked, listed by the host, and the plain
 // kernels (REST) the rest of the worlds, listed too, in a launch of their own beside the twins'
 // (a stream forked in the step's graph): a replayed world runs the plain kernels' code, with one
-// load more (its index). A world that falls asleep at a step is left by its plain warp to its
-// block, as at a step after none masked. Lists, not flags: with the masked worlds spread (every
-// other one), flags left half of the plain kernels' warps idle and their blocks took a second
-// wave. Measured against the twins over every world (session 60, calls 4 and 5; µs a step,
+// load more (its index). A world that falls asleep at a step unreported is left by its plain
+// warp to its block, as at a step after none masked; one reported is taken in by the host as
+// masked (follow_sleep_events, src/gpu/quotient/launch.rs). Lists, not flags: with the masked
+// worlds spread (every other one), flags left half of the plain kernels' warps idle and their
+// blocks took a second wave.
+// Measured against the twins over every world (session 60, calls 4 and 5; µs a step,
 // L2 warm / device busy): at 4,096 worlds cloth-99% with a sixteenth masked 68.45 -> 55.25 /
 // 67.90 -> 53.05, with half 56.30 -> 47.00 / 55.65 -> 44.60; mechanism-90% with a sixteenth
 // 22.55 -> 20.20 / 21.05 -> 18.90, with half 20.05 -> 19.65 / 19.55 -> 19.05, with one masked

@@ -286,6 +286,15 @@ fn sleeping_components_are_masked_on_the_device() {
         events.sleep(1, t);
     }
     let asleep = all([&[], &island, &island, &[]], [2; 4]);
+    // World 1, reported, joins the masked worlds at the upload (listed for the masked twins);
+    // world 2 is found by its plain warp.
+    s.upload(&Input::new(&model, &asleep).unwrap(), &events)
+        .unwrap();
+    let taken: &[u32] = match std::env::var("ARCHIPELAGO_Q_FELL").as_deref() {
+        Ok("0") => &[],
+        _ => &[1],
+    };
+    assert_eq!(s.masked_worlds(), taken);
     step(&mut s, &model, &asleep, &events);
     let c = s.last_counts();
     assert_eq!((c.replayed, c.masked, c.direct), (2, 2, 0), "{c:?}");
@@ -1592,6 +1601,68 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     assert!(listed_masked > 0 && first_masked > 0);
     println!(
         "{nworld} worlds, {} steps: {aside} world-steps set aside ({aside_by_hint} masked and mapped by their hint), {by_warps} masked by warps ({by_hint} by their hint), {listed_masked} masked again and listed, {first_masked} masked first (by blocks)",
+        tiled.len()
+    );
+}
+
+/// Worlds reported put to sleep are taken in at the upload of the step at which they fall
+/// asleep (sleep_toggles tiled past seven worlds a multiprocessor, its events reported, warps
+/// forced): each joins the masked and walked worlds before its launch, so the masked twins take
+/// it (set aside where few enough, else listed for their warps) instead of its plain warp
+/// leaving it to its block; every step equals the oracle.
+#[test]
+fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
+    let Some(gpu) = open() else { return };
+    if twins_forced() || std::env::var("ARCHIPELAGO_Q_FELL").is_ok() {
+        println!("skipped: ARCHIPELAGO_Q_TWINS or ARCHIPELAGO_Q_FELL overrides the rule");
+        return;
+    }
+    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
+    let model = t.model();
+    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
+    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
+    s.set_warp_worlds(Some(true)).unwrap();
+    let mut out = Islands::default();
+    let (mut taken, mut taken_masked) = (0, 0);
+    for k in 0..tiled.len() {
+        let (batch, events) = tiled.step(k);
+        let input = Input::new(model, &batch).unwrap();
+        let before = s.masked_worlds().to_vec();
+        s.upload(&input, &events).unwrap();
+        let launch = s.masked_worlds().to_vec();
+        let fell: Vec<u32> = launch
+            .iter()
+            .filter(|w| !before.contains(w))
+            .copied()
+            .collect();
+        for w in &fell {
+            assert!(s.walked_worlds().contains(w), "step {k}: world {w}");
+        }
+        // The twins take the launch's masked worlds: set aside, or else listed.
+        let set = s.aside_worlds().to_vec();
+        let mut want_listed = launch.clone();
+        want_listed.retain(|w| !set.contains(w));
+        assert_eq!(s.listed_worlds(), &want_listed[..], "step {k}");
+        s.replay().unwrap();
+        s.download(&input, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
+        // Every masked world the launch took in was solved by the twins: by its warp where
+        // listed, or set aside and mapped by its block's first warp by its hint; a world set
+        // aside and solved by its block is walked again.
+        let c = s.last_counts();
+        let masked = s.masked_worlds();
+        let again = masked.iter().filter(|w| launch.contains(w)).count();
+        let set_by_block = s.walked_worlds().iter().filter(|w| set.contains(w)).count();
+        assert_eq!(c.masked_by_warps, again - set_by_block, "step {k}: {c:?}");
+        taken += fell.len();
+        taken_masked += masked.iter().filter(|w| fell.contains(w)).count();
+    }
+    assert!(
+        taken_masked > 0,
+        "no world reported put to sleep was masked at its step"
+    );
+    println!(
+        "{nworld} worlds, {} steps: {taken} world-steps taken in at the upload, {taken_masked} of them masked at their step",
         tiled.len()
     );
 }

@@ -145,14 +145,19 @@ pub struct QuotientSolver {
     sm_count: usize,
     stream: Arc<CudaStream>,
     stale: PinnedVec<i32>,
-    /// The worlds the last downloaded step masked (flag 2), less those woken whole since.
+    /// The worlds the last downloaded step masked (flag 2), less those reported woken whole
+    /// since, with those reported put to sleep since.
     masked: Vec<u32>,
-    /// Of those, the ones not mapped by their hint (flag 64): the worlds the aside blocks
-    /// may take at the next step.
+    /// Of those, the ones not mapped by their hint (flag 64), and those reported put to sleep
+    /// since: the worlds the aside blocks may take at the next step.
     walked: Vec<u32>,
-    /// Per world, what [`leave_woken`](Self::leave_woken) found of this step's wake events:
-    /// 0 not looked at, 1 a tree still asleep, 2 woken whole (all 0 between uploads).
+    /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
+    /// events: 0 not looked at, 1 nothing to follow, 2 woken whole, 3 fallen asleep (all 0
+    /// between uploads).
     woken: Vec<u8>,
+    /// Whether worlds reported put to sleep join the masked ones at the upload
+    /// (`ARCHIPELAGO_Q_FELL=0`: not, as before session 66).
+    take_fallen: bool,
     /// Whether the masked twins may set worlds aside (`ARCHIPELAGO_Q_ASIDE=0`: never) and
     /// whether even past one wave (`=1`); unset, within one wave only.
     aside_on: Option<bool>,
@@ -385,6 +390,7 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             woken: vec![0; w],
+            take_fallen: choice_from_env("ARCHIPELAGO_Q_FELL") != Some(false),
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),
             lists_next: Vec::with_capacity(lists_len(w)),
@@ -655,7 +661,7 @@ impl QuotientSolver {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
         self.quotient.prepare(input, events)?;
-        self.leave_woken();
+        self.follow_sleep_events();
         self.upload_tables()?;
         self.upload_batch(input)?;
         let nworld = self.ws.nworld();
@@ -841,9 +847,10 @@ impl QuotientSolver {
     /// upload; the worlds the step before
     /// masked, less those set aside), while the plain kernels took every other world beside
     /// them (`…_rest_kernel`; the twins on a stream forked in the step's graph): a replayed world
-    /// runs the plain kernels' code, and only a masked world pays for the twins'. A world that
-    /// falls asleep at a step is left by its plain warp to its block, as at a step after none
-    /// masked, and listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
+    /// runs the plain kernels' code, and only a masked world pays for the twins'. A world
+    /// reported put to sleep at this step is taken in as masked at the upload; one that falls
+    /// asleep unreported is left by its plain warp to its block, as at a step after none masked,
+    /// and listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
     pub fn listed_worlds(&self) -> &[u32] {
         match self.last_listed {
             true => &self.listed_on_device,
@@ -852,14 +859,15 @@ impl QuotientSolver {
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
-    /// asleep), ascending, less those reported woken whole at the upload since: the worlds the
-    /// next launch takes as masked.
+    /// asleep), ascending, less those reported woken whole at the upload since and with those
+    /// reported put to sleep: the worlds the next launch takes as masked.
     pub fn masked_worlds(&self) -> &[u32] {
         &self.masked
     }
 
     /// Of [`masked_worlds`](Self::masked_worlds), those not mapped by their hint
-    /// ([`StepCounts::masked_by_hint`]): walked row by row by their warp, or solved by a block.
+    /// ([`StepCounts::masked_by_hint`]): walked row by row by their warp, or solved by a block;
+    /// and those reported put to sleep at the upload since, which have no hint yet.
     pub fn walked_worlds(&self) -> &[u32] {
         &self.walked
     }
@@ -867,7 +875,7 @@ impl QuotientSolver {
     /// The worlds the uploaded batch's launch sets aside (made at the upload), each with a block
     /// of its own beside the warp
     /// kernels' warps (its first warp maps the world where its hint holds, else the block
-    /// solves it): those the step before masked and walked
+    /// solves it): those the step before masked and walked, or reported put to sleep since
     /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
     /// the batch (see [`MASKED_FOR_BLOCKS`]) and the launch with their blocks stays within one
     /// wave ([`blocks_a_wave`](Self::blocks_a_wave)); none where the launch took the block
