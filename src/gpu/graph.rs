@@ -58,6 +58,112 @@ impl StepGraph {
     }
 }
 
+/// The step graphs a solver keeps: up to `MOST`, one a key of the scalars a launch was captured
+/// with (`()` where there is one), the least recently replayed dropped first. A step whose key
+/// and world count no kept graph holds is launched directly, and its graph captured while the
+/// device runs it: by [`capture_pending`](Self::capture_pending), which a solver calls after
+/// enqueueing the step's downloads and before its wait, or at the next replay of the same key
+/// and count, whichever comes first. A capture (its instantiation and upload, 100–300 µs on the
+/// H200) then never holds the device up; a direct launch costs a few µs more than a replay.
+pub struct KeptGraphs<K, const MOST: usize> {
+    /// The latest replayed first.
+    kept: Vec<(K, StepGraph)>,
+    /// The key and world count of the last step launched directly, not yet captured.
+    pending: Option<(K, usize)>,
+    captures: u64,
+}
+
+impl<K, const MOST: usize> Default for KeptGraphs<K, MOST> {
+    fn default() -> Self {
+        KeptGraphs {
+            kept: Vec::with_capacity(MOST),
+            pending: None,
+            captures: 0,
+        }
+    }
+}
+
+impl<K: Copy + PartialEq, const MOST: usize> KeptGraphs<K, MOST> {
+    /// Runs the step of `key` for `nworld` worlds, which `launch` enqueues on a stream: replays
+    /// its graph where one is kept; else launches it directly on `stream` the first time, and
+    /// captures its graph and replays that at a second replay before any
+    /// [`capture_pending`](Self::capture_pending). A graph whose capture or launch failed is
+    /// dropped.
+    pub fn replay(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        key: K,
+        nworld: usize,
+        mut launch: impl FnMut(&CudaStream) -> Result<()>,
+    ) -> Result<()> {
+        if !self.holds(key, nworld) && self.pending != Some((key, nworld)) {
+            self.pending = Some((key, nworld));
+            return launch(stream);
+        }
+        self.pending = None;
+        to_front(&mut self.kept, key, MOST);
+        let mut captured = false;
+        let r = self.kept[0].1.replay(stream, nworld, |s| {
+            captured = true;
+            launch(s)
+        });
+        self.captures += u64::from(captured && r.is_ok());
+        if r.is_err() {
+            self.kept.remove(0);
+        }
+        r
+    }
+
+    /// Captures the graph of the step [`replay`](Self::replay) last launched directly, if the
+    /// solver's key and world count are still that step's (no upload since has moved them).
+    pub fn capture_pending(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        key: K,
+        nworld: usize,
+        launch: impl FnOnce(&CudaStream) -> Result<()>,
+    ) -> Result<()> {
+        if self.pending.take() != Some((key, nworld)) {
+            return Ok(());
+        }
+        to_front(&mut self.kept, key, MOST);
+        let r = self.kept[0].1.capture(stream, nworld, launch);
+        match r {
+            Ok(()) => self.captures += 1,
+            Err(_) => drop(self.kept.remove(0)),
+        }
+        r
+    }
+
+    /// Whether a graph of `key` for `nworld` worlds is kept.
+    pub fn holds(&self, key: K, nworld: usize) -> bool {
+        self.kept.iter().any(|(k, g)| *k == key && g.holds(nworld))
+    }
+
+    /// Graphs captured so far.
+    pub fn captures(&self) -> u64 {
+        self.captures
+    }
+
+    /// Drops every graph and the pending capture (what they launch changed).
+    pub fn clear(&mut self) {
+        self.kept.clear();
+        self.pending = None;
+    }
+}
+
+/// Moves the entry of `key` to the front of `kept` (the latest first), or puts a new one there
+/// (its value the default), the last dropped where `kept` then holds more than `most`.
+fn to_front<K: PartialEq, V: Default>(kept: &mut Vec<(K, V)>, key: K, most: usize) {
+    match kept.iter().position(|(k, _)| *k == key) {
+        Some(i) => kept[..=i].rotate_right(1),
+        None => {
+            kept.insert(0, (key, V::default()));
+            kept.truncate(most);
+        }
+    }
+}
+
 /// Captures what `enqueue` puts on `stream` and instantiates it.
 pub fn capture(
     stream: &Arc<CudaStream>,
@@ -282,4 +388,23 @@ pub fn time_back_to_back_us(
     let n = n.max(1);
     let us = EventPair::new(ctx)?.time_us(stream, || (0..n).try_for_each(|_| replay()))?;
     Ok(us / n as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_front;
+
+    #[test]
+    fn graphs_are_kept_by_key_the_least_recently_replayed_dropped_first() {
+        let mut kept: Vec<(u8, Vec<u8>)> = Vec::new();
+        for key in [1, 2, 3, 1, 2, 3] {
+            to_front(&mut kept, key, 3);
+            kept[0].1.push(key);
+        }
+        // Three keys in turn, three kept: each made once, and replayed again.
+        assert_eq!(kept, [(3, vec![3, 3]), (2, vec![2, 2]), (1, vec![1, 1])]);
+        to_front(&mut kept, 2, 3);
+        to_front(&mut kept, 4, 3);
+        assert_eq!(kept, [(4, vec![]), (2, vec![2, 2]), (3, vec![3, 3])]);
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use cudarc::driver::CudaStream;
 
-use super::graph::StepGraph;
+use super::graph::KeptGraphs;
 use super::maps::BlockShape;
 use super::module::Kernels;
 use super::order::{DeviceOrder, Plan, Sort};
@@ -139,10 +139,9 @@ pub struct Solver {
     stream: Arc<CudaStream>,
     ws: Workspace,
     shape: BlockShape,
-    graph: StepGraph,
-    /// The world count of a step launched directly because no graph held it, to be captured
+    /// The step's graph, and the capture of a step launched without one
     /// ([`replay`](Self::replay)).
-    uncaptured: Option<usize>,
+    graph: KeptGraphs<(), 1>,
     order: Option<DeviceOrder>,
     overlap: Overlap,
     /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
@@ -213,8 +212,7 @@ impl Solver {
             stream: gpu.stream().clone(),
             ws,
             shape,
-            graph: StepGraph::default(),
-            uncaptured: None,
+            graph: KeptGraphs::default(),
             order,
             overlap: opts.overlap,
             capability: info.capability.0,
@@ -273,8 +271,7 @@ impl Solver {
         self.synchronize()?;
         if changed? {
             // Another sort kernel: the captured step no longer applies.
-            self.graph = StepGraph::default();
-            self.uncaptured = None;
+            self.graph.clear();
         }
         Ok(())
     }
@@ -344,16 +341,9 @@ impl Solver {
     /// [`replay`](super::quotient::QuotientSolver::replay), a capture (its instantiation and
     /// upload, 100-300 µs on the H200) then no longer holds the device up.
     pub fn replay(&mut self) -> Result<()> {
-        let nworld = self.ws.nworld();
-        if !self.graph.holds(nworld) && self.uncaptured != Some(nworld) {
-            self.launch_direct()?;
-            self.uncaptured = Some(nworld);
-            return Ok(());
-        }
-        self.uncaptured = None;
         let stream = self.stream.clone();
         let mut graph = std::mem::take(&mut self.graph);
-        let r = graph.replay(&stream, nworld, |s| self.enqueue(s));
+        let r = graph.replay(&stream, (), self.ws.nworld(), |s| self.enqueue(s));
         self.graph = graph;
         r
     }
@@ -361,21 +351,15 @@ impl Solver {
     /// Whether the graph of the uploaded batch's world count is captured: false from a
     /// direct launch of [`replay`](Self::replay) until its download.
     pub fn is_captured(&self) -> bool {
-        self.graph.holds(self.ws.nworld())
+        self.graph.holds((), self.ws.nworld())
     }
 
     /// Captures the graph of the step [`replay`](Self::replay) launched directly, unless an
     /// upload since changed the world count. Called while the device runs that step.
-    fn capture_uncaptured(&mut self) -> Result<()> {
-        let Some(nworld) = self.uncaptured.take() else {
-            return Ok(());
-        };
-        if nworld != self.ws.nworld() {
-            return Ok(());
-        }
+    fn capture_pending(&mut self) -> Result<()> {
         let stream = self.stream.clone();
         let mut graph = std::mem::take(&mut self.graph);
-        let r = graph.capture(&stream, nworld, |s| self.enqueue(s));
+        let r = graph.capture_pending(&stream, (), self.ws.nworld(), |s| self.enqueue(s));
         self.graph = graph;
         r
     }
@@ -409,7 +393,7 @@ impl Solver {
             self.ws.enqueue_rounds(&self.stream)?;
         }
         // A failed capture is reported only once the copies into `out` are done.
-        let captured = self.capture_uncaptured();
+        let captured = self.capture_pending();
         meanwhile();
         self.synchronize()?;
         captured?;

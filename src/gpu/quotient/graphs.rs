@@ -1,5 +1,6 @@
-//! The step graphs a solver keeps: one a key of the scalars a launch was captured with, the
-//! least recently replayed dropped first, and the capture of a launch made without one.
+//! The key of the quotient's step graphs (the scalars a launch was captured with), how many it
+//! keeps ([`KeptGraphs`](crate::gpu::graph::KeptGraphs) holds them), and the capture of a
+//! launch made without one.
 
 use super::QuotientSolver;
 use crate::error::Result;
@@ -22,39 +23,17 @@ pub(super) type GraphKey = [i32; 17];
 /// while the device runs it: see [`QuotientSolver::replay`].)
 pub(super) const GRAPHS: usize = 8;
 
-/// Moves the entry of `key` to the front of `kept` (the latest first), or puts a new one there
-/// (its value the default), the last dropped where `kept` then holds more than `most`.
-pub(super) fn to_front<K: PartialEq, V: Default>(kept: &mut Vec<(K, V)>, key: K, most: usize) {
-    match kept.iter().position(|(k, _)| *k == key) {
-        Some(i) => kept[..=i].rotate_right(1),
-        None => {
-            kept.insert(0, (key, V::default()));
-            kept.truncate(most);
-        }
-    }
-}
-
 impl QuotientSolver {
     /// Captures the graph of the last launch, made directly because no graph was kept for its
     /// key ([`replay`](QuotientSolver::replay)), if the solver still stands as it was for that
     /// launch (no upload since has moved its key or world count). Called while the device runs
     /// the launch, before the host waits for it.
-    pub(super) fn capture_uncaptured(&mut self) -> Result<()> {
-        let Some((key, nworld)) = self.uncaptured.take() else {
-            return Ok(());
-        };
-        if nworld != self.ws.nworld() || key != self.graph_key() {
-            return Ok(());
-        }
-        to_front(&mut self.graphs, key, GRAPHS);
+    pub(super) fn capture_pending(&mut self) -> Result<()> {
+        let (key, nworld) = (self.graph_key(), self.ws.nworld());
         let stream = self.stream.clone();
-        let mut graph = std::mem::take(&mut self.graphs[0].1);
-        let r = graph.capture(&stream, nworld, |s| self.launch(s));
-        self.graphs[0].1 = graph;
-        match r {
-            Ok(()) => self.captures += 1,
-            Err(_) => drop(self.graphs.remove(0)),
-        }
+        let mut graphs = std::mem::take(&mut self.graphs);
+        let r = graphs.capture_pending(&stream, key, nworld, |s| self.launch(s));
+        self.graphs = graphs;
         r
     }
 
@@ -81,24 +60,5 @@ impl QuotientSolver {
             one[2],
             one[3],
         ]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::to_front;
-
-    #[test]
-    fn graphs_are_kept_by_key_the_least_recently_replayed_dropped_first() {
-        let mut kept: Vec<(u8, Vec<u8>)> = Vec::new();
-        for key in [1, 2, 3, 1, 2, 3] {
-            to_front(&mut kept, key, 3);
-            kept[0].1.push(key);
-        }
-        // Three keys in turn, three kept: each made once, and replayed again.
-        assert_eq!(kept, [(3, vec![3, 3]), (2, vec![2, 2]), (1, vec![1, 1])]);
-        to_front(&mut kept, 2, 3);
-        to_front(&mut kept, 4, 3);
-        assert_eq!(kept, [(4, vec![]), (2, vec![2, 2]), (3, vec![3, 3])]);
     }
 }

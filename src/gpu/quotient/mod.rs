@@ -71,7 +71,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 
-use super::graph::StepGraph;
+use super::graph::KeptGraphs;
 use super::maps::BlockShape;
 use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
@@ -86,7 +86,7 @@ use crate::model::Model;
 use crate::quotient::{Events, Policy, Quotient};
 use crate::rows::{Capacity, Input};
 use buffers::QBufs;
-use graphs::{GRAPHS, GraphKey, to_front};
+use graphs::{GRAPHS, GraphKey};
 use invalidation::GuardFinding;
 use kernels::{Kernel, WARP_PER_BLOCK, Warps};
 use node_tables::{NODE_CACHE_WORDS, NODE_HEAD, NODE_MAPS_MAX, NodeTables, run_bytes};
@@ -193,13 +193,9 @@ pub struct QuotientSolver {
     /// The world → slot map as last uploaded (uploaded again only when it changes; empty
     /// before the first upload, when the kernel reads none).
     slots_on_device: Vec<u32>,
-    /// The graphs of the last [`GRAPHS`] keys, the latest first (see [`GRAPHS`]).
-    graphs: Vec<(GraphKey, StepGraph)>,
-    /// Graphs captured so far (see [`QuotientSolver::captures`]).
-    captures: u64,
-    /// The key and world count of a launch made without a graph because none was kept for its
-    /// key: captured while the device runs it ([`replay`](QuotientSolver::replay)).
-    uncaptured: Option<(GraphKey, usize)>,
+    /// The graphs of the last [`GRAPHS`] keys, and the capture of a launch made without one
+    /// ([`replay`](QuotientSolver::replay)).
+    graphs: KeptGraphs<GraphKey, GRAPHS>,
     /// The world count of the last launch, while every world's row-level outputs are where it
     /// wrote them (see [`c_rowadr`](QBufs::c_rowadr)).
     placed_nworld: Option<usize>,
@@ -409,9 +405,7 @@ impl QuotientSolver {
             join: event()?,
             contracted: Vec::with_capacity(w),
             slots_on_device: Vec::with_capacity(w),
-            graphs: Vec::with_capacity(GRAPHS),
-            captures: 0,
-            uncaptured: None,
+            graphs: KeptGraphs::default(),
             placed_nworld: None,
             cache_valid: true,
             reuse: true,
@@ -683,29 +677,12 @@ impl QuotientSolver {
             return Ok(());
         }
         let key = self.graph_key();
-        let kept = self
-            .graphs
-            .iter()
-            .any(|(k, g)| *k == key && g.holds(nworld));
-        if !kept && self.uncaptured != Some((key, nworld)) {
-            self.launch_direct()?;
-            self.uncaptured = Some((key, nworld));
-            return Ok(());
-        }
-        self.uncaptured = None;
-        to_front(&mut self.graphs, key, GRAPHS);
         let stream = self.stream.clone();
         self.before_launch()?;
-        let mut graph = std::mem::take(&mut self.graphs[0].1);
-        let mut captured = false;
-        let r = graph.replay(&stream, nworld, |s| {
-            captured = true;
-            self.launch(s)
-        });
-        self.graphs[0].1 = graph;
-        self.captures += captured as u64;
+        let mut graphs = std::mem::take(&mut self.graphs);
+        let r = graphs.replay(&stream, key, nworld, |s| self.launch(s));
+        self.graphs = graphs;
         if r.is_err() {
-            self.graphs.remove(0);
             self.placed_nworld = None;
         }
         r
@@ -716,7 +693,7 @@ impl QuotientSolver {
     /// the masked twins' blocks) took a value none of the last eight graphs has (see
     /// [`replay`](Self::replay)).
     pub fn captures(&self) -> u64 {
-        self.captures
+        self.graphs.captures()
     }
 
     /// Runs the kernel on the uploaded batch with a direct launch (no graph).
@@ -758,7 +735,7 @@ impl QuotientSolver {
             buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
         }
         // A failed capture is reported only once the copies into `out` are done.
-        let captured = self.capture_uncaptured();
+        let captured = self.capture_pending();
         self.stream
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
