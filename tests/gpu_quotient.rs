@@ -1606,10 +1606,10 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
 }
 
 /// Worlds reported put to sleep are taken in at the upload of the step at which they fall
-/// asleep (sleep_toggles tiled past seven worlds a multiprocessor, its events reported, warps
-/// forced): each joins the masked and walked worlds before its launch, so the masked twins take
-/// it (set aside where few enough, else listed for their warps) instead of its plain warp
-/// leaving it to its block; every step equals the oracle.
+/// asleep, where the sleep leaves a whole node of static rows asleep (which masks the world on
+/// the device): the masked twins' warps then solve them (too many to set aside), where the
+/// plain warps would have left them to their blocks. A tree of no static row sleeps without
+/// masking anything, and its world is not taken in. Woken whole, they leave at the upload.
 #[test]
 fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
     let Some(gpu) = open() else { return };
@@ -1617,54 +1617,72 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
         println!("skipped: ARCHIPELAGO_Q_TWINS or ARCHIPELAGO_Q_FELL overrides the rule");
         return;
     }
-    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
-    let model = t.model();
-    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
-    let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
-    s.set_warp_worlds(Some(true)).unwrap();
-    let mut out = Islands::default();
-    let (mut taken, mut taken_masked) = (0, 0);
-    for k in 0..tiled.len() {
-        let (batch, events) = tiled.step(k);
-        let input = Input::new(model, &batch).unwrap();
-        let before = s.masked_worlds().to_vec();
-        s.upload(&input, &events).unwrap();
-        let launch = s.masked_worlds().to_vec();
-        let fell: Vec<u32> = launch
-            .iter()
-            .filter(|w| !before.contains(w))
-            .copied()
-            .collect();
-        for w in &fell {
-            assert!(s.walked_worlds().contains(w), "step {k}: world {w}");
+    let model = eight();
+    let cap = Capacity {
+        nworld: 64,
+        ..four_of_eight(32, 1)
+    };
+    let mut s = warp_solver(&gpu, cap, &model, false);
+    // By world mod 4: awake; component {2, 3} (with tree 6, bound by a contact) asleep;
+    // tree 7 (no row) asleep; tree 5 (one friction row, a node of its own) asleep.
+    let sleepers: [&[i32]; 4] = [&[], &[2, 3, 6], &[7], &[5]];
+    let batch = |asleep: bool| {
+        let mut b = Batch::builder();
+        for w in 0..cap.nworld {
+            world(&mut b, if asleep { sleepers[w % 4] } else { &[] }, 2);
         }
-        // The twins take the launch's masked worlds: set aside, or else listed.
-        let set = s.aside_worlds().to_vec();
-        let mut want_listed = launch.clone();
-        want_listed.retain(|w| !set.contains(w));
-        assert_eq!(s.listed_worlds(), &want_listed[..], "step {k}");
-        s.replay().unwrap();
-        s.download(&input, &mut out).unwrap();
-        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
-        // Every masked world the launch took in was solved by the twins: by its warp where
-        // listed, or set aside and mapped by its block's first warp by its hint; a world set
-        // aside and solved by its block is walked again.
-        let c = s.last_counts();
-        let masked = s.masked_worlds();
-        let again = masked.iter().filter(|w| launch.contains(w)).count();
-        let set_by_block = s.walked_worlds().iter().filter(|w| set.contains(w)).count();
-        assert_eq!(c.masked_by_warps, again - set_by_block, "step {k}: {c:?}");
-        taken += fell.len();
-        taken_masked += masked.iter().filter(|w| fell.contains(w)).count();
-    }
-    assert!(
-        taken_masked > 0,
-        "no world reported put to sleep was masked at its step"
-    );
-    println!(
-        "{nworld} worlds, {} steps: {taken} world-steps taken in at the upload, {taken_masked} of them masked at their step",
-        tiled.len()
-    );
+        b.finish()
+    };
+    let events = |wake: bool| {
+        let mut e = Events::new();
+        for w in 0..cap.nworld {
+            for &t in sleepers[w % 4] {
+                match wake {
+                    false => e.sleep(w as u32, t),
+                    true => e.wake(w as u32, t),
+                };
+            }
+        }
+        e
+    };
+    let masking: Vec<u32> = (0..cap.nworld as u32).filter(|w| w % 2 == 1).collect();
+    let (awake, asleep) = (batch(false), batch(true));
+    let mut out = Islands::default();
+    let mut run =
+        |s: &mut QuotientSolver, b: &Batch, e: &Events, check: &dyn Fn(&QuotientSolver)| {
+            let input = Input::new(&model, b).unwrap();
+            s.upload(&input, e).unwrap();
+            check(s);
+            s.replay().unwrap();
+            s.download(&input, &mut out).unwrap();
+            assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+        };
+    let none = Events::new();
+    run(&mut s, &awake, &none, &|s| {
+        assert_eq!(s.masked_worlds(), [] as [u32; 0])
+    });
+    // The step they fall asleep: taken in at the upload, listed for the twins' warps.
+    run(&mut s, &asleep, &events(false), &|s| {
+        assert_eq!(s.masked_worlds(), masking);
+        assert_eq!(s.walked_worlds(), masking);
+        assert_eq!(s.aside_worlds(), [] as [u32; 0]);
+        assert_eq!(s.listed_worlds(), masking);
+    });
+    let c = s.last_counts();
+    assert_eq!((c.masked, c.masked_by_warps), (32, 32), "{c:?}");
+    assert_eq!(s.masked_worlds(), masking);
+    // Asleep still: masked again, by the twins' warps.
+    run(&mut s, &asleep, &none, &|s| {
+        assert_eq!(s.listed_worlds(), masking)
+    });
+    let c = s.last_counts();
+    assert_eq!((c.masked, c.masked_by_warps), (32, 32), "{c:?}");
+    // Woken whole and reported: out at the upload, every world replayed.
+    run(&mut s, &awake, &events(true), &|s| {
+        assert_eq!(s.masked_worlds(), [] as [u32; 0])
+    });
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked), (64, 0), "{c:?}");
 }
 
 /// Past a wave of blocks no world is set aside: sleep_toggles tiled to one block more than the

@@ -296,6 +296,13 @@ impl Quotients {
         &self.node_trees[s * n..(s + 1) * n][adr[0] as usize..adr[1] as usize]
     }
 
+    /// Static rows contracted into the node of tree `t` in slot `s`: what [`View::node_rows`]
+    /// gives for [`View::tree_node`]`[t]`, without building the view.
+    pub fn rows_with(&self, s: u32, t: usize) -> u32 {
+        let (s, n) = (s as usize, self.ntree);
+        self.node_rows[s * n + self.tree_node[s * n + t] as usize]
+    }
+
     /// The quotient of slot `s`.
     pub fn view(&self, s: u32) -> View<'_> {
         let (s, n) = (s as usize, self.ntree);

@@ -241,12 +241,13 @@ impl QuotientSolver {
     /// Follows this step's reported sleep and wake into the launch's masked worlds. A world
     /// reported woken whole (a wake event, every tree awake) leaves them, so that the plain
     /// kernels replay it at once rather than its masked twin at this step and the plain kernels
-    /// only from the next. A world with a tree reported put to sleep joins them as one masked
-    /// and walked (set aside where the rule allows, else listed for the masked twins' warps)
-    /// rather than being left by its plain warp to its block, which made the launch wait for
-    /// the blocks' serial solves. The events are a hint, never the answer: a sleep not reported
-    /// is found by the plain warp, which leaves the world to its block, and a world taken in
-    /// whose trees are all awake after all is solved by its twin as any.
+    /// only from the next. A world in which a reported sleep leaves a whole node of static
+    /// hyperedges asleep (which masks it on the device) joins them as one masked and walked
+    /// (set aside where the rule allows, else listed for the masked twins' warps) rather than
+    /// being left by its plain warp to its block, which made the launch wait for the blocks'
+    /// serial solves. The events are a hint, never the answer: a sleep not reported is found by
+    /// the plain warp, which leaves the world to its block, and a world taken in that is not
+    /// masked after all (its node's rows still there) is solved by its twin as any.
     ///
     /// Measured on the H200 (session 66, calls 2 and 3; the sleeping sequences of
     /// mechanism-90% without replays again, the step at which worlds fall asleep less the awake
@@ -254,8 +255,11 @@ impl QuotientSolver {
     /// +11.6 / +11.7 against +18.4 / +18.5 and +18.3 / +17.7 left to their blocks; with half
     /// +9.4 / +7.2 and +7.9 / +6.9 against +36.7 / +34.4 and +33.5 / +35.4; a sixteenth of
     /// 1,024 and 2,048 worlds +12.7 / +10.3 and +12.3 / +11.9 against +20.0 / +18.0 and +17.5 /
-    /// +19.4 (means of four runs); sleep_toggles' recorded steps at 2,048 worlds 36.7 / 34.2
-    /// against 37.1 / 34.7. `ARCHIPELAGO_Q_FELL=0` leaves the sleep events out, as before.
+    /// +19.4 (means of four runs). sleep_toggles' sleepers are trees of no static hyperedge,
+    /// which mask nothing: taken in all the same (before the check of their nodes), its
+    /// recorded steps at 2,048 worlds took 36.7 / 34.2 µs against 37.1 / 34.7 set aside where
+    /// few enough, 36.2–43.0 / 34.1–39.8 listed (call 2: 39.2 / 37.2 and 40.8 / 38.7 against
+    /// 37.4–37.7 / 35.0–35.1). `ARCHIPELAGO_Q_FELL=0` leaves the sleep events out, as before.
     pub(super) fn follow_sleep_events(&mut self) {
         const SEEN: u8 = 1;
         const WOKEN: u8 = 2;
@@ -269,7 +273,22 @@ impl QuotientSolver {
                 continue;
             }
             *state = if !tracker.awake(w as usize, t as usize) {
-                match self.take_fallen && self.masked.binary_search(&w).is_err() {
+                // Only a node that masks the world: one of static hyperedges, every tree of it
+                // asleep (a partly asleep one had the world rebuilt at `prepare`). A tree of
+                // no static hyperedge sleeps without changing what the world replays; its
+                // world is looked at again at its next event.
+                let cache = self.quotient.cache();
+                let Some(slot) = cache.slot_of(w as usize) else {
+                    continue;
+                };
+                let trees = cache.trees_with(slot, t as usize);
+                if trees.len() == 1 && cache.rows_with(slot, t as usize) == 0 {
+                    continue;
+                }
+                let whole = trees
+                    .iter()
+                    .all(|&u| !tracker.awake(w as usize, u as usize));
+                match self.take_fallen && whole && self.masked.binary_search(&w).is_err() {
                     true => FELL,
                     false => SEEN,
                 }
