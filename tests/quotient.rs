@@ -579,6 +579,43 @@ fn a_sleeping_component_is_masked_without_rebuild() {
     }
 }
 
+/// What the GPU quotient takes into its launch's masked worlds at a reported sleep
+/// (`Quotient::static_node`: a node of static hyperedges, every tree of it asleep) is what masks
+/// a world: a component asleep whole (world 0) and a tree with a static row of its own
+/// (world 2) mask theirs; a tree of no static row (world 1) and a component partly asleep
+/// (world 3, rebuilt) do not.
+#[test]
+fn a_reported_sleep_masks_where_a_node_of_static_hyperedges_sleeps_whole() {
+    let mut e = engine(4, Policy::default());
+    let mut specs = vec![Spec::default(); 4];
+    for s in &mut specs {
+        s.contacts.clear();
+    }
+    step(&mut e, &specs, &Events::new());
+    let sleepers: [&[i32]; 4] = [&[0, 1, 2], &[3], &[4], &[0]];
+    let mut ev = Events::new();
+    for (w, trees) in sleepers.iter().enumerate() {
+        specs[w].asleep = trees.to_vec();
+        for &t in *trees {
+            ev.sleep(w as u32, t);
+        }
+    }
+    let before = e.quotient().counters().masked;
+    step(&mut e, &specs, &ev);
+    let q = e.quotient();
+    let masks = |w: usize| {
+        sleepers[w].iter().any(|&t| {
+            q.static_node(w, t as usize)
+                .is_some_and(|trees| trees.iter().all(|&u| !q.tracker().awake(w, u as usize)))
+        })
+    };
+    assert_eq!((0..4).filter(|&w| masks(w)).collect::<Vec<_>>(), [0, 2]);
+    assert_eq!(q.counters().masked - before, 2);
+    assert_eq!(q.static_node(0, 1), Some(&[0, 1, 2][..]));
+    assert_eq!(q.static_node(1, 3), None);
+    assert_eq!(causes(&e), [(3, Cause::PartialSleep { tree: 0 })]);
+}
+
 #[test]
 fn a_partly_sleeping_component_rebuilds_that_world() {
     let mut e = engine(2, Policy::default());

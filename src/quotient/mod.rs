@@ -190,6 +190,32 @@ impl Quotient {
         &self.tracker
     }
 
+    /// The trees of tree `t`'s node in world `w`'s quotient, where that node holds static
+    /// hyperedges (several trees, or static rows of its own): the node whose static rows the
+    /// guard finds all gone, and masks, when every one of its trees sleeps. `None` for a tree of
+    /// no static hyperedge, whose sleep leaves what the world replays as it was, and for a world
+    /// without a quotient. The GPU quotient takes a world into its launch's masked ones by it.
+    ///
+    /// ```
+    /// # use archipelago::{quotient::{Policy, Quotient}, Batch, Capacity, Input, Islands, Model, RowType};
+    /// # use invalidation::Events;
+    /// let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    /// let cap = Capacity { nworld: 1, ntree: 3, nv: 3, njmax: 4, nsupport: 8, nedge: 0 };
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]); // trees 0 and 1 contracted into one node
+    /// b.end_world();
+    /// let batch = b.finish();
+    /// let mut q = Quotient::new(&cap, Policy::default());
+    /// q.step(&Input::new(&model, &batch).unwrap(), &Events::new(), &mut Islands::default()).unwrap();
+    /// assert_eq!(q.static_node(0, 1), Some(&[0, 1][..]));
+    /// assert_eq!(q.static_node(0, 2), None); // tree 2: no static row
+    /// ```
+    pub fn static_node(&self, w: usize, t: usize) -> Option<&[i32]> {
+        let slot = self.cache.slot_of(w)?;
+        let trees = self.cache.trees_with(slot, t);
+        (trees.len() > 1 || self.cache.rows_with(slot, t) > 0).then_some(trees)
+    }
+
     /// The quotient cache.
     pub fn cache(&self) -> &Quotients {
         &self.cache

@@ -277,14 +277,9 @@ impl QuotientSolver {
                 // asleep (a partly asleep one had the world rebuilt at `prepare`). A tree of
                 // no static hyperedge sleeps without changing what the world replays; its
                 // world is looked at again at its next event.
-                let cache = self.quotient.cache();
-                let Some(slot) = cache.slot_of(w as usize) else {
+                let Some(trees) = self.quotient.static_node(w as usize, t as usize) else {
                     continue;
                 };
-                let trees = cache.trees_with(slot, t as usize);
-                if trees.len() == 1 && cache.rows_with(slot, t as usize) == 0 {
-                    continue;
-                }
                 let whole = trees
                     .iter()
                     .all(|&u| !tracker.awake(w as usize, u as usize));
