@@ -1537,6 +1537,16 @@ fn twins_forced() -> bool {
     forced
 }
 
+/// Whether `ARCHIPELAGO_Q_TWINS=1` or `var` (set to anything) overrides the rule a test checks:
+/// it then says so and checks nothing.
+fn rule_overridden(var: &str) -> bool {
+    let set = std::env::var(var).is_ok();
+    if set {
+        println!("skipped: {var} overrides the rule this test checks");
+    }
+    twins_forced() || set
+}
+
 /// The warp kernels set aside the worlds that the step before masked and walked (not mapped by
 /// their hint), where they are no more than a sixteenth of the batch (sleep_toggles tiled past
 /// seven worlds a multiprocessor, warps forced at every step; with their blocks the launch
@@ -1613,8 +1623,7 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
 #[test]
 fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
     let Some(gpu) = open() else { return };
-    if twins_forced() || std::env::var("ARCHIPELAGO_Q_FELL").is_ok() {
-        println!("skipped: ARCHIPELAGO_Q_TWINS or ARCHIPELAGO_Q_FELL overrides the rule");
+    if rule_overridden("ARCHIPELAGO_Q_FELL") {
         return;
     }
     let model = eight();
@@ -1691,8 +1700,7 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
 #[test]
 fn past_a_wave_no_world_is_set_aside() {
     let Some(gpu) = open() else { return };
-    if twins_forced() || std::env::var("ARCHIPELAGO_Q_ASIDE").is_ok() {
-        println!("skipped: ARCHIPELAGO_Q_TWINS or ARCHIPELAGO_Q_ASIDE overrides the rule");
+    if rule_overridden("ARCHIPELAGO_Q_ASIDE") {
         return;
     }
     let t = Trace::open(traces::dir().join("sleep_toggles.npz")).unwrap();
