@@ -135,6 +135,11 @@ impl<K: Copy + PartialEq, const MOST: usize> KeptGraphs<K, MOST> {
         r
     }
 
+    /// Whether a step launched directly awaits its capture.
+    pub fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
     /// Whether a graph of `key` for `nworld` worlds is kept.
     pub fn holds(&self, key: K, nworld: usize) -> bool {
         self.kept.iter().any(|(k, g)| *k == key && g.holds(nworld))

@@ -29,6 +29,9 @@ impl QuotientSolver {
     /// launch (no upload since has moved its key or world count). Called while the device runs
     /// the launch, before the host waits for it.
     pub(super) fn capture_pending(&mut self) -> Result<()> {
+        if !self.graphs.is_pending() {
+            return Ok(()); // without computing the key
+        }
         let (key, nworld) = (self.graph_key(), self.ws.nworld());
         let stream = self.stream.clone();
         let mut graphs = std::mem::take(&mut self.graphs);

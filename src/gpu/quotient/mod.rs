@@ -146,16 +146,16 @@ pub struct QuotientSolver {
     stream: Arc<CudaStream>,
     stale: PinnedVec<i32>,
     /// The worlds the last downloaded step masked (flag 2), less those reported woken whole
-    /// since, with those reported put to sleep since.
+    /// since, with those a sleep reported since masks.
     masked: Vec<u32>,
-    /// Of those, the ones not mapped by their hint (flag 64), and those reported put to sleep
-    /// since: the worlds the aside blocks may take at the next step.
+    /// Of those, the ones not mapped by their hint (flag 64), and those a sleep reported since
+    /// masks: the worlds the aside blocks may take at the next step.
     walked: Vec<u32>,
     /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
     /// events: 0 not looked at, 1 nothing to follow, 2 woken whole, 3 fallen asleep (all 0
     /// between uploads).
     woken: Vec<u8>,
-    /// Whether worlds reported put to sleep join the masked ones at the upload
+    /// Whether worlds that a reported sleep masks join the masked ones at the upload
     /// (`ARCHIPELAGO_Q_FELL=0`: not, as before session 66).
     take_fallen: bool,
     /// Whether the masked twins may set worlds aside (`ARCHIPELAGO_Q_ASIDE=0`: never) and
@@ -824,10 +824,10 @@ impl QuotientSolver {
     /// upload; the worlds the step before
     /// masked, less those set aside), while the plain kernels took every other world beside
     /// them (`…_rest_kernel`; the twins on a stream forked in the step's graph): a replayed world
-    /// runs the plain kernels' code, and only a masked world pays for the twins'. A world
-    /// reported put to sleep at this step is taken in as masked at the upload; one that falls
-    /// asleep unreported is left by its plain warp to its block, as at a step after none masked,
-    /// and listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
+    /// runs the plain kernels' code, and only a masked world pays for the twins'. A world that a
+    /// sleep reported at this step masks is taken in at the upload; one that falls asleep
+    /// unreported is left by its plain warp to its block, as at a step after none masked, and
+    /// listed at the next. Measured on the H200: see `kernels/quotient_warp.cu`.
     pub fn listed_worlds(&self) -> &[u32] {
         match self.last_listed {
             true => &self.listed_on_device,
@@ -836,15 +836,16 @@ impl QuotientSolver {
     }
 
     /// The worlds the last downloaded step solved with a node masked (flag 2: a component
-    /// asleep), ascending, less those reported woken whole at the upload since and with those
-    /// reported put to sleep: the worlds the next launch takes as masked.
+    /// asleep), ascending, less those reported woken whole at the upload since and with those a
+    /// sleep reported since masks (`Quotient::static_node`): the worlds the next launch takes as
+    /// masked.
     pub fn masked_worlds(&self) -> &[u32] {
         &self.masked
     }
 
     /// Of [`masked_worlds`](Self::masked_worlds), those not mapped by their hint
     /// ([`StepCounts::masked_by_hint`]): walked row by row by their warp, or solved by a block;
-    /// and those reported put to sleep at the upload since, which have no hint yet.
+    /// and those a sleep reported at the upload since masks, which have no hint yet.
     pub fn walked_worlds(&self) -> &[u32] {
         &self.walked
     }
@@ -852,7 +853,7 @@ impl QuotientSolver {
     /// The worlds the uploaded batch's launch sets aside (made at the upload), each with a block
     /// of its own beside the warp
     /// kernels' warps (its first warp maps the world where its hint holds, else the block
-    /// solves it): those the step before masked and walked, or reported put to sleep since
+    /// solves it): those the step before masked and walked, or masked by a sleep reported since
     /// ([`walked_worlds`](Self::walked_worlds)), where they were no more than [`ASIDE_SHARE`] of
     /// the batch (see [`MASKED_FOR_BLOCKS`]) and the launch with their blocks stays within one
     /// wave ([`blocks_a_wave`](Self::blocks_a_wave)); none where the launch took the block
