@@ -296,6 +296,11 @@ impl Quotients {
         &self.node_trees[s * n..(s + 1) * n][adr[0] as usize..adr[1] as usize]
     }
 
+    /// The node of tree `t` in slot `s` ([`View::tree_node`]`[t]`, without building the view).
+    pub fn node_with(&self, s: u32, t: usize) -> usize {
+        self.tree_node[s as usize * self.ntree + t] as usize
+    }
+
     /// Static rows contracted into the node of tree `t` in slot `s`: what [`View::node_rows`]
     /// gives for [`View::tree_node`]`[t]`, without building the view.
     pub fn rows_with(&self, s: u32, t: usize) -> u32 {

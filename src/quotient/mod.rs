@@ -464,6 +464,8 @@ impl Quotient {
     /// once, however many of its trees the step put to sleep or woke. Checked once an event, a
     /// cloth of 400 trees falling asleep in 256 worlds (102,400 events) took 41 M checks and
     /// 26 ms of the host half; `sleep-and-wake` in `benches/quotient.rs` went 3.8 → 0.26 ms.
+    /// Marked by node rather than by its trees' slice, which each event looked up: 221 → 154 µs
+    /// there (session 66, the development machine).
     fn check_partial_sleep(&mut self) {
         let events = self.tracker.sleep_events();
         if events.is_empty() {
@@ -476,10 +478,14 @@ impl Quotient {
             let Some(s) = self.cache.slot_of(w) else {
                 continue;
             };
-            let trees = self.cache.trees_with(s, t as usize);
-            if !self.sleep_checked.mark(w * ntree + trees[0] as usize) {
+            // Marked by node, so that only its first event finds the node's trees.
+            if !self
+                .sleep_checked
+                .mark(w * ntree + self.cache.node_with(s, t as usize))
+            {
                 continue;
             }
+            let trees = self.cache.trees_with(s, t as usize);
             let awake = self.tracker.awake(w, t as usize);
             if trees
                 .iter()
