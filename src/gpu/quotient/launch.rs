@@ -268,7 +268,7 @@ impl QuotientSolver {
         let (mut woken, mut fell) = (false, false);
         // Each world's trees are scanned once, however many of its trees the step touched.
         for &(w, t) in tracker.sleep_events() {
-            let state = &mut self.woken[w as usize];
+            let state = &mut self.followed[w as usize];
             if *state != 0 {
                 continue;
             }
@@ -295,7 +295,7 @@ impl QuotientSolver {
             woken |= *state == WOKEN;
             fell |= *state == FELL;
         }
-        let states = &self.woken;
+        let states = &self.followed;
         if woken {
             let before = self.masked.len();
             self.masked.retain(|&w| states[w as usize] != WOKEN);
@@ -321,7 +321,7 @@ impl QuotientSolver {
             self.lists_stale = true;
         }
         for &(w, _) in tracker.sleep_events() {
-            self.woken[w as usize] = 0;
+            self.followed[w as usize] = 0;
         }
     }
 

@@ -154,7 +154,7 @@ pub struct QuotientSolver {
     /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
     /// events: 0 not looked at, 1 nothing to follow, 2 woken whole, 3 fallen asleep (all 0
     /// between uploads).
-    woken: Vec<u8>,
+    followed: Vec<u8>,
     /// Whether worlds that a reported sleep masks join the masked ones at the upload
     /// (`ARCHIPELAGO_Q_FELL=0`: not, as before session 66).
     take_fallen: bool,
@@ -385,7 +385,7 @@ impl QuotientSolver {
             stale: PinnedVec::new(ctx, w),
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
-            woken: vec![0; w],
+            followed: vec![0; w],
             take_fallen: choice_from_env("ARCHIPELAGO_Q_FELL") != Some(false),
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),
