@@ -290,8 +290,8 @@ impl Quotients {
     /// The trees of the node of tree `t` in slot `s` (ascending): what
     /// [`View::trees_of`] gives for [`View::tree_node`]`[t]`, without building the view.
     pub fn trees_with(&self, s: u32, t: usize) -> &[i32] {
+        let node = self.node_with(s, t);
         let (s, n) = (s as usize, self.ntree);
-        let node = self.tree_node[s * n + t] as usize;
         let adr = &self.node_treeadr[s * (n + 1) + node..];
         &self.node_trees[s * n..(s + 1) * n][adr[0] as usize..adr[1] as usize]
     }
@@ -304,8 +304,7 @@ impl Quotients {
     /// Static rows contracted into the node of tree `t` in slot `s`: what [`View::node_rows`]
     /// gives for [`View::tree_node`]`[t]`, without building the view.
     pub fn rows_with(&self, s: u32, t: usize) -> u32 {
-        let (s, n) = (s as usize, self.ntree);
-        self.node_rows[s * n + self.tree_node[s * n + t] as usize]
+        self.node_rows[s as usize * self.ntree + self.node_with(s, t)]
     }
 
     /// The quotient of slot `s`.

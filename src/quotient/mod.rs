@@ -101,8 +101,8 @@ pub struct Quotient {
     /// Whether reuse also serves changed worlds that kept their partition
     /// ([`Quotient::set_partition_reuse`]).
     partition_reuse: bool,
-    /// Per world and tree, whether this step's sleep and wake events have checked the node
-    /// whose first tree it is (`check_partial_sleep`).
+    /// Per world and node id, whether this step's sleep and wake events have checked that node
+    /// (`check_partial_sleep`).
     sleep_checked: StepMarks,
 }
 

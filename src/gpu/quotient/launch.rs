@@ -10,7 +10,7 @@ use super::buffers::QArgs;
 use super::kernels::{Kernel, Part, WARP_PER_BLOCK, WarpKernels, warp_shape};
 use super::node_tables::run_bytes;
 use super::rules::{aside_cap, masked_share, pairs_pay, warp_pays};
-use super::world_lists::{list_blocks, lists_array, split_worlds};
+use super::world_lists::{list_blocks, lists_array, merge_ascending, split_worlds};
 use crate::error::Result;
 use crate::gpu::cuda;
 use crate::gpu::maps::{self, BlockShape};
@@ -151,8 +151,9 @@ impl QuotientSolver {
         masked_share(pairs, self.aside_on != Some(false), self.masked_for_blocks)
     }
 
-    /// The aside blocks of a launch that takes the masked twins (its caller,
-    /// [`twins_blocks`](Self::twins_blocks), checks [`masked_twin`](Self::masked_twin)): where
+    /// The aside blocks of a launch that takes the masked twins over `twins` worlds beside
+    /// `rest` blocks of the plain kernels (its caller, [`twins_blocks`](Self::twins_blocks),
+    /// checks [`masked_twin`](Self::masked_twin)): where
     /// the last step masked some worlds but no more than [`aside_cap`] not by their hint
     /// ([`walked_worlds`](Self::walked_worlds)), that many blocks (each sets aside one of those
     /// worlds, or none); else 0. A world mapped by its
@@ -167,38 +168,25 @@ impl QuotientSolver {
     /// 1,056 a wave on the H200), the step after the sleepers fell asleep took 7.5–11.5 µs more
     /// than an awake step on mechanism-90% under this rule, 12.3–16.1 with them; cloth-99%
     /// 6.3–7.6 against 6.3–11.1 (session 65, call 4, two runs each, reuse off and on).
-    fn aside_blocks(&self) -> usize {
-        let cap = aside_cap(self.ws.nworld());
-        let walked = self.walked_here();
+    fn aside_blocks(&self, twins: usize, rest: usize) -> usize {
+        let nworld = self.ws.nworld();
+        let (cap, walked) = (aside_cap(nworld), self.walked_here());
+        if walked == 0 || walked > cap {
+            return 0;
+        }
         let on = match self.aside_on {
             Some(on) => on,
-            None => self.aside_fits(cap, walked),
+            // Within one wave: the aside blocks, the twins' listed blocks and the plain
+            // kernels' beside them, against what the kernels' multiprocessors hold at once.
+            None => self.warps.as_ref().is_some_and(|warps| {
+                let wave = match self.kernel_choice() {
+                    Kernel::Pair => warps.pair_wave,
+                    _ => warps.warp_wave,
+                };
+                cap + list_blocks(twins.saturating_sub(walked), nworld) + rest <= wave
+            }),
         };
-        if on && walked > 0 && walked <= cap {
-            cap
-        } else {
-            0
-        }
-    }
-
-    /// Whether a twins launch with `aside` blocks set aside for `walked` worlds has no more
-    /// blocks than its kernels' multiprocessors hold at once.
-    fn aside_fits(&self, aside: usize, walked: usize) -> bool {
-        let Some(warps) = &self.warps else {
-            return false;
-        };
-        let nworld = self.ws.nworld();
-        let twins = match self.twins_always {
-            true => nworld,
-            false => self.masked_here(),
-        };
-        let listed = list_blocks(twins.saturating_sub(walked), nworld);
-        let rest = list_blocks(nworld - twins, nworld);
-        let wave = match self.kernel_choice() {
-            Kernel::Pair => warps.pair_wave,
-            _ => warps.warp_wave,
-        };
-        aside + listed + rest <= wave
+        if on { cap } else { 0 }
     }
 
     /// Whether the next launch takes the warp kernels' masked twins (`…_masked_kernel`), which
@@ -225,17 +213,14 @@ impl QuotientSolver {
             return [0; 3];
         }
         let nworld = self.ws.nworld();
-        let aside = self.aside_blocks();
-        let set = if aside > 0 { self.walked_here() } else { 0 };
         let twins = match self.twins_always {
             true => nworld,
             false => self.masked_here(),
         };
-        [
-            aside,
-            list_blocks(twins - set, nworld),
-            list_blocks(nworld - twins, nworld),
-        ]
+        let rest = list_blocks(nworld - twins, nworld);
+        let aside = self.aside_blocks(twins, rest);
+        let set = if aside > 0 { self.walked_here() } else { 0 };
+        [aside, list_blocks(twins - set, nworld), rest]
     }
 
     /// Follows this step's reported sleep and wake into the launch's masked worlds. A world
@@ -263,9 +248,9 @@ impl QuotientSolver {
     pub(super) fn follow_sleep_events(&mut self) {
         const SEEN: u8 = 1;
         const WOKEN: u8 = 2;
-        const FELL: u8 = 3;
         let tracker = self.quotient.tracker();
-        let (mut woken, mut fell) = (false, false);
+        let mut woken = false;
+        self.fallen.clear();
         // Each world's trees are scanned once, however many of its trees the step touched.
         for &(w, t) in tracker.sleep_events() {
             let state = &mut self.followed[w as usize];
@@ -283,17 +268,16 @@ impl QuotientSolver {
                 let whole = trees
                     .iter()
                     .all(|&u| !tracker.awake(w as usize, u as usize));
-                match self.take_fallen && whole && self.masked.binary_search(&w).is_err() {
-                    true => FELL,
-                    false => SEEN,
+                if self.take_fallen && whole && self.masked.binary_search(&w).is_err() {
+                    self.fallen.push(w);
                 }
+                SEEN
             } else if tracker.world_awake(w as usize) {
                 WOKEN
             } else {
                 SEEN
             };
             woken |= *state == WOKEN;
-            fell |= *state == FELL;
         }
         let states = &self.followed;
         if woken {
@@ -302,22 +286,12 @@ impl QuotientSolver {
             self.walked.retain(|&w| states[w as usize] != WOKEN);
             self.lists_stale |= self.masked.len() != before;
         }
-        if fell {
-            // Merged into both lists, ascending (the events come in any order); the download's
-            // lists of the step before serve as scratch until it fills them again.
-            let (fallen, merged) = (&mut self.masked_before, &mut self.walked_before);
-            fallen.clear();
-            let events = tracker.sleep_events().iter();
-            fallen.extend(events.filter(|e| states[e.0 as usize] == FELL).map(|e| e.0));
-            fallen.sort_unstable();
-            fallen.dedup();
-            for list in [&mut self.walked, &mut self.masked] {
-                merged.clear();
-                merged.extend_from_slice(fallen);
-                merged.extend_from_slice(list);
-                merged.sort_unstable();
-                std::mem::swap(list, merged);
-            }
+        if !self.fallen.is_empty() {
+            // Each world once (its state set), in the events' order: merged into both lists,
+            // ascending, where they were not.
+            self.fallen.sort_unstable();
+            merge_ascending(&mut self.walked, &self.fallen, &mut self.merged);
+            merge_ascending(&mut self.masked, &self.fallen, &mut self.merged);
             self.lists_stale = true;
         }
         for &(w, _) in tracker.sleep_events() {

@@ -152,9 +152,12 @@ pub struct QuotientSolver {
     /// masks: the worlds the aside blocks may take at the next step.
     walked: Vec<u32>,
     /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
-    /// events: 0 not looked at, 1 nothing to follow, 2 woken whole, 3 fallen asleep (all 0
-    /// between uploads).
+    /// events: 0 not looked at, 1 looked at, 2 woken whole (all 0 between uploads).
     followed: Vec<u8>,
+    /// The worlds a reported sleep masks at this upload, and the merge's scratch (see
+    /// [`follow_sleep_events`](Self::follow_sleep_events)).
+    fallen: Vec<u32>,
+    merged: Vec<u32>,
     /// Whether worlds that a reported sleep masks join the masked ones at the upload
     /// (`ARCHIPELAGO_Q_FELL=0`: not, as before session 66).
     take_fallen: bool,
@@ -386,6 +389,8 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             followed: vec![0; w],
+            fallen: Vec::with_capacity(w),
+            merged: Vec::with_capacity(w),
             take_fallen: choice_from_env("ARCHIPELAGO_Q_FELL") != Some(false),
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),

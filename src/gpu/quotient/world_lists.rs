@@ -59,6 +59,19 @@ pub(super) fn split_worlds(
     }
 }
 
+/// Merges `add` into `list`, both ascending and without a world in common, through `scratch`
+/// (which then holds the list before): one pass, no allocation past the lists' capacity.
+pub(super) fn merge_ascending(list: &mut Vec<u32>, add: &[u32], scratch: &mut Vec<u32>) {
+    scratch.clear();
+    let (mut a, mut b) = (list.iter().peekable(), add.iter().peekable());
+    while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+        let next = if x < y { a.next() } else { b.next() };
+        scratch.extend(next);
+    }
+    scratch.extend(a.chain(b));
+    std::mem::swap(list, scratch);
+}
+
 /// The blocks of a launch over a list of `n` worlds of a batch of `nworld` (four a block),
 /// rounded up so that a step's graph is captured again only when the count moves by much: to a
 /// power of two or to a sixteenth of the batch's blocks, whichever is fewer (blocks past the
@@ -77,7 +90,7 @@ pub(super) fn list_blocks(n: usize, nworld: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{list_blocks, lists_array, split_worlds};
+    use super::{list_blocks, lists_array, merge_ascending, split_worlds};
 
     #[test]
     fn the_lists_hold_the_rest_then_the_aside_blocks_then_the_listed_by_block() {
@@ -121,5 +134,17 @@ mod tests {
         // Never past a block for every four worlds of the batch.
         assert_eq!(list_blocks(1000, 1001), 251);
         assert_eq!(list_blocks(3, 3), 1);
+    }
+
+    #[test]
+    fn worlds_merge_in_ascending_order() {
+        let (mut list, mut scratch) = (vec![1, 4, 9], Vec::new());
+        merge_ascending(&mut list, &[0, 5, 10, 11], &mut scratch);
+        assert_eq!(list, [0, 1, 4, 5, 9, 10, 11]);
+        merge_ascending(&mut list, &[], &mut scratch);
+        assert_eq!(list, [0, 1, 4, 5, 9, 10, 11]);
+        let mut empty = Vec::new();
+        merge_ascending(&mut empty, &[2, 3], &mut scratch);
+        assert_eq!(empty, [2, 3]);
     }
 }
