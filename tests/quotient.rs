@@ -120,6 +120,18 @@ fn step(engine: &mut Engine, specs: &[Spec], events: &Events) -> Islands {
     got
 }
 
+/// An engine over `nworld` worlds of the default spec without contacts, after a first step with
+/// every tree awake.
+fn awake_without_contacts(nworld: usize) -> (Engine, Vec<Spec>) {
+    let mut e = engine(nworld, Policy::default());
+    let mut specs = vec![Spec::default(); nworld];
+    for s in &mut specs {
+        s.contacts.clear();
+    }
+    step(&mut e, &specs, &Events::new());
+    (e, specs)
+}
+
 fn causes(engine: &Engine) -> Vec<(u32, Cause)> {
     engine.decision().worlds().collect()
 }
@@ -586,12 +598,7 @@ fn a_sleeping_component_is_masked_without_rebuild() {
 /// (world 3, rebuilt) do not.
 #[test]
 fn a_reported_sleep_masks_where_a_node_of_static_hyperedges_sleeps_whole() {
-    let mut e = engine(4, Policy::default());
-    let mut specs = vec![Spec::default(); 4];
-    for s in &mut specs {
-        s.contacts.clear();
-    }
-    step(&mut e, &specs, &Events::new());
+    let (mut e, mut specs) = awake_without_contacts(4);
     let sleepers: [&[i32]; 4] = [&[0, 1, 2], &[3], &[4], &[0]];
     let mut ev = Events::new();
     for (w, trees) in sleepers.iter().enumerate() {
@@ -635,12 +642,7 @@ fn a_partly_sleeping_component_rebuilds_that_world() {
 
 #[test]
 fn each_component_a_step_puts_to_sleep_is_checked_whole_once() {
-    let mut e = engine(2, Policy::default());
-    let mut specs = vec![Spec::default(); 2];
-    for s in &mut specs {
-        s.contacts.clear();
-    }
-    step(&mut e, &specs, &Events::new());
+    let (mut e, mut specs) = awake_without_contacts(2);
     // World 0's component {0, 1, 2} falls asleep and wakes by turns, tree by tree, so that every
     // step has events; world 1's component {5, 6, 7} (a tendon's friction and the flex) falls
     // asleep whole at the first step and tree 6 alone wakes at step 255, when the checks'
