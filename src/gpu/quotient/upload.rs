@@ -1,5 +1,5 @@
-//! What a step copies to the device before its launch: the slots contracted since the last
-//! step and the world → slot map (each only when it changed), then the batch.
+//! What a step copies to the device before its launch beside the batch: the slots contracted
+//! since the last step and the world → slot map (each only when it changed), and the row ids.
 
 use super::QuotientSolver;
 use super::node_tables::{NODE_HEAD, NODE_MAPS_MAX};
@@ -80,14 +80,14 @@ impl QuotientSolver {
         Ok(())
     }
 
-    /// The batch (the workspace's upload synchronizes, so every copy before it is done too),
-    /// with the row ids only while the kernel classifies equality rows by id: no other output
-    /// or check reads them, and at 4 bytes a row they would be the step's largest extra copy.
-    pub(super) fn upload_batch(&mut self, input: &Input<'_>) -> Result<()> {
+    /// The row ids, only while the kernel classifies equality rows by id (known once the
+    /// step's events are recorded): no other output or check reads them, and at 4 bytes a row
+    /// they would be the step's largest extra copy.
+    pub(super) fn upload_row_ids(&mut self, input: &Input<'_>) -> Result<()> {
         if self.quotient.classifier().eqs_by_id() {
             let ids = &input.batch().row_id;
             self.bufs.row_id.upload_at(0, ids, &self.stream)?;
         }
-        self.ws.upload(input, &self.stream)
+        Ok(())
     }
 }
