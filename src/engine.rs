@@ -29,7 +29,8 @@
 //! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU. A GPU
 //! engine keeps its outputs in page-locked memory ([`gpu::PinnedIslands`]), so that a step's
 //! downloads run at the link's speed; a caller that builds each step's rows in a
-//! [`gpu::PinnedBatch`] gets the same for the uploads.
+//! [`gpu::PinnedBatch`] gets the same for the uploads, and with the quotient the step's host
+//! half (its events, the rebuilds they cause) runs while the rows cross the link.
 //!
 //! With [`Options::reuse`] (the default) the quotient, on either side, gives a world whose rows
 //! are unchanged since the last step it solved the outputs of that step without solving it.

@@ -656,7 +656,9 @@ impl QuotientSolver {
     /// whole out of the masked ones ([`masked_worlds`](Self::masked_worlds)) and adds those a
     /// reported sleep masks, mirrors new slots and the world → slot map, and makes the next
     /// launch's lists of worlds ([`listed_worlds`](Self::listed_worlds)); then waits for every
-    /// copy. An error in `events` is found before anything is copied.
+    /// copy. An error in `events` is found before anything is copied. The host half runs
+    /// beside the copy where `input`'s rows are page-locked ([`PinnedBatch`](super::PinnedBatch));
+    /// from pageable memory the driver stages the whole copy before the call returns.
     pub fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
