@@ -1694,6 +1694,59 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
     assert_eq!((c.replayed, c.masked), (64, 0), "{c:?}");
 }
 
+/// An upload whose events name a world or tree out of range is refused before it copies or
+/// records anything: the batch uploaded before it still replays exactly, and the same step with
+/// its events in range then goes through (the upload enqueues the batch's copy before its host
+/// half, so the events are checked first).
+#[test]
+fn refused_events_copy_nothing_and_the_next_step_is_exact() {
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let cap = four_of_eight(32, 1);
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    let batch = |asleep: &[i32]| {
+        let mut b = Batch::builder();
+        for _ in 0..cap.nworld {
+            world(&mut b, asleep, 2);
+        }
+        b.finish()
+    };
+    let (awake, asleep) = (batch(&[]), batch(&[2, 3, 6]));
+    let events = |wake: bool, world: u32, tree: i32| {
+        let mut e = Events::new();
+        for w in 0..cap.nworld as u32 {
+            for t in [2, 3, 6] {
+                match wake {
+                    false => e.sleep(w, t),
+                    true => e.wake(w, t),
+                };
+            }
+        }
+        e.sleep(world, tree);
+        e
+    };
+    let mut out = Islands::default();
+    let first = Input::new(&model, &awake).unwrap();
+    s.upload(&first, &Events::new()).unwrap();
+    let input = Input::new(&model, &asleep).unwrap();
+    for (world, tree) in [(cap.nworld as u32, 0), (0, cap.ntree as i32)] {
+        let err = s.upload(&input, &events(false, world, tree)).unwrap_err();
+        assert!(
+            matches!(err, archipelago::Error::Event(_)),
+            "world {world} tree {tree}: {err}"
+        );
+        // What the refused upload left: the first batch, on the device and in the quotient.
+        s.replay().unwrap();
+        s.download(&first, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&first)), None);
+    }
+    assert_eq!(s.quotient().counters().partial_sleep, 0);
+    // In range (tree 2 reported asleep once more), the same step is masked and exact.
+    step(&mut s, &model, &asleep, &events(false, 0, 2));
+    assert_eq!(s.last_counts().masked, cap.nworld);
+    step(&mut s, &model, &awake, &events(true, 0, 7));
+}
+
 /// Past a wave of blocks no world is set aside: sleep_toggles tiled to one block more than the
 /// warp kernels' wave, warps forced. Some steps have walked worlds few enough to set aside (the
 /// rule above would within a wave), yet none is, and every step equals the oracle.
