@@ -14,9 +14,11 @@
 //! before the device reaches it, so no host launch latency can enter the figure, while L2 stays
 //! warm), and wall time per whole step (host half, uploads, replay, downloads), which is what
 //! `auto` compares; rows and outputs are in page-locked memory
-//! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time a step whose events invalidate
-//! every world (a capacity change), minus a steady step's host half, and one world (an edit): the
-//! median over worlds of an edit step's host half less that of the steady step just before it. The
+//! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time the host half (the host's own
+//! work, which the upload runs beside the batch's copy: `QuotientSolver::last_host_half`) of a
+//! step whose events invalidate every world (a capacity change), minus a steady step's, and of
+//! one world (an edit): the median over worlds of an edit step's host half less that of the
+//! steady step just before it. The
 //! quotient's floor is its device time with reuse on and every world unchanged: only the reuse
 //! check runs, which reads every hyperedge (the row-level outputs are then in place: nothing is
 //! written), taken with a block a world (the warp kernels, which run past seven worlds a
@@ -347,7 +349,10 @@ fn full_mode(
 struct QuotientFigures {
     timed: Timed,
     first_ms: f64,
+    /// The steady step's host half (µs; its own work, beside the batch's copy).
     host_us: f64,
+    /// The steady step's upload (µs; the copy and the host half beside it).
+    upload_us: f64,
     rebuild_all_ms: f64,
     rebuild_one_us: f64,
     slots: usize,
@@ -411,18 +416,19 @@ fn quotient(
         }
         None => out.first_mismatch(reference).is_none(),
     };
-    let (mut wall, mut host) = (Vec::new(), Vec::new());
+    let (mut wall, mut upload, mut host) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..WALL_REPS {
         let t = Instant::now();
         q.upload(input, &none)?;
-        host.push(t.elapsed().as_secs_f64() * 1e6);
+        upload.push(t.elapsed().as_secs_f64() * 1e6);
+        host.push(q.last_host_half().as_secs_f64() * 1e6);
         q.replay()?;
         out.fill(input, |o| q.download(input, o))?;
         wall.push(t.elapsed().as_secs_f64() * 1e6);
     }
     ok &= out.first_mismatch(reference).is_none();
     let counts = q.last_counts();
-    let host_us = median(host);
+    let (host_us, upload_us) = (median(host), median(upload));
     // The steady step's device figures, before the rebuilds below (which, on a shape put partly
     // asleep, contract its sleeping worlds apart).
     q.upload(input, &none)?;
@@ -441,11 +447,11 @@ fn quotient(
     } else {
         None
     };
-    // A whole step with `events`: its host half's µs.
+    // A whole step with `events`: its host half's µs (the host's own work, which the upload
+    // runs beside the batch's copy).
     let mut host_step = |events: &Events| -> archipelago::Result<f64> {
-        let t = Instant::now();
         q.upload(input, events)?;
-        let us = t.elapsed().as_secs_f64() * 1e6;
+        let us = q.last_host_half().as_secs_f64() * 1e6;
         q.replay()?;
         out.fill(input, |o| q.download(input, o))?;
         ok &= out.first_mismatch(reference).is_none();
@@ -454,7 +460,7 @@ fn quotient(
     let mut all = Events::new();
     all.capacity();
     let rebuild_all_ms = (host_step(&all)? - host_us).max(0.0) / 1e3;
-    // One world's rebuild is small against the spread of a host half (its copies), so each
+    // One world's rebuild is small against the spread of a host half, so each
     // edit step (a different world each time) is paired with a steady step just before it.
     let nworld = input.batch().nworld();
     let mut one_us = Vec::with_capacity(REBUILD_REPS);
@@ -497,6 +503,7 @@ fn quotient(
         },
         first_ms,
         host_us,
+        upload_us,
         rebuild_all_ms,
         rebuild_one_us,
         slots: q.quotient().cache().live_slots(),
@@ -682,7 +689,7 @@ pub(super) fn table(
             summary.bound = bound.is_finite().then_some(bound);
             let _ = writeln!(
                 out,
-                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step; first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step; one world: the median of {} such pairs)",
+                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step, beside the batch's copy (upload {:.1} µs/step); first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step; one world: the median of {} such pairs)",
                 f.slots,
                 input.batch().nworld(),
                 f.bytes as f64 / (1 << 20) as f64,
@@ -699,6 +706,7 @@ pub(super) fn table(
                 f.counts.masked_by_hint,
                 f.counts.direct,
                 f.host_us,
+                f.upload_us,
                 f.first_ms,
                 f.rebuild_all_ms,
                 f.rebuild_one_us,

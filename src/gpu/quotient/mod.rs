@@ -68,6 +68,7 @@ mod upload;
 mod world_lists;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 
@@ -208,6 +209,8 @@ pub struct QuotientSolver {
     node_maps: bool,
     cap: Capacity,
     last: StepCounts,
+    /// How long the last upload's host half took ([`last_host_half`](Self::last_host_half)).
+    host_half_took: Duration,
     /// The share of a step's worlds masked past which the next takes a block a world instead
     /// of a warp, where one is set ([`set_masked_for_blocks`](Self::set_masked_for_blocks),
     /// `ARCHIPELAGO_Q_MASKED`); else the rule's ([`MASKED_FOR_BLOCKS`]).
@@ -417,6 +420,7 @@ impl QuotientSolver {
             node_maps: true,
             cap,
             last: StepCounts::default(),
+            host_half_took: Duration::ZERO,
             masked_for_blocks: masked_for_blocks_from_env(),
             node_tables: (nodes == 1).then(|| NodeTables::new(model, w, ms)),
             trace: match phase_trace::requested() {
@@ -665,10 +669,12 @@ impl QuotientSolver {
         self.quotient.check(events)?;
         // The batch first: a step's host half (a cloth falling asleep in 256 worlds reports
         // 10^5 events) then runs beside its largest copy.
-        let r = self
-            .ws
-            .enqueue_upload(input, &self.stream)
-            .and_then(|()| self.host_half(input, events));
+        let r = self.ws.enqueue_upload(input, &self.stream).and_then(|()| {
+            let t = Instant::now();
+            let r = self.host_half(input, events);
+            self.host_half_took = t.elapsed();
+            r
+        });
         // The copies read `input` and the host tables until they are done, so the wait comes
         // also after an error.
         let waited = self
@@ -676,6 +682,14 @@ impl QuotientSolver {
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"));
         r.and(waited)
+    }
+
+    /// How long the last [`upload`](Self::upload)'s host half took: the events recorded, the
+    /// quotients they invalidated rebuilt, the tables and lists made and their copies enqueued.
+    /// It runs beside the batch's copy, so a step's wall time grows by it only where it
+    /// outlasts the copy; this is the host's own work, the cost of a rebuild.
+    pub fn last_host_half(&self) -> Duration {
+        self.host_half_took
     }
 
     /// What [`upload`](Self::upload) does beside the batch's copy.
