@@ -675,8 +675,9 @@ impl QuotientSolver {
             self.host_half_took = t.elapsed();
             r
         });
-        // The copies read `input` and the host tables until they are done, so the wait comes
-        // also after an error.
+        // The batch's copy reads `input` until it is done, so the wait comes also after an
+        // error (a model the workspace was not built for fails before the host half records
+        // anything).
         let waited = self
             .stream
             .synchronize()
