@@ -514,12 +514,15 @@ impl Workspace {
         }
         let supadr = &self.bufs[SUPADR];
         let support = &self.bufs[SUPPORT];
-        self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
+        // The staging vectors (pageable) first: a copy from pageable memory may wait for the
+        // stream's copies before it, and the batch's own (page-locked in a `PinnedBatch`) are
+        // then left to run beside whatever the caller does before its wait.
         self.bufs[WORLD_EDGEADR].upload(&s.edgeadr, stream)?;
-        supadr.upload(&batch.row_supadr, stream)?;
         supadr.upload_at(batch.row_supadr.len(), &s.supadr, stream)?;
-        support.upload(&batch.row_support, stream)?;
         support.upload_at(nsup, &s.support, stream)?;
+        self.bufs[WORLD_ROWADR].upload(&batch.world_rowadr, stream)?;
+        supadr.upload(&batch.row_supadr, stream)?;
+        support.upload(&batch.row_support, stream)?;
         // `RowType` is one byte, MuJoCo's code (`repr(u8)`, asserted below): the kernels read
         // it as it is.
         self.bufs[ROW_TYPE].upload(&batch.row_type, stream)?;

@@ -3,8 +3,9 @@
 //! (`kernels/quotient.cu`), fused with the maps.
 //!
 //! A step ([`QuotientSolver::upload`], [`QuotientSolver::replay`], [`QuotientSolver::download`]):
-//! record the events and rebuild what they invalidate on the host; upload the slots contracted
-//! since the last step and the world → slot map; upload the batch; replay the captured graph of
+//! enqueue the batch's copy, and while it runs record the events and rebuild what they
+//! invalidate on the host, then upload the slots contracted since the last step and the world →
+//! slot map; wait for the copies; replay the captured graph of
 //! one kernel: per world first the reuse check (its hyperedges against those of its last solved
 //! step: equal, it keeps that step's outputs; see [`QuotientSolver::set_reuse`]), then a replay
 //! check of the static rows against its slot, else the guard with
@@ -669,12 +670,13 @@ impl QuotientSolver {
         self.quotient.check(events)?;
         // The batch first: a step's host half (a cloth falling asleep in 256 worlds reports
         // 10^5 events) then runs beside its largest copy.
-        let r = self.ws.enqueue_upload(input, &self.stream).and_then(|()| {
-            let t = Instant::now();
-            let r = self.host_half(input, events);
-            self.host_half_took = t.elapsed();
-            r
-        });
+        self.host_half_took = Duration::ZERO;
+        let r = match self.ws.enqueue_upload(input, &self.stream) {
+            Ok(()) => self.host_half(input, events),
+            // The events stay recorded (they are checked), as they were when the host half ran
+            // before the copy: the next upload rebuilds what they invalidate.
+            Err(e) => self.quotient.record(events).and(Err(e)),
+        };
         // The batch's copy reads `input` until it is done, so the wait comes also after an
         // error (a model the workspace was not built for fails before the host half records
         // anything).
@@ -685,18 +687,21 @@ impl QuotientSolver {
         r.and(waited)
     }
 
-    /// How long the last [`upload`](Self::upload)'s host half took: the events recorded, the
-    /// quotients they invalidated rebuilt, the tables and lists made and their copies enqueued.
-    /// It runs beside the batch's copy, so a step's wall time grows by it only where it
-    /// outlasts the copy; this is the host's own work, the cost of a rebuild.
+    /// How long the host's own work in the last [`upload`](Self::upload) took: the events
+    /// recorded, the quotients they invalidated rebuilt, the sleep events followed (zero if the
+    /// upload failed before it). It runs beside the batch's copy, so a step's wall time grows by
+    /// it only where it outlasts the copy; this is the cost of a rebuild. The copies of the
+    /// tables that follow it are left out: from pageable memory they may wait for the batch's.
     pub fn last_host_half(&self) -> Duration {
         self.host_half_took
     }
 
     /// What [`upload`](Self::upload) does beside the batch's copy.
     fn host_half(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
+        let t = Instant::now();
         self.quotient.prepare(input, events)?;
         self.follow_sleep_events();
+        self.host_half_took = t.elapsed();
         self.upload_tables()?;
         self.upload_row_ids(input)?;
         let nworld = self.ws.nworld();
