@@ -182,6 +182,10 @@ fn shares(c: &mut Criterion) {
         g.bench_function(format!("{tag}/quotient-rebuild-all"), |b| {
             b.iter(|| q.step(black_box(&input), &all, &mut out).unwrap())
         });
+        // The same rebuilds without the solve: the host half a device quotient pays.
+        g.bench_function(format!("{tag}/quotient-rebuild-all/host-half"), |b| {
+            b.iter(|| q.prepare(black_box(&input), &all).unwrap())
+        });
     }
     g.finish();
 }

@@ -155,6 +155,39 @@ fn unchanged_worlds_reuse_one_shared_quotient() {
     assert_eq!(e.quotient().counters().contracted, 1);
 }
 
+/// A build scans a world against the slot the build before gave (worlds built in a row tend to
+/// be alike) and keys it in the same pass: a world that matches it shares it, one whose rows
+/// span its nodes (B after A, A after B) is keyed in a pass of its own; one scanned whole that
+/// does not match (C after A: a node without its rows; A after C: rows where a node has none)
+/// keeps the key of that scan. Either way it shares the slot of its own incidence or contracts
+/// a new one.
+#[test]
+fn worlds_built_in_a_row_share_the_slot_of_their_own_incidence() {
+    let a = Spec::default();
+    let b = Spec {
+        eq1: vec![1, 3],
+        ..Spec::default()
+    };
+    let c = Spec {
+        friction: false,
+        ..Spec::default()
+    };
+    let specs = [&a, &b, &a, &a, &c, &a, &b].map(Spec::clone);
+    let mut e = engine(specs.len(), Policy::default());
+    step(&mut e, &specs, &Events::new());
+    let counters = e.quotient().counters();
+    assert_eq!((counters.contracted, counters.shared), (3, 4));
+    let cache = e.quotient().cache();
+    assert_eq!(cache.live_slots(), 3);
+    let slot: Vec<u32> = (0..specs.len())
+        .map(|w| cache.slot_of(w).unwrap())
+        .collect();
+    assert_eq!([slot[2], slot[3], slot[5]], [slot[0]; 3], "{slot:?}");
+    assert_eq!(slot[6], slot[1], "{slot:?}");
+    assert!(slot[4] != slot[0] && slot[4] != slot[1], "{slot:?}");
+    assert_ne!(slot[0], slot[1]);
+}
+
 #[test]
 fn unchanged_worlds_reuse_their_outputs_exactly() {
     let mut e = engine(4, Policy::default());

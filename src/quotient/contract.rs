@@ -7,6 +7,7 @@
 //! slot per world at most, since a world releases its slot before it builds a new one.
 
 use invalidation::Signature;
+use invalidation::signature::GuardFinding;
 
 use super::classify::Classifier;
 use super::dsu;
@@ -193,6 +194,8 @@ pub struct Quotients {
     parent: Vec<i32>,
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
+    /// The slot the last build gave a world (`NONE`: none yet).
+    last_built: u32,
 }
 
 /// Every slot's tables as flat arrays, for mirroring on a device: slot `s` owns
@@ -269,6 +272,7 @@ impl Quotients {
             parent: vec![-1; ntree],
             dirty: Vec::with_capacity(nslot),
             is_dirty: vec![false; nslot],
+            last_built: NONE,
         }
     }
 
@@ -392,15 +396,29 @@ impl Quotients {
         scan: &mut Scan,
     ) -> Built {
         self.release(world);
+        // The slot the last build gave is the likeliest match (worlds built in a row tend to be
+        // alike: a batch's first step, a capacity change), so the world is scanned against it
+        // and keyed in one pass; elsewhere a pass for the key, then a scan of the slot it finds.
         let mut key = Signature::default();
-        let _ = walk::each_static::<()>(batch, world, classifier, |kind, support, _| {
-            key.add(walk::hash(kind, support));
-            Ok(())
-        });
+        let guess = self.last_built;
+        let mut keyed = false;
+        if guess != NONE && self.refs[guess as usize] > 0 {
+            let view = self.view(guess);
+            let found = guard::scan_keyed(&view, batch, world, classifier, scan, &mut key);
+            if found.is_ok() && scan.all_present(&view) && self.key[guess as usize] == key {
+                return self.share(world, guess);
+            }
+            keyed = !matches!(found, Err(GuardFinding::Spans { .. }));
+        }
+        if !keyed {
+            key = Signature::default();
+            let _ = walk::each_static::<()>(batch, world, classifier, |kind, support, _| {
+                key.add(walk::hash(kind, support));
+                Ok(())
+            });
+        }
         if let Some(s) = self.find_shared(batch, world, classifier, key, scan) {
-            self.refs[s as usize] += 1;
-            self.world_slot[world] = s;
-            return Built::Shared;
+            return self.share(world, s);
         }
         // A world releases before it builds, so a slot is always free.
         let s = self.free.pop().unwrap_or_default();
@@ -412,8 +430,17 @@ impl Quotients {
         self.key[s as usize] = key;
         self.refs[s as usize] = 1;
         self.world_slot[world] = s;
+        self.last_built = s;
         self.table_insert(s);
         Built::Contracted
+    }
+
+    /// Gives `world` the live slot `s`, which holds exactly its static incidence.
+    fn share(&mut self, world: usize, s: u32) -> Built {
+        self.refs[s as usize] += 1;
+        self.world_slot[world] = s;
+        self.last_built = s;
+        Built::Shared
     }
 
     /// A live slot with `key` whose incidence the world's static rows match exactly (every

@@ -7,6 +7,7 @@
 //! some but not all of its rows, rows that were never contracted — is a [`GuardFinding`] and the
 //! world is rebuilt.
 
+use invalidation::Signature;
 use invalidation::signature::{self, GuardFinding, NodeState};
 
 use super::classify::Classifier;
@@ -60,6 +61,20 @@ pub fn scan(
     classifier: &Classifier,
     scan: &mut Scan,
 ) -> Result<(), GuardFinding> {
+    scan_keyed(view, batch, w, classifier, scan, &mut Signature::default())
+}
+
+/// [`scan`], adding each static row's hash to `key` as it goes: the world's signature, as a
+/// build keys its slot, from the same pass. `key` is whole unless the scan stopped at a row
+/// spanning two nodes ([`GuardFinding::Spans`]).
+pub fn scan_keyed(
+    view: &View<'_>,
+    batch: &Batch,
+    w: usize,
+    classifier: &Classifier,
+    scan: &mut Scan,
+    key: &mut Signature,
+) -> Result<(), GuardFinding> {
     let nnode = view.nnode;
     let (rows, sum) = (&mut scan.rows[..nnode], &mut scan.sum[..nnode]);
     rows.fill(0);
@@ -70,8 +85,10 @@ pub fn scan(
         if support[1..].iter().any(|&t| tree_node[t as usize] != node) {
             return Err(GuardFinding::Spans { row: local });
         }
+        let hash = walk::hash(kind, support);
+        key.add(hash);
         rows[node as usize] += 1;
-        sum[node as usize] = sum[node as usize].wrapping_add(walk::hash(kind, support));
+        sum[node as usize] = sum[node as usize].wrapping_add(hash);
         Ok(())
     })?;
     for n in 0..nnode {
