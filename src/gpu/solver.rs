@@ -357,6 +357,9 @@ impl Solver {
     /// Captures the graph of the step [`replay`](Self::replay) launched directly, unless an
     /// upload since changed the world count. Called while the device runs that step.
     fn capture_pending(&mut self) -> Result<()> {
+        if !self.graph.is_pending() {
+            return Ok(()); // the common step: its graph was replayed
+        }
         let stream = self.stream.clone();
         let mut graph = std::mem::take(&mut self.graph);
         let r = graph.capture_pending(&stream, (), self.ws.nworld(), |s| self.enqueue(s));
