@@ -114,10 +114,12 @@ pub(in crate::cli::bench) fn run(
                 times.push(us);
                 walls[i].push(wall);
                 if let Some(flush) = again {
-                    replays.push([
-                        s.time_replays(0, 1)?[0],
-                        flush.time_replays(1, || s.replay())?[0],
-                    ]);
+                    replays.push(replayed_again(
+                        s,
+                        flush,
+                        Solver::time_replays,
+                        Solver::replay,
+                    )?);
                 }
             }
         }
@@ -126,10 +128,12 @@ pub(in crate::cli::bench) fn run(
         if k > 0 {
             quotient_off.push(us);
             if let Some(flush) = again {
-                quotient_off_again.push([
-                    q_off.time_replays(0, 1)?[0],
-                    flush.time_replays(1, || q_off.replay())?[0],
-                ]);
+                quotient_off_again.push(replayed_again(
+                    &mut q_off,
+                    flush,
+                    QuotientSolver::time_replays,
+                    QuotientSolver::replay,
+                )?);
             }
         }
         // The tree-level maps run before the quotient on even steps and after it on odd ones,
@@ -296,6 +300,18 @@ pub(in crate::cli::bench) fn run(
         auto_full,
         auto_between,
     })
+}
+
+/// A step replayed again ([`Again`]): device µs of one replay after its check, then of one after
+/// `flush` evicts L2. Either solver, by its `time_replays` and `replay`.
+fn replayed_again<S>(
+    s: &mut S,
+    flush: &L2Flush,
+    time_replays: fn(&mut S, usize, usize) -> archipelago::Result<Vec<f64>>,
+    replay: fn(&mut S) -> archipelago::Result<()>,
+) -> archipelago::Result<[f64; 2]> {
+    let after_check = time_replays(s, 0, 1)?[0];
+    Ok([after_check, flush.time_replays(1, || replay(s))?[0]])
 }
 
 /// One step of the `auto` Engine over `input` (validated once for every contender: the Engine
