@@ -428,6 +428,34 @@ fn over_capacity_is_refused_not_run() {
 }
 
 #[test]
+fn a_model_of_another_dof_layout_is_refused() {
+    // As many trees and dofs, the dof blocks in reverse tree order: every mode's dof-level
+    // outputs would follow the layout its solver was built with, so the step is refused; a
+    // solver built for that model is exact.
+    let Some(gpu) = open() else { return };
+    let c = case(51, 2, 12, 20, Shape::Random, 0);
+    let other = reversed_dofs(&c.model);
+    assert_ne!(other, c.model);
+    let cap = Capacity::fit(&c.model, &c.batch);
+    let input = Input::new(&other, &c.batch).unwrap();
+    let want = oracle::solve(&input);
+    for mode in Mode::ALL {
+        let mut built = Solver::new(&gpu, mode, cap, &c.model).unwrap();
+        let err = built.solve(&input, &mut Islands::default()).unwrap_err();
+        assert!(
+            matches!(err, Error::Refused { mode: "gpu", .. }),
+            "{mode}: {err}"
+        );
+        let mut out = Islands::default();
+        Solver::new(&gpu, mode, cap, &other)
+            .unwrap()
+            .solve(&input, &mut out)
+            .unwrap();
+        assert_eq!(out.first_mismatch(&want), None, "{mode}");
+    }
+}
+
+#[test]
 fn out_of_memory_is_a_typed_error() {
     let Some(gpu) = open() else { return };
     // 2^22 worlds of 2^16 trees: ~1 TiB of labels alone, more than any device has.

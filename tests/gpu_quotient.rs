@@ -1699,6 +1699,34 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
 /// its events in range then goes through (the upload enqueues the batch's copy before its host
 /// half, so the events are checked first).
 #[test]
+fn a_model_of_another_dof_layout_is_refused() {
+    // Eight trees and nine dofs either way, the two-dof tree first or last: the solver's
+    // dof-level outputs (and its node tables) follow the model it was built for.
+    let Some(gpu) = open() else { return };
+    let (built_for, other) = (
+        Model::from_dofnum(&[2, 1, 1, 1, 1, 1, 1, 1]).unwrap(),
+        Model::from_dofnum(&[1, 1, 1, 1, 1, 1, 1, 2]).unwrap(),
+    );
+    let mut b = Batch::builder();
+    for _ in 0..4 {
+        world(&mut b, &[], 2);
+    }
+    let batch = b.finish();
+    let cap = Capacity::fit(&built_for, &batch);
+    let input = Input::new(&other, &batch).unwrap();
+    let mut s = QuotientSolver::new(&gpu, cap, &built_for, Policy::default()).unwrap();
+    let err = s.upload(&input, &Events::new()).unwrap_err();
+    assert!(
+        matches!(err, archipelago::Error::Refused { mode: "gpu", .. }),
+        "{err}"
+    );
+    let mut right = QuotientSolver::new(&gpu, cap, &other, Policy::default()).unwrap();
+    let mut out = Islands::default();
+    right.step(&input, &Events::new(), &mut out).unwrap();
+    assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+}
+
+#[test]
 fn refused_events_copy_nothing_and_the_next_step_is_exact() {
     let Some(gpu) = open() else { return };
     let model = eight();

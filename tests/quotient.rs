@@ -238,6 +238,42 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
 }
 
 #[test]
+fn reuse_forgets_worlds_solved_under_another_model() {
+    // The same rows under models of as many trees and dofs but other dof layouts: the
+    // dof-level outputs differ, so no world may take its last step's outputs. Through the
+    // quotient itself and through the CPU mode, which keeps its quotient while the model's
+    // sizes fit.
+    let models = [
+        Model::from_dofnum(&[1, 2, 1]).unwrap(),
+        Model::from_dofnum(&[2, 1, 1]).unwrap(),
+        Model::from_dofnum(&[1, 1, 2]).unwrap(),
+    ];
+    let mut b = Batch::builder();
+    b.row(RowType::Equality, 0, &[0, 1])
+        .row(RowType::ContactPyramidal, 0, &[1])
+        .end_world();
+    b.row(RowType::ContactPyramidal, 0, &[2]).end_world();
+    let batch = b.finish();
+    let cap = Capacity::fit(&models[0], &batch);
+    let mut q = archipelago::quotient::Quotient::new(&cap, Policy::default());
+    q.set_reuse(true);
+    let mut mode = cpu::by_name("quotient").unwrap();
+    let (mut got, mut by_mode) = (Islands::default(), Islands::default());
+    // Each model twice in a row: the second step reuses every world, the first none.
+    for (k, model) in models.iter().chain(&models).enumerate() {
+        let input = Input::new(model, &batch).unwrap();
+        let want = oracle::solve(&input);
+        for _ in 0..2 {
+            q.step(&input, &Events::new(), &mut got).unwrap();
+            assert_eq!(got.first_mismatch(&want), None, "quotient, model {k}");
+            mode.solve(&input, &mut by_mode).unwrap();
+            assert_eq!(by_mode.first_mismatch(&want), None, "cpu mode, model {k}");
+        }
+    }
+    assert_eq!(q.counters().reused, 2 * models.len() as u64 * 2);
+}
+
+#[test]
 fn worlds_that_keep_changing_pause_reuse_and_resume_at_rest() {
     use archipelago::quotient::reuse::{BACKOFF_AFTER, BACKOFF_MAX};
     let mut e = engine(2, Policy::default());

@@ -232,6 +232,10 @@ pub struct Workspace {
     nsup: usize,
     ntree: usize,
     nv: usize,
+    /// The model whose dof layout is on the device (uploaded once, here): a batch of another
+    /// model is refused, even of as many trees and dofs, since its dof-level outputs would
+    /// follow this layout.
+    model: Model,
     args: Args,
     /// Whether the next fused launch may start while the order kernel before it still runs
     /// (set per step by the deterministic solver).
@@ -397,6 +401,7 @@ impl Workspace {
             nsup: 0,
             ntree: model.ntree(),
             nv: model.nv(),
+            model: model.clone(),
             args,
             overlap_order: std::cell::Cell::new(false),
             rounds_host: std::cell::RefCell::new(PinnedVec::new(ctx, w)),
@@ -494,6 +499,15 @@ impl Workspace {
                     model.ntree(),
                     model.nv()
                 ),
+            });
+        }
+        if !std::ptr::eq(model, &self.model) && *model != self.model {
+            return Err(Error::Refused {
+                mode: "gpu",
+                reason: "the solver was built for a model of as many trees and dofs but another \
+                         dof layout (its dof-level outputs follow the layout it was built with): \
+                         build a solver for this model"
+                    .into(),
             });
         }
         // Rows as they are, straight from the batch (no host copy); after them the rowless

@@ -1,7 +1,9 @@
 //! Reuse of unchanged worlds on the CPU, as the device quotient does (`kernels/quotient.cu`):
 //! every output of a world is a function of its hyperedges alone (row types and supports, rows
 //! then rowless; ids do not matter), so a world whose hyperedges equal those of the last step it
-//! was solved in takes that step's outputs instead of being solved again.
+//! was solved in takes that step's outputs instead of being solved again. That holds for one
+//! model: the dof-level outputs follow its dof layout, so a step of another model forgets every
+//! world ([`Reuse::begin_step`]).
 //!
 //! The cache keeps, per world and padded to the capacity, the hyperedges and every output of
 //! its last solved step; [`Reuse::check`] compares exactly (and keeps the backoff below),
@@ -26,6 +28,7 @@
 use std::ops::Range;
 
 use crate::islands::{EXTENTS, Extent, Islands, PARTITION_FIELDS};
+use crate::model::Model;
 use crate::rows::{Batch, Capacity, RowType};
 
 /// What world `w` held at its last solved step.
@@ -75,6 +78,8 @@ pub struct Reuse {
     /// Every output field, each world's slice padded (rows to `njmax`), in
     /// [`Islands::fields_mut`] order.
     outputs: Vec<Vec<i32>>,
+    /// The model of the cached steps (none before the first).
+    model: Option<Model>,
 }
 
 impl Reuse {
@@ -97,6 +102,7 @@ impl Reuse {
             edge_adr: vec![0; w * (cap.nedge + 1)],
             support: vec![0; w * cap.nsupport],
             outputs,
+            model: None,
         }
     }
 
@@ -116,8 +122,13 @@ impl Reuse {
         self.resume.fill(0);
     }
 
-    /// Starts a step: call once before the step's [`check`](Reuse::check)s and stores.
-    pub fn begin_step(&mut self) {
+    /// Starts a step of `model`: call once before the step's [`check`](Reuse::check)s and
+    /// stores. A model other than the cached steps' forgets every world.
+    pub fn begin_step(&mut self, model: &Model) {
+        if self.model.as_ref() != Some(model) {
+            self.clear();
+            self.model = Some(model.clone());
+        }
         self.step += 1;
     }
 
