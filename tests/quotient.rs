@@ -237,6 +237,98 @@ fn unchanged_worlds_reuse_their_outputs_exactly() {
     assert_eq!(reused(&off), 0);
 }
 
+/// One world of three one-dof trees per entry, each with equality 0 on trees {0, 1}.
+fn eq0_worlds(nworld: usize) -> Batch {
+    let mut b = Batch::builder();
+    for _ in 0..nworld {
+        b.row(RowType::Equality, 0, &[0, 1]).end_world();
+    }
+    b.finish()
+}
+
+#[test]
+fn refused_events_teach_the_learning_policy_nothing() {
+    // Two switches of a static equality would turn it dynamic (`EqPolicy::Learn`, after 2);
+    // beside an event out of range, the quotient refuses them all and learns nothing.
+    use archipelago::quotient::Quotient;
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let batch = eq0_worlds(1);
+    let input = Input::new(&model, &batch).unwrap();
+    let mut q = Quotient::new(&Capacity::fit(&model, &batch), Policy::default());
+    let mut out = Islands::default();
+    q.step(&input, &Events::new(), &mut out).unwrap();
+    let mut events = Events::new();
+    events
+        .eq_active(0, 0, false)
+        .eq_active(0, 0, true)
+        .sleep(0, 7);
+    assert!(q.step(&input, &events, &mut out).is_err());
+    assert_eq!(q.learned().count(), 0);
+    q.step(&input, &Events::new(), &mut out).unwrap();
+    assert_eq!(q.decision().verdict(), Verdict::Reuse, "{:?}", q.decision());
+}
+
+#[test]
+fn a_new_policy_counts_switches_afresh() {
+    use archipelago::quotient::Quotient;
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let batch = eq0_worlds(1);
+    let input = Input::new(&model, &batch).unwrap();
+    let mut q = Quotient::new(&Capacity::fit(&model, &batch), Policy::default());
+    let mut out = Islands::default();
+    let switch = |n: usize| {
+        let mut e = Events::new();
+        for k in 0..n {
+            e.eq_active(0, 0, k % 2 == 1);
+        }
+        e
+    };
+    q.step(&input, &switch(1), &mut out).unwrap();
+    // Static and back: the one switch counted before is forgotten, so one more is not two.
+    q.set_policy(Policy {
+        eq: EqPolicy::Static,
+        ..Policy::default()
+    });
+    q.set_policy(Policy::default());
+    q.step(&input, &Events::new(), &mut out).unwrap();
+    q.step(&input, &switch(1), &mut out).unwrap();
+    assert_eq!(q.learned().count(), 0);
+    q.step(&input, &switch(1), &mut out).unwrap();
+    assert_eq!(q.learned().collect::<Vec<_>>(), [0]);
+}
+
+#[test]
+fn a_world_past_the_batch_is_rebuilt_for_its_cause_when_it_comes_back() {
+    // World 1's equality switches while a step has only world 0: that step lists no rebuild of
+    // world 1, and the step that has it again rebuilds it for that switch.
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let batch = |n| eq0_worlds(n);
+    let options = Options {
+        mode: Mode::Quotient,
+        policy: Policy {
+            eq: EqPolicy::Static,
+            ..Policy::default()
+        },
+        ..Options::default()
+    };
+    let mut e = Engine::new(&model, Capacity::fit(&model, &batch(2)), options).unwrap();
+    e.step(&batch(2), &Events::new()).unwrap();
+    let mut events = Events::new();
+    events.eq_active(1, 0, false);
+    e.step(&batch(1), &events).unwrap();
+    assert_eq!(e.decision().verdict(), Verdict::Reuse, "{:?}", e.decision());
+    let out = e.step(&batch(2), &Events::new()).unwrap().clone();
+    assert_eq!(
+        out.first_mismatch(&oracle::solve(&Input::new(&model, &batch(2)).unwrap())),
+        None
+    );
+    let cause = Cause::EqActive {
+        eq: 0,
+        active: false,
+    };
+    assert_eq!(e.decision().worlds().collect::<Vec<_>>(), [(1, cause)]);
+}
+
 #[test]
 fn reuse_forgets_worlds_solved_under_another_model() {
     // The same rows under models of as many trees and dofs but other dof layouts: the

@@ -213,7 +213,9 @@ pub struct Tracker {
 }
 
 impl Tracker {
-    /// A tracker for `nworld` worlds of `ntree` trees, every tree awake, every world unbuilt.
+    /// A tracker for `nworld` worlds of `ntree` trees, every tree awake, no event recorded: it
+    /// holds nothing stale, and a world that has no quotient yet is its owner's to build (the
+    /// quotient engine lists those with [`Cause::Initial`]), then to mark built.
     pub fn new(nworld: usize, ntree: usize) -> Tracker {
         Tracker {
             nworld,
@@ -317,7 +319,18 @@ impl Tracker {
 
     /// Writes the decision for the events recorded since the last builds into `decision`.
     pub fn decide(&mut self, decision: &mut Decision) {
+        self.decide_for(decision, self.nworld);
+    }
+
+    /// [`decide`](Self::decide) for a step of the first `nworld` worlds: a stale world past
+    /// them is not listed (no step rebuilds it) and stays stale, with its cause, for the step
+    /// that has it again.
+    pub fn decide_for(&mut self, decision: &mut Decision, nworld: usize) {
         decision.clear();
+        // A decision too small for this tracker (`Decision::default()`) would drop worlds.
+        if decision.listed.len() < self.nworld {
+            decision.listed.resize(self.nworld, false);
+        }
         if self.global != self.built_global {
             decision.rebuild_all(self.global_cause.unwrap_or(Cause::Capacity));
             return;
@@ -326,8 +339,10 @@ impl Tracker {
         for i in 0..self.dirty.len() {
             let w = self.dirty[i];
             if self.is_stale(w as usize) {
-                let cause = self.first_cause[w as usize].unwrap_or(Cause::Initial);
-                decision.push(w, cause);
+                if (w as usize) < nworld {
+                    let cause = self.first_cause[w as usize].unwrap_or(Cause::Initial);
+                    decision.push(w, cause);
+                }
                 self.dirty[keep] = w;
                 keep += 1;
             } else {
@@ -337,7 +352,9 @@ impl Tracker {
         self.dirty.truncate(keep);
     }
 
-    /// Records that `world`'s quotient now reflects every event so far.
+    /// Records that `world`'s quotient now reflects every event of its own so far. An
+    /// all-worlds event (a capacity change, a model-wide edit, a new classification) stays
+    /// until [`mark_all_built`](Self::mark_all_built), since every world must be rebuilt for it.
     pub fn mark_built(&mut self, world: usize) {
         if let (Some(b), Some(e)) = (self.built.get_mut(world), self.epoch.get(world)) {
             *b = *e;
@@ -357,8 +374,9 @@ impl Tracker {
         self.dirty.clear();
     }
 
-    /// Epoch of `source` for `world`: the number of its events so far, the world's and the
-    /// all-worlds ones together.
+    /// Epoch of `source` for `world`: the number of its invalidating events so far, the world's
+    /// and the all-worlds ones together (an `eq_active` switch of an equality classified dynamic
+    /// invalidates nothing and is counted in [`absorbed`](Self::absorbed) instead).
     pub fn epoch(&self, source: Source, world: usize) -> u64 {
         self.epoch[world][source as usize] + self.global[source as usize]
     }
@@ -371,8 +389,14 @@ impl Tracker {
             })
     }
 
-    /// The reported state of `tree` in `world` (every tree starts awake).
+    /// The reported state of `tree` in `world` (every tree starts awake). Panics when `world`
+    /// or `tree` is out of the tracker's range.
     pub fn awake(&self, world: usize, tree: usize) -> bool {
+        assert!(
+            tree < self.ntree,
+            "tree {tree} of a tracker of {} trees",
+            self.ntree
+        );
         self.awake[world * self.ntree + tree]
     }
 
@@ -588,5 +612,64 @@ mod tests {
         let mut d = Decision::with_capacity(2);
         t.decide(&mut d);
         assert_eq!(d.verdict(), Verdict::Reuse);
+    }
+
+    #[test]
+    fn a_world_past_the_step_stays_stale_with_its_cause() {
+        let mut t = Tracker::new(3, 2);
+        let mut d = Decision::with_capacity(3);
+        let mut ev = Events::new();
+        ev.eq_active(2, 4, false).eq_active(0, 4, true);
+        t.record(&ev, all_static).unwrap();
+        // A step of two worlds: world 2 is not listed, and not forgotten.
+        t.decide_for(&mut d, 2);
+        let first = Cause::EqActive {
+            eq: 4,
+            active: true,
+        };
+        assert_eq!(d.worlds().collect::<Vec<_>>(), [(0, first)]);
+        t.mark_built(0);
+        assert!(t.is_stale(2));
+        t.decide_for(&mut d, 3);
+        let cause = Cause::EqActive {
+            eq: 4,
+            active: false,
+        };
+        assert_eq!(d.worlds().collect::<Vec<_>>(), [(2, cause)]);
+    }
+
+    #[test]
+    fn a_default_decision_still_lists_every_stale_world() {
+        let mut t = Tracker::new(2, 2);
+        let mut ev = Events::new();
+        ev.eq_active(1, 3, false);
+        t.record(&ev, all_static).unwrap();
+        let mut d = Decision::default();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Rebuild);
+        assert!(d.is_listed(1));
+    }
+
+    #[test]
+    fn marking_worlds_built_one_by_one_leaves_an_all_worlds_event() {
+        let mut t = Tracker::new(2, 2);
+        let mut ev = Events::new();
+        ev.capacity();
+        t.record(&ev, all_static).unwrap();
+        t.mark_built(0);
+        t.mark_built(1);
+        let mut d = Decision::with_capacity(2);
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::RebuildAll);
+        t.mark_all_built();
+        t.decide(&mut d);
+        assert_eq!(d.verdict(), Verdict::Reuse);
+    }
+
+    #[test]
+    #[should_panic(expected = "tree 2 of a tracker of 2 trees")]
+    fn a_tree_past_the_world_is_refused() {
+        let t = Tracker::new(2, 2);
+        let _ = t.awake(0, 2);
     }
 }

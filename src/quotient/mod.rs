@@ -172,6 +172,8 @@ impl Quotient {
         if policy != self.policy {
             self.classifier = policy.classifier();
             self.policy = policy;
+            // A new policy learns afresh: toggles counted under the old one do not count.
+            self.toggles.clear();
             self.tracker.reclassified();
         }
     }
@@ -245,6 +247,9 @@ impl Quotient {
     /// Records events without stepping (for example while another mode is solving), so the
     /// quotients they invalidate are rebuilt before they are used again.
     pub fn record(&mut self, events: &Events) -> Result<()> {
+        // Every event checked before any is applied: learning counts toggles before the
+        // tracker records them.
+        self.check(events)?;
         if let EqPolicy::Learn { after } = self.policy.eq {
             self.learn(events, after);
         }
@@ -378,7 +383,7 @@ impl Quotient {
     fn prepare_recorded(&mut self, input: &Input<'_>) {
         let batch = input.batch();
         self.counters.steps += 1;
-        self.tracker.decide(&mut self.decision);
+        self.tracker.decide_for(&mut self.decision, batch.nworld());
         // Which run of equalities stays static is chosen by weighing the batch, when the dynamic
         // ids are new and whenever every world is rebuilt anyway; a new choice rebuilds them all.
         let all = self.decision.verdict() == Verdict::RebuildAll;
@@ -386,7 +391,7 @@ impl Quotient {
             let changed = self.classifier.weigh(batch);
             if changed && !all && self.cache.live_slots() > 0 {
                 self.tracker.reclassified();
-                self.tracker.decide(&mut self.decision);
+                self.tracker.decide_for(&mut self.decision, batch.nworld());
             }
         }
         if self.decision.verdict() == Verdict::RebuildAll {
@@ -400,7 +405,7 @@ impl Quotient {
             self.tracker.mark_built(w as usize);
             self.counters.reported += 1;
         }
-        self.check_partial_sleep();
+        self.check_partial_sleep(batch.nworld());
         let all_cause = self.decision.all_cause().unwrap_or(Cause::Initial);
         for w in 0..batch.nworld() {
             if self.cache.slot_of(w).is_none() {
@@ -467,7 +472,7 @@ impl Quotient {
     /// 26 ms of the host half; `sleep-and-wake` in `benches/quotient.rs` went 3.8 → 0.26 ms.
     /// Marked by node rather than by its trees' slice, which each event looked up: 221 → 154 µs
     /// there (session 66, the development machine).
-    fn check_partial_sleep(&mut self) {
+    fn check_partial_sleep(&mut self, nworld: usize) {
         let events = self.tracker.sleep_events();
         if events.is_empty() {
             return;
@@ -476,6 +481,11 @@ impl Quotient {
         let ntree = self.capacity.ntree;
         for &(w, t) in events {
             let w = w as usize;
+            // A world past the batch is not stepped: if it comes back partly asleep, the guard
+            // finds its static rows changed then.
+            if w >= nworld {
+                continue;
+            }
             let Some(s) = self.cache.slot_of(w) else {
                 continue;
             };
