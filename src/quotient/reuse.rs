@@ -78,8 +78,10 @@ pub struct Reuse {
     /// Every output field, each world's slice padded (rows to `njmax`), in
     /// [`Islands::fields_mut`] order.
     outputs: Vec<Vec<i32>>,
-    /// The model of the cached steps (none before the first).
-    model: Option<Model>,
+    /// The dof layout of the cached steps' model (`tree_dofadr`, `tree_dofnum`, `dof_treeid`:
+    /// the whole model), allocated for the capacity, and whether it holds one yet.
+    layout: [Vec<i32>; 3],
+    has_layout: bool,
 }
 
 impl Reuse {
@@ -102,7 +104,12 @@ impl Reuse {
             edge_adr: vec![0; w * (cap.nedge + 1)],
             support: vec![0; w * cap.nsupport],
             outputs,
-            model: None,
+            layout: [
+                Vec::with_capacity(cap.ntree),
+                Vec::with_capacity(cap.ntree),
+                Vec::with_capacity(cap.nv),
+            ],
+            has_layout: false,
         }
     }
 
@@ -113,6 +120,7 @@ impl Reuse {
             + self.row_type.len() * size_of::<RowType>()
             + (self.row_adr.len() + self.edge_adr.len() + self.support.len()) * 4
             + outputs
+            + self.layout.iter().map(|v| v.capacity() * 4).sum::<usize>()
     }
 
     /// Forgets every world (the next step solves them all).
@@ -125,9 +133,15 @@ impl Reuse {
     /// Starts a step of `model`: call once before the step's [`check`](Reuse::check)s and
     /// stores. A model other than the cached steps' forgets every world.
     pub fn begin_step(&mut self, model: &Model) {
-        if self.model.as_ref() != Some(model) {
+        let now = [model.tree_dofadr(), model.tree_dofnum(), model.dof_treeid()];
+        let same = |layout: &[Vec<i32>; 3]| layout.iter().zip(now).all(|(a, b)| a[..] == *b);
+        if !self.has_layout || !same(&self.layout) {
             self.clear();
-            self.model = Some(model.clone());
+            for (kept, new) in self.layout.iter_mut().zip(now) {
+                kept.clear();
+                kept.extend_from_slice(new);
+            }
+            self.has_layout = true;
         }
         self.step += 1;
     }
