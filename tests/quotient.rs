@@ -246,55 +246,72 @@ fn eq0_worlds(nworld: usize) -> Batch {
     b.finish()
 }
 
+/// One world of [`eq0_worlds`] stepped by a CPU quotient under the default policy (equalities
+/// learned: dynamic once switched twice).
+struct OneEq {
+    model: Model,
+    batch: Batch,
+    q: archipelago::quotient::Quotient,
+    out: Islands,
+}
+
+impl OneEq {
+    fn new() -> OneEq {
+        let (model, batch) = (Model::from_dofnum(&[1, 1, 1]).unwrap(), eq0_worlds(1));
+        let cap = Capacity::fit(&model, &batch);
+        OneEq {
+            q: archipelago::quotient::Quotient::new(&cap, Policy::default()),
+            model,
+            batch,
+            out: Islands::default(),
+        }
+    }
+
+    fn step(&mut self, events: &Events) -> archipelago::Result<()> {
+        let input = Input::new(&self.model, &self.batch).unwrap();
+        self.q.step(&input, events, &mut self.out)
+    }
+}
+
 #[test]
 fn refused_events_teach_the_learning_policy_nothing() {
-    // Two switches of a static equality would turn it dynamic (`EqPolicy::Learn`, after 2);
-    // beside an event out of range, the quotient refuses them all and learns nothing.
-    use archipelago::quotient::Quotient;
-    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
-    let batch = eq0_worlds(1);
-    let input = Input::new(&model, &batch).unwrap();
-    let mut q = Quotient::new(&Capacity::fit(&model, &batch), Policy::default());
-    let mut out = Islands::default();
-    q.step(&input, &Events::new(), &mut out).unwrap();
+    // Two switches of the static equality would turn it dynamic; beside an event out of range,
+    // the quotient refuses them all and learns nothing.
+    let mut one = OneEq::new();
+    one.step(&Events::new()).unwrap();
     let mut events = Events::new();
     events
         .eq_active(0, 0, false)
         .eq_active(0, 0, true)
         .sleep(0, 7);
-    assert!(q.step(&input, &events, &mut out).is_err());
-    assert_eq!(q.learned().count(), 0);
-    q.step(&input, &Events::new(), &mut out).unwrap();
-    assert_eq!(q.decision().verdict(), Verdict::Reuse, "{:?}", q.decision());
+    assert!(one.step(&events).is_err());
+    assert_eq!(one.q.learned().count(), 0);
+    one.step(&Events::new()).unwrap();
+    assert_eq!(
+        one.q.decision().verdict(),
+        Verdict::Reuse,
+        "{:?}",
+        one.q.decision()
+    );
 }
 
 #[test]
 fn a_new_policy_counts_switches_afresh() {
-    use archipelago::quotient::Quotient;
-    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
-    let batch = eq0_worlds(1);
-    let input = Input::new(&model, &batch).unwrap();
-    let mut q = Quotient::new(&Capacity::fit(&model, &batch), Policy::default());
-    let mut out = Islands::default();
-    let switch = |n: usize| {
-        let mut e = Events::new();
-        for k in 0..n {
-            e.eq_active(0, 0, k % 2 == 1);
-        }
-        e
-    };
-    q.step(&input, &switch(1), &mut out).unwrap();
+    let mut one = OneEq::new();
+    let mut switch = Events::new();
+    switch.eq_active(0, 0, false);
+    one.step(&switch).unwrap();
     // Static and back: the one switch counted before is forgotten, so one more is not two.
-    q.set_policy(Policy {
+    one.q.set_policy(Policy {
         eq: EqPolicy::Static,
         ..Policy::default()
     });
-    q.set_policy(Policy::default());
-    q.step(&input, &Events::new(), &mut out).unwrap();
-    q.step(&input, &switch(1), &mut out).unwrap();
-    assert_eq!(q.learned().count(), 0);
-    q.step(&input, &switch(1), &mut out).unwrap();
-    assert_eq!(q.learned().collect::<Vec<_>>(), [0]);
+    one.q.set_policy(Policy::default());
+    one.step(&Events::new()).unwrap();
+    one.step(&switch).unwrap();
+    assert_eq!(one.q.learned().count(), 0);
+    one.step(&switch).unwrap();
+    assert_eq!(one.q.learned().collect::<Vec<_>>(), [0]);
 }
 
 #[test]
