@@ -132,9 +132,10 @@ impl Quotient {
     /// Whether a step takes the outputs of worlds whose hyperedges (row types and supports)
     /// equal those of the last step they were solved in, instead of solving them again (off
     /// for a new `Quotient`; the CPU engines and the CPU `quotient` mode turn it on). Every
-    /// output is a function of those hyperedges alone for one model, so reuse is exact (a step
-    /// of another model, even of as many trees and dofs, forgets every world); on, it holds a copy of
-    /// every world's hyperedges and outputs (allocated here) and costs a comparison per world
+    /// output is a function of those hyperedges alone for one model, so reuse is exact (a
+    /// step of another model, even of as many trees and dofs, forgets every world); on, it
+    /// holds a copy of every world's hyperedges and outputs (allocated here) and costs a
+    /// comparison per world
     /// and a copy per world solved, except for worlds that keep changing, which pause it
     /// (see [`reuse`]). A world that changed but kept the partition of trees of its cached
     /// step takes that step's tree- and dof-level outputs and maps only its rows
