@@ -135,13 +135,12 @@ impl Quotient {
     /// output is a function of those hyperedges alone for one model, so reuse is exact (a
     /// step of another model, even of as many trees and dofs, forgets every world); on, it
     /// holds a copy of every world's hyperedges and outputs (allocated here) and costs a
-    /// comparison per world
-    /// and a copy per world solved, except for worlds that keep changing, which pause it
-    /// (see [`reuse`]). A world that changed but kept the partition of trees of its cached
-    /// step takes that step's tree- and dof-level outputs and maps only its rows
-    /// ([`Quotient::set_partition_reuse`]). Turning it on again forgets every world. The device
-    /// quotient has its own (`gpu::quotient::QuotientSolver::set_reuse`); this one serves
-    /// [`Quotient::step`].
+    /// comparison per world and a copy per world solved, except for worlds that keep changing,
+    /// which pause it (see [`reuse`]). A world that changed but kept the partition of trees of
+    /// its cached step takes that step's tree- and dof-level outputs and maps only its rows
+    /// ([`Quotient::set_partition_reuse`]). Turning it on again forgets every world. The
+    /// device quotient has its own (`gpu::quotient::QuotientSolver::set_reuse`); this one
+    /// serves [`Quotient::step`].
     pub fn set_reuse(&mut self, on: bool) {
         match (on, &mut self.reuse) {
             (true, None) => self.reuse = Some(Box::new(reuse::Reuse::new(&self.capacity))),
