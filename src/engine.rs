@@ -597,19 +597,31 @@ impl Engine {
     }
 
     /// Changes the capacity: every buffer is reallocated and every quotient dropped (a capacity
-    /// change is an invalidation source). Call between steps.
+    /// change is an invalidation source). Call between steps. A capacity refused (too small for
+    /// the model, or more than the device holds) is an error that leaves the engine at its old
+    /// capacity, on the same device: a GPU engine frees its buffers before allocating the new
+    /// ones, so it is built again at the old capacity then (every quotient dropped). Only if
+    /// that fails too is it left on the host ([`on_gpu`](Self::on_gpu) false), still exact.
     pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
         let (model, options) = (self.model.clone(), self.options.clone());
-        *self = match self.device.take() {
-            Some(d) => {
-                // Free the old device buffers before allocating the new ones.
-                let gpu = d.gpu.clone();
-                drop(d);
-                Engine::with_gpu(&gpu, &model, capacity, options)?
-            }
-            None => Engine::new(&model, capacity, options)?,
+        let Some(d) = self.device.take() else {
+            *self = Engine::new(&model, capacity, options)?;
+            return Ok(());
         };
-        Ok(())
+        let (gpu, old) = (d.gpu.clone(), self.capacity);
+        drop(d);
+        match Engine::with_gpu(&gpu, &model, capacity, options.clone()) {
+            Ok(engine) => {
+                *self = engine;
+                Ok(())
+            }
+            Err(e) => {
+                if let Ok(engine) = Engine::with_gpu(&gpu, &model, old, options) {
+                    *self = engine;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Bytes of every buffer the engine holds (outputs and quotient); a step never changes it.

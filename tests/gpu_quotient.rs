@@ -1727,6 +1727,36 @@ fn a_model_of_another_dof_layout_is_refused() {
 }
 
 #[test]
+fn a_refused_resize_leaves_the_engine_on_its_device() {
+    // A capacity too small for the model is refused after the old device buffers are freed:
+    // the engine is built again at its old capacity, on the device, and steps exactly.
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let cap = four_of_eight(32, 1);
+    let mut b = Batch::builder();
+    for _ in 0..cap.nworld {
+        world(&mut b, &[], 2);
+    }
+    let batch = b.finish();
+    let want = oracle::solve(&Input::new(&model, &batch).unwrap());
+    let options = Options {
+        mode: Mode::Quotient,
+        ..Options::default()
+    };
+    let mut e = Engine::with_gpu(&gpu, &model, cap, options).unwrap();
+    e.step(&batch, &Events::new()).unwrap();
+    let small = Capacity { ntree: 4, ..cap };
+    assert!(matches!(
+        e.resize(small),
+        Err(archipelago::Error::OverCapacity { what: "ntree", .. })
+    ));
+    assert!(e.on_gpu());
+    assert_eq!(e.capacity(), cap);
+    let got = e.step(&batch, &Events::new()).unwrap();
+    assert_eq!(got.first_mismatch(&want), None);
+}
+
+#[test]
 fn refused_events_copy_nothing_and_the_next_step_is_exact() {
     let Some(gpu) = open() else { return };
     let model = eight();
