@@ -315,6 +315,27 @@ fn a_new_policy_counts_switches_afresh() {
 }
 
 #[test]
+fn sleep_recorded_between_steps_reaches_the_next_step() {
+    // `auto` records the events of the steps a full rebuild solves (`Quotient::record`) and
+    // steps the quotient later: a sleep among them that leaves equality 0's two trees half
+    // asleep still rebuilds the world, for that cause, at the quotient's next step.
+    let mut one = OneEq::new();
+    one.step(&Events::new()).unwrap();
+    let mut sleep = Events::new();
+    sleep.sleep(0, 0);
+    one.q.record(&sleep).unwrap();
+    one.q.record(&Events::new()).unwrap();
+    one.step(&Events::new()).unwrap();
+    assert_eq!(
+        one.q.decision().worlds().collect::<Vec<_>>(),
+        [(0, Cause::PartialSleep { tree: 0 })]
+    );
+    // Taken by that step: the next one has none.
+    one.step(&Events::new()).unwrap();
+    assert_eq!(one.q.decision().verdict(), Verdict::Reuse);
+}
+
+#[test]
 fn a_world_past_the_batch_is_rebuilt_for_its_cause_when_it_comes_back() {
     // World 1's equality switches while a step has only world 0: that step lists no rebuild of
     // world 1, and the step that has it again rebuilds it for that switch.

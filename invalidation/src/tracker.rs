@@ -206,6 +206,9 @@ pub struct Tracker {
     in_dirty: Vec<bool>,
     awake: Vec<bool>,
     sleep_touched: Vec<(u32, i32)>,
+    /// Whether a step has taken `sleep_touched` ([`sleep_events_taken`](Tracker::sleep_events_taken)):
+    /// the next record starts the list afresh.
+    sleep_taken: bool,
     /// Per world and tree, whether the recorded step touched it, so that `sleep_touched` lists
     /// each pair once.
     touched: StepMarks,
@@ -231,6 +234,8 @@ impl Tracker {
             awake: vec![true; nworld * ntree],
             sleep_touched: Vec::with_capacity(nworld * ntree),
             touched: StepMarks::new(nworld * ntree),
+            // Nothing listed yet: the first record starts the list.
+            sleep_taken: true,
             absorbed: 0,
         }
     }
@@ -278,8 +283,13 @@ impl Tracker {
         // One by one only where the events' bounds leave some out of range (a cloth falling
         // asleep in every world reports 10^5 events or more).
         self.check_all(events)?;
-        self.sleep_touched.clear();
-        self.touched.next_step();
+        // Events recorded without a step (another mode solved it) stay listed for the next
+        // step, so that it sees every sleep and wake since the last one.
+        if self.sleep_taken {
+            self.sleep_touched.clear();
+            self.touched.next_step();
+            self.sleep_taken = false;
+        }
         for &e in events.as_slice() {
             match e {
                 Event::EqActive { world, eq, active } => {
@@ -406,9 +416,17 @@ impl Tracker {
         self.awake[world * n..(world + 1) * n].iter().all(|&a| a)
     }
 
-    /// The (world, tree) pairs with a sleep or wake event in the last recorded step, each once.
+    /// The (world, tree) pairs with a sleep or wake event since the last step that took them
+    /// ([`sleep_events_taken`](Self::sleep_events_taken)), each once: a step's own, and those
+    /// recorded while another mode solved the steps between.
     pub fn sleep_events(&self) -> &[(u32, i32)] {
         &self.sleep_touched
+    }
+
+    /// Says that a step has acted on [`sleep_events`](Self::sleep_events): the next record
+    /// lists its own afresh.
+    pub fn sleep_events_taken(&mut self) {
+        self.sleep_taken = true;
     }
 
     /// Events that needed no rebuild because their source is classified dynamic.
@@ -514,6 +532,10 @@ mod tests {
         assert!(!t.awake(1, 3) && t.awake(0, 2));
         assert!(!t.world_awake(1) && t.world_awake(0));
         assert_eq!(t.sleep_events(), &[(1, 3), (0, 2)]);
+        // Kept until a step takes them, then listed afresh.
+        t.record(Events::new().sleep(0, 1), all_static).unwrap();
+        assert_eq!(t.sleep_events(), &[(1, 3), (0, 2), (0, 1)]);
+        t.sleep_events_taken();
         t.record(&Events::new(), all_static).unwrap();
         assert!(t.sleep_events().is_empty());
     }
@@ -537,6 +559,7 @@ mod tests {
                 &[(0, 2)]
             };
             assert_eq!(t.sleep_events(), want, "step {k}");
+            t.sleep_events_taken();
         }
     }
 

@@ -406,6 +406,9 @@ impl Quotient {
             self.counters.reported += 1;
         }
         self.check_partial_sleep(batch.nworld());
+        // Listed until now since the last step (`auto` records the steps a full rebuild solves);
+        // the device quotient follows them into its masked worlds before its next record.
+        self.tracker.sleep_events_taken();
         let all_cause = self.decision.all_cause().unwrap_or(Cause::Initial);
         for w in 0..batch.nworld() {
             if self.cache.slot_of(w).is_none() {
