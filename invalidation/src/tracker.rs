@@ -206,11 +206,11 @@ pub struct Tracker {
     in_dirty: Vec<bool>,
     awake: Vec<bool>,
     sleep_touched: Vec<(u32, i32)>,
-    /// Whether a step has taken `sleep_touched` ([`sleep_events_taken`](Tracker::sleep_events_taken)):
-    /// the next record starts the list afresh.
+    /// Whether a step has taken `sleep_touched` (`sleep_events_taken`): the next record starts
+    /// the list afresh.
     sleep_taken: bool,
-    /// Per world and tree, whether the recorded step touched it, so that `sleep_touched` lists
-    /// each pair once.
+    /// Per world and tree, whether `sleep_touched` lists it since the list started afresh, so
+    /// that it lists each pair once.
     touched: StepMarks,
     absorbed: u64,
 }
