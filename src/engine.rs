@@ -280,6 +280,24 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// Refuses a capacity with fewer trees or dofs than `model`.
+fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
+    if model.ntree() > capacity.ntree || model.nv() > capacity.nv {
+        let (what, got, cap) = if model.ntree() > capacity.ntree {
+            ("ntree", model.ntree(), capacity.ntree)
+        } else {
+            ("nv", model.nv(), capacity.nv)
+        };
+        return Err(Error::OverCapacity {
+            world: 0,
+            what,
+            got,
+            cap,
+        });
+    }
+    Ok(())
+}
+
 impl Engine {
     /// An engine for `model` with room for `capacity`; all buffers are allocated here.
     pub fn new(model: &Model, capacity: Capacity, options: Options) -> Result<Engine> {
@@ -294,19 +312,7 @@ impl Engine {
         options: Options,
         host_reuse: bool,
     ) -> Result<Engine> {
-        if model.ntree() > capacity.ntree || model.nv() > capacity.nv {
-            let (what, got, cap) = if model.ntree() > capacity.ntree {
-                ("ntree", model.ntree(), capacity.ntree)
-            } else {
-                ("nv", model.nv(), capacity.nv)
-            };
-            return Err(Error::OverCapacity {
-                world: 0,
-                what,
-                got,
-                cap,
-            });
-        }
+        holds_model(&capacity, model)?;
         let full: Box<dyn CpuMode> = match options.mode {
             Mode::Dense | Mode::Labelprop => {
                 cpu::by_name(options.mode.name()).ok_or_else(|| Error::Refused {
@@ -597,12 +603,13 @@ impl Engine {
     }
 
     /// Changes the capacity: every buffer is reallocated and every quotient dropped (a capacity
-    /// change is an invalidation source). Call between steps. A capacity refused (too small for
-    /// the model, or more than the device holds) is an error that leaves the engine at its old
-    /// capacity, on the same device: a GPU engine frees its buffers before allocating the new
-    /// ones, so it is built again at the old capacity then (every quotient dropped). Only if
-    /// that fails too is it left on the host ([`on_gpu`](Self::on_gpu) false), still exact.
+    /// change is an invalidation source). Call between steps. A capacity too small for the
+    /// model is refused before anything changes. One the device cannot hold is refused after a
+    /// GPU engine has freed its buffers (to make room for the new ones): it is then built again
+    /// at its old capacity, on its device, as after a resize to it. Only if that fails too is
+    /// it left on the host ([`on_gpu`](Self::on_gpu) false), still exact.
     pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
+        holds_model(&capacity, self.model.as_ref())?;
         let (model, options) = (self.model.clone(), self.options.clone());
         let Some(d) = self.device.take() else {
             *self = Engine::new(&model, capacity, options)?;

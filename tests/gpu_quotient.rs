@@ -1694,10 +1694,6 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
     assert_eq!((c.replayed, c.masked), (64, 0), "{c:?}");
 }
 
-/// An upload whose events name a world or tree out of range is refused before it copies or
-/// records anything: the batch uploaded before it still replays exactly, and the same step with
-/// its events in range then goes through (the upload enqueues the batch's copy before its host
-/// half, so the events are checked first).
 #[test]
 fn a_model_of_another_dof_layout_is_refused() {
     // Eight trees and nine dofs either way, the two-dof tree first or last: the solver's
@@ -1728,8 +1724,9 @@ fn a_model_of_another_dof_layout_is_refused() {
 
 #[test]
 fn a_refused_resize_leaves_the_engine_on_its_device() {
-    // A capacity too small for the model is refused after the old device buffers are freed:
-    // the engine is built again at its old capacity, on the device, and steps exactly.
+    // A capacity too small for the model is refused before anything changes: the engine stays
+    // on its device with its last outputs, and steps exactly. (It had freed its device first
+    // and been left on the host.)
     let Some(gpu) = open() else { return };
     let model = eight();
     let cap = four_of_eight(32, 1);
@@ -1752,10 +1749,15 @@ fn a_refused_resize_leaves_the_engine_on_its_device() {
     ));
     assert!(e.on_gpu());
     assert_eq!(e.capacity(), cap);
+    assert_eq!(e.islands().first_mismatch(&want), None);
     let got = e.step(&batch, &Events::new()).unwrap();
     assert_eq!(got.first_mismatch(&want), None);
 }
 
+/// An upload whose events name a world or tree out of range is refused before it copies or
+/// records anything: the batch uploaded before it still replays exactly, and the same step with
+/// its events in range then goes through (the upload enqueues the batch's copy before its host
+/// half, so the events are checked first).
 #[test]
 fn refused_events_copy_nothing_and_the_next_step_is_exact() {
     let Some(gpu) = open() else { return };

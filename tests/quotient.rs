@@ -336,6 +336,27 @@ fn sleep_recorded_between_steps_reaches_the_next_step() {
 }
 
 #[test]
+fn a_resize_too_small_for_the_model_changes_nothing() {
+    let mut e = engine(2, Policy::default());
+    let specs = vec![Spec::default(); 2];
+    let before = step(&mut e, &specs, &Events::new());
+    let contracted = e.quotient().counters().contracted;
+    let small = Capacity {
+        nv: 7,
+        ..capacity(2)
+    };
+    assert!(matches!(
+        e.resize(small),
+        Err(Error::OverCapacity { what: "nv", .. })
+    ));
+    assert_eq!(e.capacity(), capacity(2));
+    assert_eq!(e.islands().first_mismatch(&before), None);
+    // The quotients are kept: the next step contracts nothing.
+    step(&mut e, &specs, &Events::new());
+    assert_eq!(e.quotient().counters().contracted, contracted);
+}
+
+#[test]
 fn a_world_past_the_batch_is_rebuilt_for_its_cause_when_it_comes_back() {
     // World 1's equality switches while a step has only world 0: that step lists no rebuild of
     // world 1, and the step that has it again rebuilds it for that switch.

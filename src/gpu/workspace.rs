@@ -501,7 +501,7 @@ impl Workspace {
                 ),
             });
         }
-        if !std::ptr::eq(model, &self.model) && *model != self.model {
+        if *model != self.model {
             return Err(Error::Refused {
                 mode: "gpu",
                 reason: "the solver was built for a model of as many trees and dofs but another \

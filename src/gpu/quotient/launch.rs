@@ -259,9 +259,9 @@ impl QuotientSolver {
             }
             *state = if !tracker.awake(w as usize, t as usize) {
                 // Only a node that masks the world: one of static hyperedges, every tree of it
-                // asleep (a partly asleep one had the world rebuilt at `prepare`). A tree of
-                // no static hyperedge sleeps without changing what the world replays; its
-                // world is looked at again at its next event.
+                // asleep (a partly asleep one in the batch had the world rebuilt at `prepare`).
+                // A tree of no static hyperedge sleeps without changing what the world replays;
+                // its world is looked at again at its next event.
                 let Some(trees) = self.quotient.static_node(w as usize, t as usize) else {
                     continue;
                 };
