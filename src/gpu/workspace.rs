@@ -230,8 +230,6 @@ pub struct Workspace {
     nrow: usize,
     /// Support entries of the rows of the batch now on the device.
     nsup: usize,
-    ntree: usize,
-    nv: usize,
     /// The model whose dof layout is on the device (uploaded once, here): a batch of another
     /// model is refused, even of as many trees and dofs, since its dof-level outputs would
     /// follow this layout.
@@ -399,8 +397,6 @@ impl Workspace {
             nworld: 0,
             nrow: 0,
             nsup: 0,
-            ntree: model.ntree(),
-            nv: model.nv(),
             model: model.clone(),
             args,
             overlap_order: std::cell::Cell::new(false),
@@ -489,13 +485,14 @@ impl Workspace {
     pub(crate) fn enqueue_upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
         let (model, batch) = (input.model(), input.batch());
         self.cap.fits(input)?;
-        if model.ntree() != self.ntree || model.nv() != self.nv {
+        let (ntree, nv) = (self.model.ntree(), self.model.nv());
+        if model.ntree() != ntree || model.nv() != nv {
             return Err(Error::Refused {
                 mode: "gpu",
                 reason: format!(
                     "the solver was built for a model of {} trees and {} dofs, not {} and {}",
-                    self.ntree,
-                    self.nv,
+                    ntree,
+                    nv,
                     model.ntree(),
                     model.nv()
                 ),
@@ -566,7 +563,7 @@ impl Workspace {
         out: &mut Islands,
         stream: &CudaStream,
     ) -> Result<()> {
-        out.resize(self.ntree, self.nv, input.batch());
+        out.resize(self.model.ntree(), self.model.nv(), input.batch());
         // The output buffers are allocated in `Islands::fields_mut` order.
         for (i, (field, _)) in out.fields_mut().into_iter().enumerate() {
             self.bufs[OUT0 + i].download(field.as_mut_slice(), stream)?;
@@ -601,8 +598,8 @@ impl Workspace {
         let read = offsets * 4 + entries * 4 + self.nrow + 8 * (self.nworld + 1);
         let write = 4
             * (2 * self.nworld
-                + 11 * self.nworld * self.ntree
-                + 3 * self.nworld * self.nv
+                + 11 * self.nworld * self.model.ntree()
+                + 3 * self.nworld * self.model.nv()
                 + 3 * self.nrow);
         read + write
     }

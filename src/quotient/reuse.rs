@@ -79,9 +79,9 @@ pub struct Reuse {
     /// [`Islands::fields_mut`] order.
     outputs: Vec<Vec<i32>>,
     /// The dof layout of the cached steps' model (`tree_dofadr`, `tree_dofnum`, `dof_treeid`:
-    /// the whole model), allocated for the capacity, and whether it holds one yet.
+    /// the whole model), allocated for the capacity; empty before the first step, when nothing
+    /// is cached to forget.
     layout: [Vec<i32>; 3],
-    has_layout: bool,
 }
 
 impl Reuse {
@@ -109,7 +109,6 @@ impl Reuse {
                 Vec::with_capacity(cap.ntree),
                 Vec::with_capacity(cap.nv),
             ],
-            has_layout: false,
         }
     }
 
@@ -134,14 +133,17 @@ impl Reuse {
     /// stores. A model other than the cached steps' forgets every world.
     pub fn begin_step(&mut self, model: &Model) {
         let now = [model.tree_dofadr(), model.tree_dofnum(), model.dof_treeid()];
-        let same = |layout: &[Vec<i32>; 3]| layout.iter().zip(now).all(|(a, b)| a[..] == *b);
-        if !self.has_layout || !same(&self.layout) {
+        if !self
+            .layout
+            .iter()
+            .zip(now)
+            .all(|(kept, new)| kept[..] == *new)
+        {
             self.clear();
             for (kept, new) in self.layout.iter_mut().zip(now) {
                 kept.clear();
                 kept.extend_from_slice(new);
             }
-            self.has_layout = true;
         }
         self.step += 1;
     }
