@@ -336,6 +336,52 @@ fn sleep_recorded_between_steps_reaches_the_next_step() {
 }
 
 #[test]
+fn a_world_half_asleep_while_past_the_batch_is_rebuilt_for_it_when_it_comes_back() {
+    // Tree 0 of world 1 falls asleep, leaving equality 0's trees half asleep, at a step that has
+    // only world 0: the step that has world 1 again rebuilds it for that.
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let mut e = Engine::new(
+        &model,
+        Capacity::fit(&model, &eq0_worlds(2)),
+        Options {
+            mode: Mode::Quotient,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    e.step(&eq0_worlds(2), &Events::new()).unwrap();
+    e.step(&eq0_worlds(1), Events::new().sleep(1, 0)).unwrap();
+    assert_eq!(e.decision().verdict(), Verdict::Reuse, "{:?}", e.decision());
+    e.step(&eq0_worlds(2), &Events::new()).unwrap();
+    assert_eq!(
+        e.decision().worlds().collect::<Vec<_>>(),
+        [(1, Cause::PartialSleep { tree: 0 })]
+    );
+}
+
+#[test]
+fn a_world_past_a_rebuild_of_every_world_is_rebuilt_for_its_cause_when_it_comes_back() {
+    // A model-wide edit at a step of world 0 alone: world 1's quotient is dropped with every
+    // other, and the step that has it again builds it for that edit, not as a first build.
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let options = Options {
+        mode: Mode::Quotient,
+        ..Options::default()
+    };
+    let mut e = Engine::new(&model, Capacity::fit(&model, &eq0_worlds(2)), options).unwrap();
+    e.step(&eq0_worlds(2), &Events::new()).unwrap();
+    let edit = Edit::FlexStiffness { flex: 0 };
+    e.step(&eq0_worlds(1), Events::new().edit(None, edit))
+        .unwrap();
+    assert_eq!(e.decision().all_cause(), Some(Cause::Edit(edit)));
+    e.step(&eq0_worlds(2), &Events::new()).unwrap();
+    assert_eq!(
+        e.decision().worlds().collect::<Vec<_>>(),
+        [(1, Cause::Edit(edit))]
+    );
+}
+
+#[test]
 fn a_resize_too_small_for_the_model_changes_nothing() {
     let mut e = engine(2, Policy::default());
     let specs = vec![Spec::default(); 2];

@@ -206,9 +206,9 @@ pub struct Tracker {
     in_dirty: Vec<bool>,
     awake: Vec<bool>,
     sleep_touched: Vec<(u32, i32)>,
-    /// Whether a step has taken `sleep_touched` (`sleep_events_taken`): the next record starts
-    /// the list afresh.
-    sleep_taken: bool,
+    /// The worlds of the step that took `sleep_touched` (`sleep_events_taken`), if one did since
+    /// the last record: the next record starts the list afresh but for the worlds past them.
+    sleep_taken: Option<usize>,
     /// Per world and tree, whether `sleep_touched` lists it since the list started afresh, so
     /// that it lists each pair once.
     touched: StepMarks,
@@ -235,7 +235,7 @@ impl Tracker {
             sleep_touched: Vec::with_capacity(nworld * ntree),
             touched: StepMarks::new(nworld * ntree),
             // Nothing listed yet: the first record starts the list.
-            sleep_taken: true,
+            sleep_taken: Some(nworld),
             absorbed: 0,
         }
     }
@@ -284,11 +284,14 @@ impl Tracker {
         // asleep in every world reports 10^5 events or more).
         self.check_all(events)?;
         // Events recorded without a step (another mode solved it) stay listed for the next
-        // step, so that it sees every sleep and wake since the last one.
-        if self.sleep_taken {
-            self.sleep_touched.clear();
+        // step, so that it sees every sleep and wake since the last one; so do those of worlds
+        // past the last step's batch, for the step that has them again.
+        if let Some(nworld) = self.sleep_taken.take() {
+            self.sleep_touched.retain(|&(w, _)| w as usize >= nworld);
             self.touched.next_step();
-            self.sleep_taken = false;
+            for &(w, t) in &self.sleep_touched {
+                self.touched.mark(w as usize * self.ntree + t as usize);
+            }
         }
         for &e in events.as_slice() {
             match e {
@@ -417,19 +420,23 @@ impl Tracker {
     }
 
     /// The (world, tree) pairs with a sleep or wake event since the last step that took them
-    /// ([`sleep_events_taken`](Self::sleep_events_taken)), each once: a step's own, and those
-    /// recorded while another mode solved the steps between.
+    /// ([`sleep_events_taken`](Self::sleep_events_taken)), each once: a step's own, those
+    /// recorded while another mode solved the steps between, and those of worlds that the
+    /// steps since their events did not have.
     pub fn sleep_events(&self) -> &[(u32, i32)] {
         &self.sleep_touched
     }
 
-    /// Says that a step has acted on [`sleep_events`](Self::sleep_events): the next record
-    /// lists its own afresh.
-    pub fn sleep_events_taken(&mut self) {
-        self.sleep_taken = true;
+    /// Says that a step of the first `nworld` worlds has acted on
+    /// [`sleep_events`](Self::sleep_events): the next record lists its own afresh, after the
+    /// events of worlds past them, which stay until a step has those worlds.
+    pub fn sleep_events_taken(&mut self, nworld: usize) {
+        self.sleep_taken = Some(nworld);
     }
 
-    /// Events that needed no rebuild because their source is classified dynamic.
+    /// Events that needed no rebuild because their source is classified dynamic. A toggle after
+    /// which the owner turned its equality dynamic ([`reclassified`](Self::reclassified), before
+    /// recording it) counts here too: the rebuild of every world is the reclassification's.
     pub fn absorbed(&self) -> u64 {
         self.absorbed
     }
@@ -535,7 +542,22 @@ mod tests {
         // Kept until a step takes them, then listed afresh.
         t.record(Events::new().sleep(0, 1), all_static).unwrap();
         assert_eq!(t.sleep_events(), &[(1, 3), (0, 2), (0, 1)]);
-        t.sleep_events_taken();
+        t.sleep_events_taken(t.nworld());
+        t.record(&Events::new(), all_static).unwrap();
+        assert!(t.sleep_events().is_empty());
+    }
+
+    #[test]
+    fn sleep_in_a_world_past_the_step_stays_listed_until_a_step_has_it() {
+        let mut t = Tracker::new(3, 2);
+        t.record(Events::new().sleep(2, 1).sleep(0, 0), all_static)
+            .unwrap();
+        // A step of worlds 0 and 1 takes the list: world 2's sleep stays, listed once.
+        t.sleep_events_taken(2);
+        t.record(Events::new().wake(0, 0).sleep(2, 1), all_static)
+            .unwrap();
+        assert_eq!(t.sleep_events(), &[(2, 1), (0, 0)]);
+        t.sleep_events_taken(3);
         t.record(&Events::new(), all_static).unwrap();
         assert!(t.sleep_events().is_empty());
     }
@@ -559,7 +581,7 @@ mod tests {
                 &[(0, 2)]
             };
             assert_eq!(t.sleep_events(), want, "step {k}");
-            t.sleep_events_taken();
+            t.sleep_events_taken(t.nworld());
         }
     }
 

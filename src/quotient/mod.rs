@@ -104,6 +104,9 @@ pub struct Quotient {
     /// Per world and node id, whether this step's sleep and wake events have checked that node
     /// (`check_partial_sleep`).
     sleep_checked: StepMarks,
+    /// Why a world without a quotient has none: [`Cause::Initial`] until a rebuild of every
+    /// world drops the quotients of worlds past its batch, then that rebuild's cause.
+    unbuilt: Cause,
 }
 
 impl Quotient {
@@ -126,6 +129,7 @@ impl Quotient {
             reuse: None,
             partition_reuse: true,
             sleep_checked: StepMarks::new(nworld * ntree),
+            unbuilt: Cause::Initial,
         }
     }
 
@@ -394,7 +398,8 @@ impl Quotient {
                 self.tracker.decide_for(&mut self.decision, batch.nworld());
             }
         }
-        if self.decision.verdict() == Verdict::RebuildAll {
+        if let Some(cause) = self.decision.all_cause() {
+            self.unbuilt = cause;
             self.cache.clear();
             self.counters.reported += batch.nworld() as u64;
             self.tracker.mark_all_built();
@@ -408,11 +413,10 @@ impl Quotient {
         self.check_partial_sleep(batch.nworld());
         // Listed until now since the last step (`auto` records the steps a full rebuild solves);
         // the device quotient follows them into its masked worlds before its next record.
-        self.tracker.sleep_events_taken();
-        let all_cause = self.decision.all_cause().unwrap_or(Cause::Initial);
+        self.tracker.sleep_events_taken(batch.nworld());
         for w in 0..batch.nworld() {
             if self.cache.slot_of(w).is_none() {
-                self.decision.push(w as u32, all_cause);
+                self.decision.push(w as u32, self.unbuilt);
                 self.build(input, w);
             }
         }
@@ -484,8 +488,8 @@ impl Quotient {
         let ntree = self.capacity.ntree;
         for &(w, t) in events {
             let w = w as usize;
-            // A world past the batch is not stepped: if it comes back partly asleep, the guard
-            // finds its static rows changed then.
+            // A world past the batch is not stepped: its events stay listed for the step that
+            // has it again (`Tracker::sleep_events_taken`).
             if w >= nworld {
                 continue;
             }
