@@ -8,8 +8,9 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-/// Largest uncompressed entry accepted (traces are a few MB).
-const MAX_ENTRY_BYTES: u64 = 1 << 30;
+/// Most uncompressed bytes accepted from one archive, all entries together (traces are a few
+/// MB): a small archive of highly compressible entries must not expand without bound.
+const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 
 /// The element type of an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,11 @@ pub type Arrays = HashMap<String, Array>;
 /// Reads every `.npy` entry of a zip archive held in `bytes`. Errors are plain messages; the
 /// caller attaches the path.
 pub fn read(bytes: &[u8]) -> Result<Arrays, String> {
+    read_within(bytes, MAX_ARCHIVE_BYTES)
+}
+
+/// [`read`], refusing archives that expand past `budget` bytes.
+fn read_within(bytes: &[u8], mut budget: u64) -> Result<Arrays, String> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| format!("not a readable npz archive: {e}"))?;
     let mut out = Arrays::new();
@@ -57,15 +63,21 @@ pub fn read(bytes: &[u8]) -> Result<Arrays, String> {
                 "unexpected archive entry `{name}` (only .npy arrays)"
             ));
         };
-        if entry.size() > MAX_ENTRY_BYTES {
-            return Err(format!("`{name}`: {} bytes is too large", entry.size()));
+        let too_large = || format!("`{name}`: the archive expands past {budget} more bytes");
+        if entry.size() > budget {
+            return Err(too_large());
         }
-        let mut raw = Vec::with_capacity(entry.size() as usize);
+        // Sized by what is read, not by the size the archive declares.
+        let mut raw = Vec::new();
         entry
             .by_ref()
-            .take(MAX_ENTRY_BYTES + 1)
+            .take(budget + 1)
             .read_to_end(&mut raw)
             .map_err(|e| format!("`{name}`: {e}"))?;
+        if raw.len() as u64 > budget {
+            return Err(too_large());
+        }
+        budget -= raw.len() as u64;
         let array = parse_npy(&raw).map_err(|e| format!("`{name}`: {e}"))?;
         out.insert(key.to_string(), array);
     }
@@ -198,5 +210,28 @@ mod tests {
         let huge = "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }";
         assert!(h(huge).contains("overflows"));
         assert!(parse_npy(b"\x93NUMPY\x01\x00\xff\xff").is_err());
+    }
+
+    /// Entries within the budget alone but past it together are refused.
+    #[test]
+    fn the_archive_expands_within_a_budget() {
+        use std::io::Write;
+        let raw = npy(
+            "{'descr': '|u1', 'fortran_order': False, 'shape': (400,), }",
+            &[0; 400],
+        );
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for name in ["a.npy", "b.npy", "c.npy"] {
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(&raw).unwrap();
+        }
+        let bytes = zip.finish().unwrap().into_inner();
+        assert_eq!(read_within(&bytes, 3 * raw.len() as u64).unwrap().len(), 3);
+        let e = read_within(&bytes, 2 * raw.len() as u64 + 10).unwrap_err();
+        assert!(
+            e.contains("`c.npy`: the archive expands past 10 more bytes"),
+            "{e}"
+        );
     }
 }
