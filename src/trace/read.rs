@@ -138,6 +138,10 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     if counts.nworld == 0 {
         return Err("`nworld` is 0".into());
     }
+    // A trace without a step would check nothing and pass.
+    if counts.nstep == 0 {
+        return Err("`nstep` is 0: a trace records at least one step".into());
+    }
     let model = Model::from_parts(
         i32s(a, "tree_dofadr", &[ntree])?,
         i32s(a, "tree_dofnum", &[ntree])?,
@@ -197,14 +201,12 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
             ));
         }
         let contact = t.is_contact();
-        let bad_pair = |p: [i32; 2]| {
-            if contact {
-                p.iter().any(|&x| x < -1)
-            } else {
-                p != [-1, -1]
-            }
+        let sides = if contact {
+            contact_sides(row_geom[r], row_flex[r])
+        } else {
+            row_geom[r] == [-1, -1] && row_flex[r] == [-1, -1]
         };
-        if bad_pair(row_geom[r]) || bad_pair(row_flex[r]) || (row_colid[r] < 0) == contact {
+        if !sides || (row_colid[r] < 0) == contact {
             return Err(format!(
                 "row {r} ({t:?}): contact data geom {:?} flex {:?} colid {} inconsistent with its type",
                 row_geom[r], row_flex[r], row_colid[r]
@@ -261,6 +263,12 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         eq_active,
         native,
     })
+}
+
+/// Each side of a contact is a geom or a flex, the other −1 (MuJoCo's `contact.geom` and
+/// `contact.flex`): canonical row keys name a side by whichever it is.
+fn contact_sides(geom: [i32; 2], flex: [i32; 2]) -> bool {
+    (0..2).all(|k| geom[k].min(flex[k]) == -1 && geom[k].max(flex[k]) >= 0)
 }
 
 /// A support: at least `min` trees, strictly ascending, inside `0..ntree`.
@@ -335,6 +343,15 @@ fn native(
     in_range("efc_island", &efc_island, -1, ntree)?;
     in_range("map_efc2iefc", &map_efc2iefc, 0, nrow)?;
     in_range("map_iefc2efc", &map_iefc2efc, 0, nrow)?;
+    // Where native found no island its arrays are not engine data and replay compares only
+    // the counts there, so those slots must hold the convention rather than anything at all.
+    for s in (0..nslot).filter(|&s| nisland[s] == 0) {
+        convention("tree_island", &tree_island, s, ntree, |_| -1)?;
+        convention("map_itree2tree", &map_itree2tree, s, ntree, |i| i)?;
+        convention("dof_island", &dof_island, s, nv, |_| -1)?;
+        convention("map_dof2idof", &map_dof2idof, s, nv, |i| i)?;
+        convention("map_idof2dof", &map_idof2dof, s, nv, |i| i)?;
+    }
     Ok(Native {
         nisland,
         nidof,
@@ -349,4 +366,17 @@ fn native(
         map_efc2iefc,
         map_iefc2efc,
     })
+}
+
+/// Slot `s` of a per-slot field of `width` entries holds `want(i)` at each index `i`.
+fn convention(name: &str, v: &[i32], s: usize, width: usize, want: fn(i32) -> i32) -> R<()> {
+    let slot = &v[s * width..(s + 1) * width];
+    match (0..width).find(|&i| slot[i] != want(i as i32)) {
+        Some(i) => Err(format!(
+            "`{name}` of slot {s} (no islands) is {} at {i}, expected {} (the convention)",
+            slot[i],
+            want(i as i32)
+        )),
+        None => Ok(()),
+    }
 }
