@@ -194,6 +194,12 @@ class Writer:
         c = self.cols
         info = self.info
         nrow = rows["type"].size
+        # The format's rule (readers refuse anything else): islands exactly where rows are.
+        if (nrow == 0) != (native["nisland"] == 0):
+            raise TraceError(
+                f"native found {native['nisland']} islands among {nrow} rows (island discovery "
+                "disabled, mjDSBL_ISLAND?)"
+            )
         self.slot_nrow.append(nrow)
         c["row_type"].append(rows["type"])
         c["row_id"].append(rows["id"])
