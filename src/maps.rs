@@ -36,10 +36,23 @@ impl MapScratch {
         }
     }
 
+    /// Room for worlds of up to `ntree` trees: a mode calls it at each solve so that its first
+    /// batch of a model sizes the scratch by the model, and no later batch of it allocates
+    /// (however many more islands it has).
+    pub fn reserve(&mut self, ntree: usize) {
+        reserve_total(&mut self.cursor, ntree + 1);
+        reserve_total(&mut self.dof_runs, ntree);
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.cursor.capacity() * 4 + self.dof_runs.capacity() * size_of::<(i32, Range<usize>)>()
     }
+}
+
+/// Grows `v`'s capacity to at least `total` entries (`Vec::reserve` counts from its length).
+fn reserve_total<T>(v: &mut Vec<T>, total: usize) {
+    v.reserve(total.saturating_sub(v.len()));
 }
 
 /// Fills every output of world `w` from its canonical `tree_island` (already in `out`) and its

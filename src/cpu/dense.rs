@@ -97,6 +97,7 @@ impl CpuMode for Dense {
             }
         };
         out.resize(ntree, model.nv(), batch);
+        self.maps.reserve(ntree);
         if nworld > 0 {
             self.tree_tree.resize(ntree * ntree, 0);
             self.stack.resize(ntree * ntree, 0);

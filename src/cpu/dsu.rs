@@ -80,6 +80,7 @@ impl CpuMode for Dsu {
         let (model, batch) = (input.model(), input.batch());
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
+        self.maps.reserve(ntree);
         self.parent.resize(ntree, -1);
         for w in 0..batch.nworld() {
             let parent = &mut self.parent[..];

@@ -31,6 +31,7 @@ impl CpuMode for LabelProp {
         let (model, batch) = (input.model(), input.batch());
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
+        self.maps.reserve(ntree);
         let mut rounds = 0;
         for w in 0..batch.nworld() {
             let tree = w * ntree..(w + 1) * ntree;
