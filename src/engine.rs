@@ -280,8 +280,10 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// Refuses a capacity with fewer trees or dofs than `model`.
+/// Refuses a capacity no batch could fill ([`Capacity::check_sizes`]) or with fewer trees or
+/// dofs than `model`.
 fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
+    capacity.check_sizes()?;
     if model.ntree() > capacity.ntree || model.nv() > capacity.nv {
         let (what, got, cap) = if model.ntree() > capacity.ntree {
             ("ntree", model.ntree(), capacity.ntree)

@@ -47,6 +47,12 @@ pub enum Error {
     #[error("row {row}: unknown constraint type code {code}")]
     RowType { row: usize, code: i32 },
 
+    /// A capacity larger than any batch could need ([`Capacity::check_sizes`]).
+    ///
+    /// [`Capacity::check_sizes`]: crate::Capacity::check_sizes
+    #[error("invalid capacity: {0}")]
+    Capacity(String),
+
     /// A per-world count exceeds the capacity the engine was sized for.
     #[error("world {world}: {what} {got} exceeds capacity {cap}")]
     OverCapacity {

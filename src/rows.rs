@@ -507,6 +507,40 @@ impl Capacity {
         }
     }
 
+    /// Checks that a batch could need every size: over all `nworld` worlds, rows, support
+    /// entries and rowless hyperedges stay within the `u32` offsets of a [`Batch`], and worlds,
+    /// trees and dofs within the address space at 8 bytes each. An engine checks this before it
+    /// allocates anything, so that a larger capacity is an [`Error::Capacity`] rather than a
+    /// panic (or a size that wraps) where its buffers are sized. A capacity within these bounds
+    /// but past the memory at hand still fails when allocated.
+    pub fn check_sizes(&self) -> Result<()> {
+        let total = |per_world: usize| self.nworld.checked_mul(per_world);
+        let offsets = u32::MAX as usize;
+        let bytes = isize::MAX as usize / 8;
+        if self.nworld > bytes {
+            return Err(Error::Capacity(format!(
+                "{} worlds: more than {bytes}",
+                self.nworld
+            )));
+        }
+        let sizes = [
+            ("njmax", self.njmax, offsets),
+            ("nsupport", self.nsupport, offsets),
+            ("nedge", self.nedge, offsets),
+            ("ntree", self.ntree, bytes),
+            ("nv", self.nv, bytes),
+        ];
+        for (what, per_world, max) in sizes {
+            if total(per_world).is_none_or(|n| n > max) {
+                return Err(Error::Capacity(format!(
+                    "{} worlds of {what} {per_world}: more than {max} in all",
+                    self.nworld
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether every size of `self` is at most `other`'s: what fits `self` fits `other`.
     pub fn within(&self, other: &Capacity) -> bool {
         self.nworld <= other.nworld

@@ -2,7 +2,9 @@
 //! validation or any mode panic.
 
 use archipelago::synth::{self, Rng, Spec};
-use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu, oracle};
+use archipelago::{
+    Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType, cpu, oracle,
+};
 use proptest::prelude::*;
 
 fn ones(n: usize) -> Model {
@@ -384,4 +386,56 @@ fn an_input_fitted_once_is_still_refused_by_a_smaller_capacity() {
         input.fitted(&smaller),
         Err(Error::OverCapacity { .. })
     ));
+}
+
+#[test]
+fn a_capacity_no_batch_could_fill_is_refused_before_anything_is_allocated() {
+    let model = ones(2);
+    let fit = Capacity::fit(&model, &good());
+    // The last: a model of no trees, so that only the world count is too large.
+    let none = Model::from_dofnum(&[]).unwrap();
+    let huge = [
+        Capacity {
+            nworld: usize::MAX / 2,
+            ..fit
+        },
+        Capacity {
+            njmax: usize::MAX,
+            ..fit
+        },
+        Capacity {
+            nsupport: 1 << 40,
+            ..fit
+        },
+        Capacity {
+            nedge: usize::MAX,
+            ..fit
+        },
+        Capacity {
+            nworld: 1 << 20,
+            nv: 1 << 60,
+            ..fit
+        },
+        Capacity {
+            nworld: usize::MAX,
+            ntree: 0,
+            nv: 0,
+            njmax: 0,
+            nsupport: 0,
+            nedge: 0,
+        },
+    ];
+    for cap in huge {
+        for deterministic in [false, true] {
+            let options = Options {
+                mode: Mode::Dsu,
+                deterministic,
+                ..Options::default()
+            };
+            let model = if cap.ntree == 0 { &none } else { &model };
+            let err = Engine::new(model, cap, options).map(|_| ()).unwrap_err();
+            assert!(matches!(err, Error::Capacity(_)), "{cap:?}: {err}");
+        }
+    }
+    assert!(Engine::new(&model, fit, Options::default()).is_ok());
 }

@@ -57,7 +57,8 @@ pub struct Canonicalizer {
 impl Canonicalizer {
     /// Scratch and output for batches within `capacity`. Each batch gets the narrowest key
     /// layout its rows fit ([`KeyLayout::fit`]) unless one is fixed with
-    /// [`with_layout`](Self::with_layout).
+    /// [`with_layout`](Self::with_layout). Every buffer is allocated here, so `capacity` should
+    /// pass [`Capacity::check_sizes`] (an engine checks it first).
     pub fn new(capacity: &Capacity) -> Canonicalizer {
         let rows = capacity.nworld * capacity.njmax;
         let edges = capacity.nworld * capacity.nedge;
