@@ -65,6 +65,10 @@ impl Model {
             )));
         }
         let nv = dof_treeid.len();
+        // Dof ids are i32 (and so are the ranges' ends below): checked before allocating.
+        if nv > i32::MAX as usize {
+            return Err(Error::Model(format!("{nv} dofs: more than i32::MAX")));
+        }
         let mut owner = vec![-1i32; nv];
         for t in 0..ntree {
             let (adr, num) = (tree_dofadr[t], tree_dofnum[t]);

@@ -439,3 +439,13 @@ fn a_capacity_no_batch_could_fill_is_refused_before_anything_is_allocated() {
     }
     assert!(Engine::new(&model, fit, Options::default()).is_ok());
 }
+
+/// 2³¹ dofs, calloc'd (pages untouched unless written): heavy for small machines, so ignored by
+/// default (`cargo test --release --test validation -- --ignored`).
+#[test]
+#[ignore]
+fn a_model_of_more_dofs_than_i32_is_refused() {
+    let nv = i32::MAX as usize + 1;
+    let err = Model::from_parts(vec![i32::MAX], vec![1], vec![0; nv]).unwrap_err();
+    assert!(matches!(err, Error::Model(_)), "{err}");
+}
