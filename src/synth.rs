@@ -249,7 +249,8 @@ pub const CONFORMANCE_SEED: u64 = 0x5eed;
 pub const CONFORMANCE_CASES: usize = 20_500;
 
 /// An endless iterator of varied cases for conformance tests: sizes from `ntree` 0 up to a few
-/// hundred, one to a dozen worlds, every topology, with and without noise. Take as many as needed.
+/// hundred, from no worlds up to a dozen, every topology, with and without noise. Take as many as
+/// needed.
 ///
 /// ```
 /// let cases: Vec<_> = archipelago::synth::corpus(1).take(3).collect();
