@@ -315,7 +315,7 @@ impl Engine {
         host_reuse: bool,
     ) -> Result<Engine> {
         holds_model(&capacity, model)?;
-        let full: Box<dyn CpuMode> = match options.mode {
+        let mut full: Box<dyn CpuMode> = match options.mode {
             Mode::Dense | Mode::Labelprop => {
                 cpu::by_name(options.mode.name()).ok_or_else(|| Error::Refused {
                     mode: options.mode.name(),
@@ -324,6 +324,8 @@ impl Engine {
             }
             _ => Box::new(Dsu::default()),
         };
+        // Every buffer a step needs is allocated here, the full rebuild's scratch too.
+        full.reserve(model);
         let sized = Capacity {
             ntree: model.ntree(),
             nv: model.nv(),

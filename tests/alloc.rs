@@ -1,12 +1,18 @@
-//! Allocation counts on the CPU modes' step path: once a mode has solved a batch of a model, it
-//! solves any other batch of that model without allocating (its scratch is sized by the model,
-//! not by the islands of the batches it has seen).
+//! Allocation counts on the step path, by a counting allocator: a CPU mode that has solved a
+//! batch of a model solves any other batch of it without allocating (its scratch is sized by the
+//! model, not by the islands of the batches it has seen), and an engine's steps allocate
+//! nothing from the first (every buffer is allocated when it is built).
+
+#[path = "support/quotient_scenes.rs"]
+mod scenes;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use archipelago::order::RowKeys;
 use archipelago::synth::{self, Spec, Topology};
-use archipelago::{Batch, Input, Islands, Model, RowType, cpu};
+use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType, cpu};
+use invalidation::Events;
 
 /// Counts the allocations of the current thread (tests run on threads of their own).
 struct Counting;
@@ -84,5 +90,102 @@ fn a_full_rebuild_mode_allocates_nothing_after_its_first_batch_of_a_model() {
             });
             assert_eq!(n, 0, "{name}: {} islands", out.nisland[0]);
         }
+    }
+}
+
+/// Keys for `batch`: each contact named by its row, as a caller with unique contacts has them.
+fn keys_of(batch: &Batch) -> RowKeys {
+    let mut keys = RowKeys::default();
+    for r in 0..batch.nrow() {
+        if batch.row_type[r].is_contact() {
+            keys.push_contact([r as i32, 0], 0);
+        } else {
+            keys.push_other();
+        }
+    }
+    keys
+}
+
+#[test]
+fn an_engine_allocates_nothing_from_its_first_step() {
+    // Every buffer a step needs is allocated when the engine is built: its steps of a realistic
+    // batch allocate nothing from the first, in every mode, with and without the canonical
+    // order.
+    let spec = Spec::realistic(8, 48, 60);
+    let (model, batch) = synth::batch(&spec, 3);
+    let keys = keys_of(&batch);
+    let capacity = Capacity::fit(&model, &batch);
+    for mode in Mode::ALL {
+        for deterministic in [false, true] {
+            let options = Options {
+                mode,
+                deterministic,
+                ..Options::default()
+            };
+            let mut engine = Engine::new(&model, capacity, options).unwrap();
+            let events = Events::new();
+            // Enough steps for `auto` to try both of its contenders.
+            let n = allocations(|| {
+                for _ in 0..16 {
+                    if deterministic {
+                        engine.step_keyed(&batch, &keys, &events).unwrap();
+                    } else {
+                        engine.step(&batch, &events).unwrap();
+                    }
+                }
+            });
+            assert_eq!(n, 0, "{}, deterministic {deterministic}", mode.name());
+        }
+    }
+}
+
+#[test]
+fn engine_steps_allocate_nothing_through_every_kind_of_event() {
+    // Random scenes' worlds mutated by every source, reported and not (rebuilds, guard
+    // findings, sleep): the engine's held bytes never change and no step allocates, with the
+    // quotient alone and under `auto`.
+    for mode in [Mode::Quotient, Mode::Auto] {
+        let mut rng = scenes::Rng::new(11);
+        let scene = scenes::Scene::random(&mut rng, 30, 15, 4);
+        let cap = Capacity {
+            nworld: 16,
+            ntree: 30,
+            nv: scene.model.nv(),
+            njmax: 400,
+            nsupport: 1600,
+            nedge: 4,
+        };
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut e = Engine::new(&scene.model, cap, options).unwrap();
+        let bytes = e.held_bytes();
+        let mut worlds = vec![scenes::World::new(&scene); 16];
+        let mut tally = scenes::Tally::default();
+        let mut events = Events::new();
+        for step in 0..300 {
+            events.clear();
+            let last = e.islands().clone();
+            for (w, world) in worlds.iter_mut().enumerate() {
+                if rng.chance(0.3) {
+                    let islands = if last.nworld == 0 {
+                        vec![-1; 30]
+                    } else {
+                        last.world(w).tree_island.to_vec()
+                    };
+                    let (w, r) = (w as u32, &mut rng);
+                    scenes::mutate(&scene, world, w, &islands, r, 0.7, &mut events, &mut tally);
+                }
+            }
+            let batch = scenes::batch(&scene, &worlds, &mut rng);
+            let n = allocations(|| {
+                e.step(&batch, &events).unwrap();
+            });
+            assert_eq!(n, 0, "{}: step {step}", mode.name());
+            assert_eq!(e.held_bytes(), bytes);
+        }
+        let c = e.quotient().counters();
+        assert!(c.contracted > 1 && c.guarded + c.reported > 0, "{c:?}");
     }
 }

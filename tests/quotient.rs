@@ -1128,49 +1128,6 @@ fn a_full_rebuilds_burst_of_events_is_recorded_as_in_line() {
 }
 
 #[test]
-fn steps_allocate_nothing() {
-    let mut rng = scenes::Rng::new(11);
-    let scene = scenes::Scene::random(&mut rng, 30, 15, 4);
-    let cap = Capacity {
-        nworld: 16,
-        ntree: 30,
-        nv: scene.model.nv(),
-        njmax: 400,
-        nsupport: 1600,
-        nedge: 4,
-    };
-    let options = Options {
-        mode: Mode::Quotient,
-        ..Options::default()
-    };
-    let mut e = Engine::new(&scene.model, cap, options).unwrap();
-    let bytes = e.held_bytes();
-    let mut worlds = vec![scenes::World::new(&scene); 16];
-    let mut tally = scenes::Tally::default();
-    let mut events = Events::new();
-    for _ in 0..300 {
-        events.clear();
-        let last = e.islands().clone();
-        for (w, world) in worlds.iter_mut().enumerate() {
-            if rng.chance(0.3) {
-                let islands = if last.nworld == 0 {
-                    vec![-1; 30]
-                } else {
-                    last.world(w).tree_island.to_vec()
-                };
-                let (w, r) = (w as u32, &mut rng);
-                scenes::mutate(&scene, world, w, &islands, r, 0.7, &mut events, &mut tally);
-            }
-        }
-        let batch = scenes::batch(&scene, &worlds, &mut rng);
-        e.step(&batch, &events).unwrap();
-        assert_eq!(e.held_bytes(), bytes);
-    }
-    let c = e.quotient().counters();
-    assert!(c.contracted > 1 && c.guarded + c.reported > 0, "{c:?}");
-}
-
-#[test]
 fn every_mode_agrees_with_the_oracle() {
     let mut rng = scenes::Rng::new(5);
     let scene = scenes::Scene::random(&mut rng, 20, 10, 3);

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::islands::Islands;
 use crate::labels;
 use crate::maps::{self, MapScratch};
+use crate::model::Model;
 use crate::rows::Input;
 
 /// The default memory cap: 1 GiB of scratch.
@@ -65,6 +66,13 @@ impl Dense {
         self.cap_bytes
     }
 
+    /// Sizes the scratch for worlds of `ntree` trees.
+    fn size_for(&mut self, ntree: usize) {
+        self.maps.reserve(ntree);
+        self.tree_tree.resize(ntree * ntree, 0);
+        self.stack.resize(ntree * ntree, 0);
+    }
+
     /// Scratch bytes of the GPU kernel for `nworld` worlds of `ntree` trees (`None` on overflow).
     pub fn scratch_bytes(nworld: usize, ntree: usize) -> Option<usize> {
         ntree
@@ -77,6 +85,15 @@ impl Dense {
 impl CpuMode for Dense {
     fn name(&self) -> &'static str {
         "dense"
+    }
+
+    /// Only where one world of `model` is within the cap: a mode that refuses every batch of
+    /// it needs no scratch.
+    fn reserve(&mut self, model: &Model) {
+        let ntree = model.ntree();
+        if Dense::scratch_bytes(1, ntree).is_some_and(|b| b <= self.cap_bytes) {
+            self.size_for(ntree);
+        }
     }
 
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
@@ -97,10 +114,8 @@ impl CpuMode for Dense {
             }
         };
         out.resize(ntree, model.nv(), batch);
-        self.maps.reserve(ntree);
         if nworld > 0 {
-            self.tree_tree.resize(ntree * ntree, 0);
-            self.stack.resize(ntree * ntree, 0);
+            self.size_for(ntree);
         }
         for w in 0..nworld {
             let tree_tree = &mut self.tree_tree[..];

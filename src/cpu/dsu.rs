@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::islands::Islands;
 use crate::labels;
 use crate::maps::{self, MapScratch};
+use crate::model::Model;
 use crate::rows::Input;
 
 /// The min-root union-find mode.
@@ -76,12 +77,16 @@ impl CpuMode for Dsu {
         "dsu"
     }
 
+    fn reserve(&mut self, model: &Model) {
+        self.maps.reserve(model.ntree());
+        self.parent.resize(model.ntree(), -1);
+    }
+
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         let (model, batch) = (input.model(), input.batch());
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
-        self.maps.reserve(ntree);
-        self.parent.resize(ntree, -1);
+        self.reserve(model);
         for w in 0..batch.nworld() {
             let parent = &mut self.parent[..];
             parent.fill(-1);

@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::islands::Islands;
 use crate::labels;
 use crate::maps::{self, MapScratch};
+use crate::model::Model;
 use crate::rows::{Batch, Input};
 
 /// The min-label propagation mode.
@@ -27,11 +28,15 @@ impl CpuMode for LabelProp {
         "labelprop"
     }
 
+    fn reserve(&mut self, model: &Model) {
+        self.maps.reserve(model.ntree());
+    }
+
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         let (model, batch) = (input.model(), input.batch());
         let ntree = model.ntree();
         out.resize(ntree, model.nv(), batch);
-        self.maps.reserve(ntree);
+        self.reserve(model);
         let mut rounds = 0;
         for w in 0..batch.nworld() {
             let tree = w * ntree..(w + 1) * ntree;

@@ -8,6 +8,7 @@ pub mod quotient;
 
 use crate::error::Result;
 use crate::islands::Islands;
+use crate::model::Model;
 use crate::rows::Input;
 
 /// What a mode reports about one batch step besides its outputs.
@@ -31,6 +32,11 @@ pub trait CpuMode {
     /// quotient reuses; the other modes solve every step either way). Timings that solve one
     /// batch again and again turn it off, or they would time a cache instead of a solve.
     fn set_reuse(&mut self, _on: bool) {}
+
+    /// Allocates the scratch that batches of `model` need, so that solving them allocates
+    /// nothing (an [`Engine`](crate::Engine) calls it when it is built). Solving sizes the
+    /// scratch anyway: this only moves that to a time the caller chooses.
+    fn reserve(&mut self, _model: &Model) {}
 }
 
 /// Names of the CPU modes, in the order the tools list them.
