@@ -280,6 +280,14 @@ pub(crate) fn describe(e: DriverError) -> String {
     format!("{name}: {text}")
 }
 
+/// Waits for `stream` whatever `enqueued` (the enqueueing of copies on it) returned, and then
+/// returns its error first: copies enqueued before a failed one still read or write the host's
+/// memory until the stream is done, so no caller may take that memory back before.
+pub(crate) fn wait_after(stream: &CudaStream, enqueued: Result<()>) -> Result<()> {
+    let waited = stream.synchronize().map_err(cuda("cuStreamSynchronize"));
+    enqueued.and(waited)
+}
+
 /// Maps a driver error of `call` to [`Error::Cuda`].
 pub(crate) fn cuda(call: &'static str) -> impl Fn(DriverError) -> Error {
     move |e| Error::Cuda {

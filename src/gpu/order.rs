@@ -19,10 +19,10 @@
 
 use cudarc::driver::{CudaFunction, CudaStream};
 
+use super::Gpu;
 use super::module::{self, Kernels, Program, Split};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Workspace};
-use super::{Gpu, cuda};
 use crate::error::{Error, Result};
 use crate::order::{Bounds, KeyBounds, KeyLayout, KeyWidth, RowKeys};
 use crate::rows::{Capacity, Input};
@@ -598,10 +598,11 @@ impl DeviceOrder {
         order.resize(self.nrow, 0);
         rank.clear();
         rank.resize(self.nrow, 0);
-        self.enqueue_status(stream)?;
-        self.bufs[ORDER].download(order.as_mut_slice(), stream)?;
-        self.bufs[RANK].download(rank.as_mut_slice(), stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))?;
+        let enqueued = self
+            .enqueue_status(stream)
+            .and_then(|()| self.bufs[ORDER].download(order.as_mut_slice(), stream))
+            .and_then(|()| self.bufs[RANK].download(rank.as_mut_slice(), stream));
+        super::wait_after(stream, enqueued)?;
         self.status()
     }
 }

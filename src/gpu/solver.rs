@@ -262,13 +262,14 @@ impl Solver {
     /// Copies `input` and its row keys to the device (the keys are only read in deterministic
     /// mode).
     pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
-        self.ws.enqueue_upload(input, &self.stream)?;
-        let changed = match &mut self.order {
-            Some(order) => order.enqueue_upload(input, keys, &self.stream),
-            None => Ok(false),
+        let enqueued = self.ws.enqueue_upload(input, &self.stream);
+        let changed = match (&enqueued, &mut self.order) {
+            (Ok(()), Some(order)) => order.enqueue_upload(input, keys, &self.stream),
+            _ => Ok(false),
         };
-        // One wait for the batch's and the keys' copies (also when the keys were refused).
-        self.synchronize()?;
+        // One wait for the batch's and the keys' copies (also when a copy failed or the keys
+        // were refused).
+        super::wait_after(&self.stream, enqueued)?;
         if changed? {
             // Another sort kernel: the captured step no longer applies.
             self.graph.clear();
@@ -388,17 +389,15 @@ impl Solver {
     ) -> Result<Stats> {
         // Every copy first, then one wait for all of them.
         let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
-        self.ws.enqueue_download(input, out, &self.stream)?;
-        if let Some(order) = &self.order {
-            order.enqueue_status(&self.stream)?;
-        }
-        if propagates {
-            self.ws.enqueue_rounds(&self.stream)?;
-        }
+        let enqueued = self.enqueue_downloads(input, out, propagates);
         // A failed capture is reported only once the copies into `out` are done.
-        let captured = self.capture_pending();
+        let captured = if enqueued.is_ok() {
+            self.capture_pending()
+        } else {
+            Ok(())
+        };
         meanwhile();
-        self.synchronize()?;
+        super::wait_after(&self.stream, enqueued)?;
         captured?;
         if let Some(order) = &self.order {
             order.status()?;
@@ -408,6 +407,23 @@ impl Solver {
             rounds,
             scratch_bytes: self.scratch_bytes(),
         })
+    }
+
+    /// Enqueues every copy of a download: the outputs, the order's status, the rounds.
+    fn enqueue_downloads(
+        &self,
+        input: &Input<'_>,
+        out: &mut Islands,
+        propagates: bool,
+    ) -> Result<()> {
+        self.ws.enqueue_download(input, out, &self.stream)?;
+        if let Some(order) = &self.order {
+            order.enqueue_status(&self.stream)?;
+        }
+        if propagates {
+            self.ws.enqueue_rounds(&self.stream)?;
+        }
+        Ok(())
     }
 
     /// Device bytes of scratch (labels, fallback, dense matrix and stack, rounds).

@@ -475,8 +475,7 @@ impl Workspace {
     /// Packs `input` (checked against the capacity) and copies it to the device on `stream`,
     /// then waits for the copy (the staging vectors are reused by the next upload).
     pub fn upload(&mut self, input: &Input<'_>, stream: &CudaStream) -> Result<()> {
-        self.enqueue_upload(input, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+        super::wait_after(stream, self.enqueue_upload(input, stream))
     }
 
     /// [`upload`](Self::upload) without the wait: the caller synchronizes `stream` before the
@@ -551,8 +550,7 @@ impl Workspace {
         out: &mut Islands,
         stream: &CudaStream,
     ) -> Result<()> {
-        self.enqueue_download(input, out, stream)?;
-        stream.synchronize().map_err(cuda("cuStreamSynchronize"))
+        super::wait_after(stream, self.enqueue_download(input, out, stream))
     }
 
     /// Enqueues the copies of every output into `out` on `stream` without waiting: the caller

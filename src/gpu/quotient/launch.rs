@@ -142,7 +142,7 @@ impl QuotientSolver {
     fn masked_heavy(&self, pairs: bool) -> bool {
         let c = self.last;
         let all = c.replayed + c.masked + c.direct + c.reused;
-        all > 0 && self.masked.len() as f64 > self.masked_share(pairs) * all as f64
+        all > 0 && self.masked_here() as f64 > self.masked_share(pairs) * all as f64
     }
 
     /// [`masked_share`] for this solver: the aside blocks count as on unless turned off
@@ -249,10 +249,15 @@ impl QuotientSolver {
         const SEEN: u8 = 1;
         const WOKEN: u8 = 2;
         let tracker = self.quotient.tracker();
+        let nworld = self.ws.nworld();
         let mut woken = false;
         self.fallen.clear();
-        // Each world's trees are scanned once, however many of its trees the step touched.
+        // Each world's trees are scanned once, however many of its trees the step touched. A
+        // world past the batch is followed at the step that has it again: its events stay listed.
         for &(w, t) in tracker.sleep_events() {
+            if w as usize >= nworld {
+                continue;
+            }
             let state = &mut self.followed[w as usize];
             if *state != 0 {
                 continue;
@@ -471,11 +476,15 @@ impl QuotientSolver {
         self.side
             .wait(&self.fork)
             .map_err(cuda("cuStreamWaitEvent"))?;
-        launch(Part::Masked, twins, &q, &self.side)?;
-        launch(Part::Rest, rb, &rest_q, stream)?;
-        self.join
+        let launched = launch(Part::Masked, twins, &q, &self.side)
+            .and_then(|()| launch(Part::Rest, rb, &rest_q, stream));
+        // Joined after a failed launch too: the twins may still run on the side stream, reading
+        // buffers the next upload writes, and a capture must not end with it forked.
+        let joined = self
+            .join
             .record(&self.side)
-            .map_err(cuda("cuEventRecord"))?;
-        stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent"))
+            .map_err(cuda("cuEventRecord"))
+            .and_then(|()| stream.wait(&self.join).map_err(cuda("cuStreamWaitEvent")));
+        launched.and(joined)
     }
 }

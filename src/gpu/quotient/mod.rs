@@ -680,11 +680,7 @@ impl QuotientSolver {
         // The batch's copy reads `input` until it is done, so the wait comes also after an
         // error (a model the workspace was not built for fails before the host half records
         // anything).
-        let waited = self
-            .stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize"));
-        r.and(waited)
+        super::wait_after(&self.stream, r)
     }
 
     /// How long the host's own work in the last [`upload`](Self::upload) took: the events
@@ -773,18 +769,14 @@ impl QuotientSolver {
         }
         // The outputs and the per-world flags, then one wait, the graph of a launch made
         // directly captured before it.
-        self.ws.enqueue_download(input, out, &self.stream)?;
-        self.bufs
-            .stale
-            .download(&mut self.stale[..nworld], &self.stream)?;
-        if let Some((buf, t)) = &mut self.trace {
-            buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
-        }
+        let enqueued = self.enqueue_downloads(input, out, nworld);
         // A failed capture is reported only once the copies into `out` are done.
-        let captured = self.capture_pending();
-        self.stream
-            .synchronize()
-            .map_err(cuda("cuStreamSynchronize"))?;
+        let captured = if enqueued.is_ok() {
+            self.capture_pending()
+        } else {
+            Ok(())
+        };
+        super::wait_after(&self.stream, enqueued)?;
         captured?;
         if let Some((_, t)) = &mut self.trace {
             t.record(&self.stale[..nworld]);
@@ -826,6 +818,24 @@ impl QuotientSolver {
             rounds: 0,
             scratch_bytes: self.quotient_bytes(),
         })
+    }
+
+    /// Enqueues every copy of a download of `nworld` worlds: the outputs, the per-world flags,
+    /// the phase marks where traced.
+    fn enqueue_downloads(
+        &mut self,
+        input: &Input<'_>,
+        out: &mut Islands,
+        nworld: usize,
+    ) -> Result<()> {
+        self.ws.enqueue_download(input, out, &self.stream)?;
+        self.bufs
+            .stale
+            .download(&mut self.stale[..nworld], &self.stream)?;
+        if let Some((buf, t)) = &mut self.trace {
+            buf.download(&mut t.marks[..nworld * phase_trace::MARKS], &self.stream)?;
+        }
+        Ok(())
     }
 
     /// Waits for the stream.
