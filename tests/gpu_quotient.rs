@@ -1694,6 +1694,58 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
     assert_eq!((c.replayed, c.masked), (64, 0), "{c:?}");
 }
 
+/// A world reported put to sleep at a step whose batch does not have it is taken in at the
+/// upload of the step that has it again (its events stay listed until then), not before.
+#[test]
+fn worlds_put_to_sleep_past_the_batch_join_the_masked_ones_when_they_come_back() {
+    let Some(gpu) = open() else { return };
+    if rule_overridden("ARCHIPELAGO_Q_FELL") {
+        return;
+    }
+    let model = eight();
+    let cap = Capacity {
+        nworld: 64,
+        ..four_of_eight(32, 1)
+    };
+    let mut s = warp_solver(&gpu, cap, &model, false);
+    // Component {2, 3} (with tree 6, bound by a contact) falls asleep in worlds 33 and 37.
+    let (island, sleepers) = ([2, 3, 6], [33u32, 37]);
+    let batch = |nworld: usize, asleep: bool| {
+        let mut b = Batch::builder();
+        for w in 0..nworld {
+            let sleeps = asleep && sleepers.contains(&(w as u32));
+            world(&mut b, if sleeps { &island } else { &[] }, 2);
+        }
+        b.finish()
+    };
+    let mut out = Islands::default();
+    let mut run = |s: &mut QuotientSolver, b: &Batch, e: &Events, masked: &[u32]| {
+        let input = Input::new(&model, b).unwrap();
+        s.upload(&input, e).unwrap();
+        assert_eq!(
+            s.masked_worlds(),
+            masked,
+            "at the upload of {} worlds",
+            b.nworld()
+        );
+        s.replay().unwrap();
+        s.download(&input, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+    };
+    let none = Events::new();
+    run(&mut s, &batch(64, false), &none, &[]);
+    let mut fell = Events::new();
+    for w in sleepers {
+        for t in island {
+            fell.sleep(w, t);
+        }
+    }
+    run(&mut s, &batch(32, false), &fell, &[]);
+    run(&mut s, &batch(64, true), &none, &sleepers);
+    let c = s.last_counts();
+    assert_eq!((c.replayed, c.masked), (62, 2), "{c:?}");
+}
+
 #[test]
 fn a_model_of_another_dof_layout_is_refused() {
     // Eight trees and nine dofs either way, the two-dof tree first or last: the solver's
