@@ -456,13 +456,12 @@ impl Engine {
     ) -> Result<&Islands> {
         let model = Arc::clone(&self.model);
         let input = Input::with_capacity(&model, batch, &self.capacity)?;
-        self.order_on_device = false;
+        // Refused events fail the step before any output or the order is touched.
+        self.quotient().check(events)?;
         if let Some(device) = &mut self.device
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
             let quotient = device.quotient.quotient_mut();
-            // Refused events fail the step before any output is touched.
-            quotient.check(events)?;
             self.out.fill(&input, |o| {
                 solve_recording(full, quotient, events, (&input, Some(keys)), o)
             })?;
@@ -476,6 +475,7 @@ impl Engine {
         let Some(mut canon) = self.canon.take() else {
             return self.step_input(&input, events);
         };
+        self.order_on_device = false;
         // The sorter lends the canonical batch while the engine steps, then goes back in place.
         let result = match canon.canonicalize(&input, keys) {
             Ok((sorted, _)) => Input::new(&model, sorted).and_then(|sorted| {
