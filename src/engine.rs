@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use invalidation::{Decision, Events};
 
+use crate::cpu::dense::{self, Dense};
 use crate::cpu::{self, CpuMode, dsu::Dsu};
 use crate::error::{Error, Result};
 use crate::gpu::pinned::PinnedOrder;
@@ -300,9 +301,33 @@ fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a CPU `dense` engine whose capacity needs more scratch than the mode's cap, as the
+/// GPU's `dense` refuses at construction: otherwise every step of a full batch would be refused,
+/// after its events were recorded.
+fn dense_fits(capacity: &Capacity, model: &Model) -> Result<()> {
+    let cap = dense::DEFAULT_CAP_BYTES;
+    match Dense::scratch_bytes(capacity.nworld, model.ntree()) {
+        Some(bytes) if bytes <= cap => Ok(()),
+        bytes => Err(Error::Refused {
+            mode: "dense",
+            reason: format!(
+                "a capacity of {} worlds of {} trees needs 8·nworld·ntree² = {} bytes of \
+                 scratch, over the cap of {cap} bytes",
+                capacity.nworld,
+                model.ntree(),
+                bytes.map_or("more than usize::MAX".into(), |b| b.to_string()),
+            ),
+        }),
+    }
+}
+
 impl Engine {
-    /// An engine for `model` with room for `capacity`; all buffers are allocated here.
+    /// An engine for `model` with room for `capacity`; all buffers are allocated here. `dense`
+    /// is refused where the capacity's `8·nworld·ntree²` bytes of scratch exceed its cap (1 GiB).
     pub fn new(model: &Model, capacity: Capacity, options: Options) -> Result<Engine> {
+        if options.mode == Mode::Dense {
+            dense_fits(&capacity, model)?;
+        }
         let reuse = options.reuse;
         Engine::on_host(model, capacity, options, reuse)
     }

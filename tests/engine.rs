@@ -373,3 +373,40 @@ fn a_keyed_step_refused_for_its_events_keeps_the_last_steps_order() {
         assert!(seen(&e) == before, "{mode:?}");
     }
 }
+
+#[test]
+fn a_dense_engine_too_large_for_its_cap_is_refused_when_built() {
+    // 8·3·8192² bytes = 1.5 GiB, over the 1 GiB cap: every step of three worlds would be
+    // refused, after its events were recorded.
+    let model = Model::from_dofnum(&vec![1; 8192]).unwrap();
+    let mut capacity = Capacity::fit(&model, &Batch::default());
+    capacity.nworld = 3;
+    let options = |mode| Options {
+        mode,
+        ..Options::default()
+    };
+    let err = Engine::new(&model, capacity, options(Mode::Dense)).unwrap_err();
+    assert!(
+        matches!(err, archipelago::Error::Refused { mode: "dense", .. }),
+        "{err}"
+    );
+    // Two worlds fit (1 GiB), and every other mode takes three.
+    capacity.nworld = 2;
+    let mut e = Engine::new(&model, capacity, options(Mode::Dense)).unwrap();
+    let err = e
+        .resize(Capacity {
+            nworld: 3,
+            ..capacity
+        })
+        .unwrap_err();
+    assert!(matches!(err, archipelago::Error::Refused { .. }), "{err}");
+    assert_eq!(
+        e.capacity(),
+        capacity,
+        "a refused resize changed the capacity"
+    );
+    capacity.nworld = 3;
+    for mode in [Mode::Dsu, Mode::Labelprop, Mode::Quotient, Mode::Auto] {
+        Engine::new(&model, capacity, options(mode)).unwrap();
+    }
+}
