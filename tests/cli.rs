@@ -256,3 +256,39 @@ fn bench_takes_any_trace_by_name() {
         assert!(err.contains(&format!("unknown shape `{bad}`")), "{err}");
     }
 }
+
+#[test]
+fn bench_refuses_deterministic_where_it_would_time_no_gpu_mode() {
+    // On the CPU `--deterministic` printed the plain table as if it had been honoured.
+    let (ok, err) = archipelago(&["bench", "--cpu", "--deterministic", "--shapes", "1x4096"]);
+    assert!(!ok, "--deterministic on the CPU");
+    assert!(
+        err.contains("--deterministic") && err.contains("GPU"),
+        "{err}"
+    );
+    // With --quotient it was ignored whatever the machine.
+    let (ok, err) = archipelago(&["bench", "--quotient", "--deterministic"]);
+    assert!(!ok, "--deterministic with --quotient");
+    assert!(err.contains("--deterministic"), "{err}");
+}
+
+#[test]
+fn bench_on_the_cpu_times_at_least_one_step() {
+    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .args([
+            "bench",
+            "--quotient",
+            "--cpu",
+            "--worlds",
+            "3",
+            "--reps",
+            "0",
+        ])
+        .args(["--shapes", "q:humanoid-50%"])
+        .output()
+        .expect("the binary runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("| dsu |"), "{text}");
+    assert!(!text.contains("NaN"), "--reps 0 timed nothing: {text}");
+}

@@ -23,8 +23,8 @@ pub struct BenchArgs {
     /// `traces/NAME.npz` (under `$ARCHIPELAGO_ROOT` when set) with its worlds repeated to N.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
-    /// GPU modes to run (comma-separated names; every table honours it, an unknown name is an
-    /// error). Default: all; `vs dense` needs `dense`.
+    /// GPU modes to run (comma-separated names; every GPU table honours it, an unknown name is
+    /// an error; the CPU table runs every CPU mode). Default: all; `vs dense` needs `dense`.
     #[arg(long, value_delimiter = ',')]
     modes: Vec<String>,
     /// Timed replays (or CPU steps) per mode and shape.
@@ -40,11 +40,12 @@ pub struct BenchArgs {
     #[arg(long)]
     out: Option<std::path::PathBuf>,
     /// Compare deterministic mode on versus off for every GPU mode (the canonical order step
-    /// inside the captured graph) instead of the plain table.
-    #[arg(long)]
+    /// inside the captured graph) instead of the plain table (GPU only: refused on the CPU).
+    #[arg(long, conflicts_with = "quotient")]
     deterministic: bool,
     /// The static quotient against the best full-rebuild GPU mode on shapes of 0–99% static
-    /// rows and the committed traces, with rebuild costs and a summary table (GPU only).
+    /// rows and the committed traces, with rebuild costs and a summary table (on the CPU:
+    /// the plain CPU table over those shapes).
     #[arg(long)]
     quotient: bool,
     /// With `--quotient`: every shape at this many worlds instead of its own count (a
@@ -524,6 +525,13 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     } else {
         Gpu::open()
     };
+    // The CPU table would stand in for it as if it had been honoured.
+    if let (true, Err(e)) = (args.deterministic, &gpu) {
+        return Err(Error::Refused {
+            mode: "bench",
+            reason: format!("--deterministic compares GPU modes, and there is no GPU ({e})"),
+        });
+    }
     let mut report = format!(
         "Date: {} · command: `{}`\n\n",
         today(),
@@ -786,7 +794,8 @@ fn cpu_table(
         all_ok &= ok;
         let mut times = Vec::new();
         let budget = Instant::now();
-        for _ in 0..args.reps {
+        // At least one, as on the GPU: no timed step would leave the median NaN.
+        for _ in 0..args.reps.max(1) {
             let t = Instant::now();
             stats = mode.solve(input, &mut islands)?;
             times.push(t.elapsed().as_secs_f64() * 1e6);
