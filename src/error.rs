@@ -11,41 +11,67 @@ pub enum Error {
 
     /// A CSR offset array is malformed (wrong length, not starting at 0, decreasing, past the end).
     #[error("inconsistent offsets in `{array}`: {detail}")]
-    Offsets { array: &'static str, detail: String },
+    Offsets {
+        /// The offset array's name.
+        array: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
 
     /// The batch's world count does not match what it was paired with.
     #[error("world count mismatch: {what} has {got} worlds, expected {expected}")]
     WorldCount {
+        /// What has the wrong count.
         what: &'static str,
+        /// Its world count.
         got: usize,
+        /// The world count it was paired with.
         expected: usize,
     },
 
     /// A support entry names a tree outside `0..ntree` (other than −1, reported separately).
     #[error("world {world}, {kind} {index}: tree id {tree} out of range 0..{ntree}")]
     TreeOutOfRange {
+        /// The world.
         world: usize,
+        /// `row` or `rowless hyperedge`.
         kind: &'static str,
+        /// The row's or hyperedge's index in the batch.
         index: usize,
+        /// The tree id given.
         tree: i32,
+        /// The model's tree count.
         ntree: usize,
     },
 
     /// A support lists −1: a static body has no tree and never appears in a support.
     #[error("world {world}, {kind} {index}: support lists the static tree −1")]
     StaticInSupport {
+        /// The world.
         world: usize,
+        /// `row` or `rowless hyperedge`.
         kind: &'static str,
+        /// The row's or hyperedge's index in the batch.
         index: usize,
     },
 
     /// A row with no trees (MuJoCo: "constraint between two static bodies").
     #[error("world {world}, row {row}: empty support (a constraint between two static bodies)")]
-    EmptySupport { world: usize, row: usize },
+    EmptySupport {
+        /// The world.
+        world: usize,
+        /// The row's index in the batch.
+        row: usize,
+    },
 
     /// A row type code that is not one of MuJoCo's `mjtConstraint` values.
     #[error("row {row}: unknown constraint type code {code}")]
-    RowType { row: usize, code: i32 },
+    RowType {
+        /// The row (global index).
+        row: usize,
+        /// The code given.
+        code: i32,
+    },
 
     /// A capacity larger than any batch could need ([`Capacity::check_sizes`]).
     ///
@@ -56,19 +82,33 @@ pub enum Error {
     /// A per-world count exceeds the capacity the engine was sized for.
     #[error("world {world}: {what} {got} exceeds capacity {cap}")]
     OverCapacity {
+        /// The world (0 for counts of the model or of the whole batch).
         world: usize,
+        /// What exceeds it (`nworld`, `ntree`, `nv`, `rows`, `support entries`, …).
         what: &'static str,
+        /// The count asked for.
         got: usize,
+        /// The capacity.
         cap: usize,
     },
 
     /// A mode refused to run, with the reason (for example `dense` over its memory cap).
     #[error("mode `{mode}` refused: {reason}")]
-    Refused { mode: &'static str, reason: String },
+    Refused {
+        /// The mode (or tool) that refused.
+        mode: &'static str,
+        /// Why.
+        reason: String,
+    },
 
     /// A mode name that no runner answers to.
     #[error("unknown mode `{name}` (known: {known})")]
-    UnknownMode { name: String, known: String },
+    UnknownMode {
+        /// The name given.
+        name: String,
+        /// The names known, comma-separated.
+        known: String,
+    },
 
     /// No CUDA device (or driver / NVRTC library) is available.
     #[error("no CUDA device: {0}")]
@@ -76,19 +116,39 @@ pub enum Error {
 
     /// NVRTC failed to compile a kernel source; the log says why.
     #[error("NVRTC failed to compile `{source_name}`:\n{log}")]
-    Compile { source_name: String, log: String },
+    Compile {
+        /// The kernel source's name.
+        source_name: String,
+        /// NVRTC's log.
+        log: String,
+    },
 
     /// A device allocation failed.
     #[error("device out of memory: asked for {asked} bytes with {free} bytes free")]
-    OutOfMemory { asked: usize, free: usize },
+    OutOfMemory {
+        /// Bytes asked for.
+        asked: usize,
+        /// Bytes free on the device.
+        free: usize,
+    },
 
     /// Any other CUDA driver error, with the call that failed.
     #[error("CUDA error in {call}: {detail}")]
-    Cuda { call: String, detail: String },
+    Cuda {
+        /// The driver call.
+        call: String,
+        /// The driver's error.
+        detail: String,
+    },
 
     /// A row's canonical key does not fit the key layout it was sorted with.
     #[error("row {row}: canonical key field outside the layout's bounds ({detail})")]
-    KeyBounds { row: usize, detail: String },
+    KeyBounds {
+        /// The row (global index).
+        row: usize,
+        /// The layout's bounds.
+        detail: String,
+    },
 
     /// A reported invalidation event names a world or tree outside the capacity.
     #[error("invalid event: {0}")]
@@ -96,7 +156,12 @@ pub enum Error {
 
     /// A trace file could not be read or is malformed.
     #[error("trace {path}: {detail}")]
-    Trace { path: String, detail: String },
+    Trace {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
 }
 
 /// Result alias used throughout the crate.
