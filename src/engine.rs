@@ -25,8 +25,9 @@
 //!
 //! On a GPU ([`Engine::with_gpu`]) the same modes run on the device: `dense`, `dsu`,
 //! `labelprop` as the GPU modes of those names, `quotient` as [`gpu::quotient::QuotientSolver`],
-//! and `auto` as the fastest full-rebuild GPU mode measured on the first batch
-//! ([`gpu::auto::choose`]) against the device quotient, trial by trial like on the CPU. A GPU
+//! and `auto` as the fastest full-rebuild GPU mode, measured on the first batch that `auto`
+//! gives the full rebuild (its second step; [`gpu::auto::choose`]), against the device
+//! quotient, trial by trial like on the CPU. A GPU
 //! engine keeps its outputs in page-locked memory ([`gpu::PinnedIslands`]), so that a step's
 //! downloads run at the link's speed; a caller that builds each step's rows in a
 //! [`gpu::PinnedBatch`] gets the same for the uploads, and with the quotient the step's host
@@ -378,7 +379,8 @@ impl Engine {
     }
 
     /// An engine whose modes run on `gpu` (see the module documentation); every device buffer is
-    /// allocated here, except `auto`'s full-rebuild solver, chosen by timing on the first batch.
+    /// allocated here, except `auto`'s full-rebuild solver, chosen by timing on the first batch
+    /// it solves (the engine's second step).
     pub fn with_gpu(
         gpu: &Gpu,
         model: &Model,
@@ -660,7 +662,9 @@ impl Engine {
         }
     }
 
-    /// Bytes of every buffer the engine holds (outputs and quotient); a step never changes it.
+    /// Bytes of the outputs and of the CPU quotient (cache, scratch, reuse copies); a step never
+    /// changes it. Deterministic mode's sorter and, on a GPU engine, the device's buffers are not
+    /// counted.
     pub fn held_bytes(&self) -> usize {
         let o = &self.out;
         let i32s = [
