@@ -166,7 +166,10 @@ struct Sequence {
 /// One engine through a random sequence of calls, checked against the oracle at every step.
 fn sequence(seed: u64, options: &Options, ncall: usize, resizes: bool) -> Sequence {
     let mut rng = Rng::new(seed);
-    let ntree = 3 + rng.below(14);
+    let ntree = match rng.chance(0.2) {
+        true => 20 + rng.below(40),
+        false => 3 + rng.below(14),
+    };
     let mut scene = Scene::random(&mut rng, ntree, ntree / 2, ntree / 4);
     scene.sleeps = rng.chance(0.7);
     let mut nworld = 1 + rng.below(5);
@@ -213,6 +216,9 @@ fn sequence(seed: u64, options: &Options, ncall: usize, resizes: bool) -> Sequen
                     &mut tally,
                 );
             }
+        }
+        if rng.chance(0.01) {
+            events.capacity(); // every world rebuilt
         }
         let repeat: Vec<bool> = (0..k).map(|_| rng.chance(0.5)).collect();
         let batch = scenes::batch_repeating(&scene, &worlds[..k], &prev, &repeat, &mut rng);
