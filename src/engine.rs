@@ -242,6 +242,9 @@ struct Device {
     gpu: Gpu,
     /// The full-rebuild solver (for `auto`, chosen on the first batch).
     full: Option<gpu::Solver>,
+    /// For `auto`: why no full-rebuild mode could be built on the device (its memory taken, for
+    /// one), after which the quotient solves every step rather than every other step failing.
+    full_refused: Option<String>,
     /// The device quotient (its host half tracks every event).
     quotient: QuotientSolver,
 }
@@ -416,6 +419,7 @@ impl Engine {
         engine.device = Some(Device {
             gpu: gpu.clone(),
             full,
+            full_refused: None,
             quotient,
         });
         Ok(engine)
@@ -432,6 +436,13 @@ impl Engine {
             .as_ref()
             .and_then(|d| d.full.as_ref())
             .map(|s| s.mode())
+    }
+
+    /// For `auto` on a GPU: why no full-rebuild mode could be built on the device, once that
+    /// happened (every mode refused, its memory taken by the quotient's, say); the quotient then
+    /// solves every step.
+    pub fn gpu_full_refused(&self) -> Option<&str> {
+        self.device.as_ref()?.full_refused.as_deref()
     }
 
     /// The device quotient, on a GPU engine.
@@ -554,9 +565,10 @@ impl Engine {
         };
         let start = timed.then(Instant::now);
         if let Some(device) = &mut self.device {
-            self.out
+            let by_quotient = self
+                .out
                 .fill(input, |o| device.step(input, events, use_quotient, o))?;
-            self.last_mode = match (use_quotient, device.full.as_ref()) {
+            self.last_mode = match (by_quotient, device.full.as_ref()) {
                 (true, _) => Mode::Quotient,
                 (false, Some(full)) => Mode::of_gpu(full.mode()),
                 (false, None) => Mode::Dsu,
@@ -696,37 +708,44 @@ impl Engine {
 
 impl Device {
     /// One step on the device: the quotient, or the full rebuild (choosing it first for `auto`)
-    /// while the quotient's tracker records the events.
+    /// while the quotient's tracker records the events. Says whether the quotient solved it.
     fn step(
         &mut self,
         input: &Input<'_>,
         events: &Events,
         use_quotient: bool,
         out: &mut Islands,
-    ) -> Result<()> {
-        if use_quotient {
+    ) -> Result<bool> {
+        if use_quotient || self.full_refused.is_some() {
             self.quotient.step(input, events, out)?;
-            return Ok(());
+            return Ok(true);
         }
         let cap = self.quotient.workspace().capacity();
         let Device {
             gpu,
             full,
+            full_refused,
             quotient,
         } = self;
-        let quotient = quotient.quotient_mut();
         let full = match full {
             Some(s) => s,
             None => {
                 let opts = gpu::solver::Options::default();
                 match gpu::auto::choose(gpu, cap, input.model(), input, opts) {
                     Ok((solver, _)) => full.insert(solver),
+                    // Every mode refused: the quotient is the one contender left.
+                    Err(Error::Refused { reason, .. }) => {
+                        *full_refused = Some(reason);
+                        quotient.step(input, events, out)?;
+                        return Ok(true);
+                    }
                     // Nothing solved, nothing lost: the events are still recorded.
-                    Err(e) => return quotient.record(events).and(Err(e)),
+                    Err(e) => return quotient.quotient_mut().record(events).and(Err(e)),
                 }
             }
         };
-        solve_recording(full, quotient, events, (input, None), out)
+        let quotient = quotient.quotient_mut();
+        solve_recording(full, quotient, events, (input, None), out).map(|()| false)
     }
 }
 

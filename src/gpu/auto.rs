@@ -47,9 +47,18 @@ pub fn choose(
             Err(e) => measured.push((mode, Err(e.to_string()))),
         }
     }
-    let (_, solver) = best.ok_or_else(|| Error::Refused {
-        mode: "auto",
-        reason: "no GPU mode could be built for this capacity".into(),
+    let (_, solver) = best.ok_or_else(|| {
+        let why: Vec<String> = measured
+            .iter()
+            .filter_map(|(m, r)| r.as_ref().err().map(|e| format!("{}: {e}", m.name())))
+            .collect();
+        Error::Refused {
+            mode: "auto",
+            reason: format!(
+                "no GPU mode could be built for this capacity ({})",
+                why.join("; ")
+            ),
+        }
     })?;
     let mode = solver.mode();
     Ok((solver, Choice { mode, measured }))
