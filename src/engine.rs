@@ -296,7 +296,7 @@ fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
             ("nv", model.nv(), capacity.nv)
         };
         return Err(Error::OverCapacity {
-            world: 0,
+            world: None,
             what,
             got,
             cap,

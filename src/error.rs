@@ -79,11 +79,12 @@ pub enum Error {
     #[error("invalid capacity: {0}")]
     Capacity(String),
 
-    /// A per-world count exceeds the capacity the engine was sized for.
-    #[error("world {world}: {what} {got} exceeds capacity {cap}")]
+    /// A count exceeds the capacity the engine was sized for.
+    #[error("{}{what} {got} exceeds capacity {cap}", in_world(.world))]
     OverCapacity {
-        /// The world (0 for counts of the model or of the whole batch).
-        world: usize,
+        /// The world, for a per-world count (`None` for counts of the model or of the whole
+        /// batch).
+        world: Option<usize>,
         /// What exceeds it (`nworld`, `ntree`, `nv`, `rows`, `support entries`, …).
         what: &'static str,
         /// The count asked for.
@@ -166,3 +167,8 @@ pub enum Error {
 
 /// Result alias used throughout the crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// "world W: " where a count is one world's.
+fn in_world(world: &Option<usize>) -> String {
+    world.map_or(String::new(), |w| format!("world {w}: "))
+}

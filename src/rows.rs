@@ -578,28 +578,33 @@ impl Capacity {
             })
         };
         if batch.nworld() > self.nworld {
-            return over(0, "nworld", batch.nworld(), self.nworld);
+            return over(None, "nworld", batch.nworld(), self.nworld);
         }
         if model.ntree() > self.ntree {
-            return over(0, "ntree", model.ntree(), self.ntree);
+            return over(None, "ntree", model.ntree(), self.ntree);
         }
         if model.nv() > self.nv {
-            return over(0, "nv", model.nv(), self.nv);
+            return over(None, "nv", model.nv(), self.nv);
         }
         for w in 0..batch.nworld() {
             if batch.rows_of(w).len() > self.njmax {
-                return over(w, "rows", batch.rows_of(w).len(), self.njmax);
+                return over(Some(w), "rows", batch.rows_of(w).len(), self.njmax);
             }
             if batch.support_entries_of(w) > self.nsupport {
                 return over(
-                    w,
+                    Some(w),
                     "support entries",
                     batch.support_entries_of(w),
                     self.nsupport,
                 );
             }
             if batch.edges_of(w).len() > self.nedge {
-                return over(w, "rowless hyperedges", batch.edges_of(w).len(), self.nedge);
+                return over(
+                    Some(w),
+                    "rowless hyperedges",
+                    batch.edges_of(w).len(),
+                    self.nedge,
+                );
             }
         }
         Ok(())

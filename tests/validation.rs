@@ -123,26 +123,34 @@ fn counts_over_capacity_are_refused() {
     );
     assert!(Input::with_capacity(&model, &batch, &fit).is_ok());
     type Shrink = fn(&mut Capacity);
-    let cases: [(Shrink, &str, usize); 6] = [
-        (|c| c.nworld -= 1, "nworld", 0),
-        (|c| c.ntree -= 1, "ntree", 0),
-        (|c| c.nv -= 1, "nv", 0),
-        (|c| c.njmax -= 1, "rows", 0),
-        (|c| c.nsupport -= 1, "support entries", 0),
-        (|c| c.nedge -= 1, "rowless hyperedges", 0),
+    let cases: [(Shrink, &str, Option<usize>); 6] = [
+        (|c| c.nworld -= 1, "nworld", None),
+        (|c| c.ntree -= 1, "ntree", None),
+        (|c| c.nv -= 1, "nv", None),
+        (|c| c.njmax -= 1, "rows", Some(0)),
+        (|c| c.nsupport -= 1, "support entries", Some(0)),
+        (|c| c.nedge -= 1, "rowless hyperedges", Some(0)),
     ];
     for (shrink, what, world) in cases {
         let mut cap = fit;
         shrink(&mut cap);
         match Input::with_capacity(&model, &batch, &cap) {
-            Err(Error::OverCapacity {
-                what: w,
-                world: at,
-                got,
-                cap: c,
-            }) => {
+            Err(
+                e @ Error::OverCapacity {
+                    what: w,
+                    world: at,
+                    got,
+                    cap: c,
+                },
+            ) => {
                 assert_eq!((w, at), (what, world));
                 assert!(got > c);
+                // A world is named only for a count of its own.
+                let named = at.map_or(String::new(), |w| format!("world {w}: "));
+                assert_eq!(
+                    e.to_string(),
+                    format!("{named}{what} {got} exceeds capacity {c}")
+                );
             }
             other => panic!("{what}: {other:?}"),
         }

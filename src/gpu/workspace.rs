@@ -283,7 +283,7 @@ impl Workspace {
         ] {
             if got > cap {
                 return Err(Error::OverCapacity {
-                    world: 0,
+                    world: None,
                     what,
                     got,
                     cap,
