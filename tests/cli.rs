@@ -17,6 +17,17 @@ fn archipelago(args: &[&str]) -> (bool, String) {
 }
 
 #[test]
+fn demo_says_a_gpu_mode_needs_a_device_where_none_is_usable() {
+    if archipelago::gpu::Gpu::open().is_ok() {
+        return;
+    }
+    let (ok, err) = archipelago(&["demo", "--modes", "gpu-dsu", "--worlds", "1"]);
+    assert!(!ok);
+    assert!(err.contains("unknown mode `gpu-dsu`"), "{err}");
+    assert!(err.contains("the gpu-… modes need a CUDA device"), "{err}");
+}
+
+#[test]
 fn bench_refuses_unknown_modes_and_shapes() {
     let (ok, err) = archipelago(&["bench", "--modes", "block,fastest"]);
     assert!(!ok);

@@ -203,9 +203,14 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
             .find(|m| !runners.iter().any(|r| &r.name == *m))
         {
             let known: Vec<_> = runners.iter().map(|r| r.name.as_str()).collect();
+            let mut known = known.join(", ");
+            // Without a usable device the GPU modes are not runners, though they are modes.
+            if !runners.iter().any(|r| r.device.is_some()) {
+                known.push_str("; the gpu-… modes need a CUDA device");
+            }
             return Err(Error::UnknownMode {
                 name: unknown.clone(),
-                known: known.join(", "),
+                known,
             });
         }
         runners.retain(|r| args.modes.contains(&r.name));
