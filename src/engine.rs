@@ -360,6 +360,11 @@ impl Engine {
             nv: model.nv(),
             ..capacity
         };
+        // Until a step: the mode that will solve the first (`auto` starts with the quotient).
+        let last_mode = match options.mode {
+            Mode::Auto => Mode::Quotient,
+            mode => mode,
+        };
         let mut engine = Engine {
             model: Arc::new(model.clone()),
             capacity,
@@ -368,7 +373,7 @@ impl Engine {
             full,
             out: PinnedIslands::unpinned(Islands::default(), &capacity),
             auto: Auto::default(),
-            last_mode: Mode::Quotient,
+            last_mode,
             device: None,
             canon: None,
             device_order: PinnedOrder::default(),
@@ -594,7 +599,8 @@ impl Engine {
         &self.out
     }
 
-    /// The mode that solved the last step (`auto` resolves to one of the others).
+    /// The mode that solved the last step (`auto` resolves to one of the others); before the
+    /// first step, the mode that will solve it.
     pub fn last_mode(&self) -> Mode {
         self.last_mode
     }

@@ -416,3 +416,21 @@ fn a_dense_engine_too_large_for_its_cap_is_refused_when_built() {
         Engine::new(&model, capacity, options(mode)).unwrap();
     }
 }
+
+#[test]
+fn before_its_first_step_an_engine_names_the_mode_that_will_solve_it() {
+    let model = Model::from_dofnum(&[1, 1]).unwrap();
+    let mut b = Batch::builder();
+    b.row(RowType::ContactPyramidal, 0, &[0, 1]).end_world();
+    let batch = b.finish();
+    for mode in Mode::ALL {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut e = Engine::new(&model, Capacity::fit(&model, &batch), options).unwrap();
+        let before = e.last_mode();
+        e.step(&batch, &Events::new()).unwrap();
+        assert_eq!(before, e.last_mode(), "{}", mode.name());
+    }
+}
