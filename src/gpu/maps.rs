@@ -32,10 +32,13 @@ pub fn scratch_bytes(ntree: usize) -> usize {
     28 * ntree
 }
 
-/// Whether the per-world scratch fits in the dynamic shared memory a block may opt in to
-/// (a little is kept for the kernels' static shared memory).
-pub fn fits_smem(ntree: usize, smem_optin: usize) -> bool {
-    scratch_bytes(ntree) + 1024 <= smem_optin
+/// Shared memory a block keeps at least for its kernels' static arrays ([`BlockShape::choose`]).
+pub const STATIC_SMEM_KEPT: usize = 4096;
+
+/// Whether the per-world scratch fits in the shared memory a block may opt in to beside the
+/// kernel's own static shared memory (`static_bytes`), which counts against the same limit.
+pub fn fits_smem(ntree: usize, static_bytes: usize, smem_optin: usize) -> bool {
+    scratch_bytes(ntree) + static_bytes <= smem_optin
 }
 
 impl BlockShape {
@@ -67,7 +70,11 @@ impl BlockShape {
         info: &DeviceInfo,
         work: usize,
     ) -> Result<BlockShape> {
-        let smem = if fits_smem(cap.ntree, info.smem_optin) {
+        // Kept for static shared memory: `f`'s own, and at least 4 KiB for the kernels given a
+        // shape chosen on another (the quotient's node-level ones declare about 1.9 KB).
+        let fixed = f.shared_size_bytes().map_err(cuda("cuFuncGetAttribute"))?;
+        let fixed = (fixed as usize).max(STATIC_SMEM_KEPT);
+        let smem = if fits_smem(cap.ntree, fixed, info.smem_optin) {
             scratch_bytes(cap.ntree) as u32
         } else {
             0

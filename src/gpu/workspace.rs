@@ -131,48 +131,86 @@ impl Drop for DevBuf {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Args {
+    /// Inputs: per world, its first global row (`nworld + 1`).
     pub world_rowadr: u64,
+    /// Per world, its first rowless hyperedge (`nworld + 1`).
     pub world_edgeadr: u64,
+    /// Support offsets: the rows', then the rowless hyperedges'.
     pub supadr: u64,
+    /// Supports (tree ids): the rows', then the rowless hyperedges'.
     pub support: u64,
+    /// Per global row, its type code.
     pub row_type: u64,
     /// Deterministic mode's canonical place of each row (input row → canonical row), or 0.
     pub rank: u64,
+    /// The model: per dof, its tree.
     pub dof_treeid: u64,
+    /// Per tree, its first dof.
     pub tree_dofadr: u64,
+    /// Per tree, its dof count.
     pub tree_dofnum: u64,
+    /// Scratch: per world and tree, its min-root or -1.
     pub labels: u64,
+    /// Per-world scratch where shared memory is too small.
     pub fallback: u64,
+    /// Per world, propagation rounds.
     pub rounds: u64,
+    /// `dense`'s per-world tree × tree matrix.
     pub dense_mat: u64,
+    /// `dense`'s per-world stack.
     pub dense_stack: u64,
+    /// Output `nisland` (MuJoCo's name).
     pub nisland: u64,
+    /// Output `nidof` (MuJoCo's name).
     pub nidof: u64,
+    /// Output `tree_island` (MuJoCo's name).
     pub tree_island: u64,
+    /// Output `island_ntree` (MuJoCo's name).
     pub island_ntree: u64,
+    /// Output `island_itreeadr` (MuJoCo's name).
     pub island_itreeadr: u64,
+    /// Output `map_itree2tree` (MuJoCo's name).
     pub map_itree2tree: u64,
+    /// Output `dof_island` (MuJoCo's name).
     pub dof_island: u64,
+    /// Output `island_nv` (MuJoCo's name).
     pub island_nv: u64,
+    /// Output `island_idofadr` (MuJoCo's name).
     pub island_idofadr: u64,
+    /// Output `island_dofadr` (MuJoCo's name).
     pub island_dofadr: u64,
+    /// Output `map_dof2idof` (MuJoCo's name).
     pub map_dof2idof: u64,
+    /// Output `map_idof2dof` (MuJoCo's name).
     pub map_idof2dof: u64,
+    /// Output `efc_island` (MuJoCo's name).
     pub efc_island: u64,
+    /// Output `island_ne` (MuJoCo's name).
     pub island_ne: u64,
+    /// Output `island_nf` (MuJoCo's name).
     pub island_nf: u64,
+    /// Output `island_nefc` (MuJoCo's name).
     pub island_nefc: u64,
+    /// Output `island_iefcadr` (MuJoCo's name).
     pub island_iefcadr: u64,
+    /// Output `map_efc2iefc` (MuJoCo's name).
     pub map_efc2iefc: u64,
+    /// Output `map_iefc2efc` (MuJoCo's name).
     pub map_iefc2efc: u64,
     /// Per world `3 * mirror_rows` ints that receive a copy of its row-level outputs
     /// (world-local), or 0: the quotient's reuse cache.
     pub row_mirror: u64,
+    /// Worlds in the batch.
     pub nworld: i32,
+    /// Trees per world.
     pub ntree: i32,
+    /// Dofs per world.
     pub nv: i32,
+    /// 1: per-world scratch in dynamic shared memory.
     pub use_smem: i32,
+    /// 1: trees own consecutive dof blocks in tree order.
     pub dof_blocks: i32,
+    /// Rows per world of `row_mirror`.
     pub mirror_rows: i32,
 }
 
@@ -258,6 +296,52 @@ const DENSE_MAT: usize = 11;
 const DENSE_STACK: usize = 12;
 const OUT0: usize = 13;
 
+/// Most rows and rowless hyperedges, and most support entries, of one world on a device: the
+/// kernels count a world's in 32-bit ints, with room for a block's stride past the end, and the
+/// quotient's reuse cache addresses twice its rows.
+pub const WORLD_ITEMS_MAX: usize = 1 << 30;
+
+/// Refuses a capacity whose sizes the kernels' 32-bit arithmetic cannot hold: tree and dof ids;
+/// a world's rows, hyperedges and support entries ([`WORLD_ITEMS_MAX`]); a batch's support
+/// entries, whose offsets the row maps read as signed ints; a batch's rows, whose index the
+/// deterministic order's bounds check reports in a signed int beside a sentinel.
+pub fn device_sizes(cap: &Capacity) -> Result<()> {
+    let refuse = |reason: String| {
+        Err(Error::Refused {
+            mode: "gpu",
+            reason,
+        })
+    };
+    if cap.ntree > i32::MAX as usize / 8 || cap.nv > i32::MAX as usize {
+        return refuse("ntree or nv too large for 32-bit tree ids".into());
+    }
+    let world = [
+        (
+            "rows and rowless hyperedges",
+            cap.njmax.saturating_add(cap.nedge),
+        ),
+        ("support entries", cap.nsupport),
+    ];
+    for (what, n) in world {
+        if n > WORLD_ITEMS_MAX {
+            return refuse(format!("{n} {what} a world: more than {WORLD_ITEMS_MAX}"));
+        }
+    }
+    let batch = [
+        ("support entries", cap.nsupport, i32::MAX as usize),
+        ("rows", cap.njmax, i32::MAX as usize - 2),
+    ];
+    for (what, per_world, max) in batch {
+        if cap.nworld.checked_mul(per_world).is_none_or(|n| n > max) {
+            return refuse(format!(
+                "{} worlds of {per_world} {what}: more than {max} in a batch",
+                cap.nworld
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn checked(parts: &[usize]) -> Result<usize> {
     parts
         .iter()
@@ -290,12 +374,7 @@ impl Workspace {
                 });
             }
         }
-        if cap.ntree > i32::MAX as usize / 8 || cap.nv > i32::MAX as usize {
-            return Err(Error::Refused {
-                mode: "gpu",
-                reason: "ntree or nv too large for 32-bit tree ids".into(),
-            });
-        }
+        device_sizes(&cap)?;
         let (w, t, v) = (cap.nworld, cap.ntree, cap.nv);
         let rows = checked(&[w, cap.njmax])?;
         let hyper = checked(&[w, cap.njmax + cap.nedge])? + 1;
@@ -605,5 +684,71 @@ impl Workspace {
     /// The context the buffers live in.
     pub fn ctx(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_past_the_kernels_32_bit_arithmetic_are_refused() {
+        let cap = Capacity {
+            nworld: 4096,
+            ntree: 1000,
+            nv: 6000,
+            njmax: 4000,
+            nsupport: 9000,
+            nedge: 8,
+        };
+        assert!(device_sizes(&cap).is_ok());
+        let past = [
+            Capacity {
+                ntree: 1 << 28,
+                ..cap
+            },
+            Capacity { nv: 1 << 31, ..cap },
+            // A world's items.
+            Capacity {
+                njmax: (1 << 30) - 7,
+                nworld: 1,
+                ..cap
+            },
+            Capacity {
+                nsupport: (1 << 30) + 1,
+                nworld: 1,
+                ..cap
+            },
+            // A batch's support entries at offset 2^31, and rows.
+            Capacity {
+                nsupport: 1 << 29,
+                nworld: 4,
+                ..cap
+            },
+            Capacity {
+                njmax: 1 << 28,
+                nsupport: 1 << 27,
+                nworld: 8,
+                ..cap
+            },
+            Capacity {
+                nworld: usize::MAX,
+                ..cap
+            },
+        ];
+        for c in past {
+            assert!(
+                matches!(device_sizes(&c), Err(Error::Refused { mode: "gpu", .. })),
+                "{c:?}"
+            );
+        }
+        // At the limits.
+        let at = Capacity {
+            njmax: (1 << 30) - 8,
+            nsupport: 1 << 30,
+            nworld: 1,
+            ..cap
+        };
+        assert!(device_sizes(&at).is_ok());
     }
 }
