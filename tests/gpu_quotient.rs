@@ -1746,6 +1746,43 @@ fn worlds_put_to_sleep_past_the_batch_join_the_masked_ones_when_they_come_back()
     assert_eq!((c.replayed, c.masked), (62, 2), "{c:?}");
 }
 
+/// Worlds just too large for their scratch beside the 1 KiB of static shared memory once kept
+/// (the quotient's node-level kernels declare about 1.9 KB): the solver is built, its scratch in
+/// global memory, and exact. Also the full-rebuild modes at that size.
+#[test]
+fn trees_at_the_shared_memory_limit_build_and_stay_exact() {
+    let Some(gpu) = open() else { return };
+    let ntree = (gpu.info().smem_optin - 1024) / 28;
+    let model = Model::from_dofnum(&vec![1; ntree]).unwrap();
+    let mut b = Batch::builder();
+    let last = ntree as i32 - 1;
+    b.row(RowType::Equality, 0, &[0, last])
+        .row(RowType::ContactPyramidal, 0, &[1, 2])
+        .end_world();
+    let batch = b.finish();
+    let cap = Capacity::fit(&model, &batch);
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    for _ in 0..2 {
+        step(&mut s, &model, &batch, &Events::new());
+    }
+    let input = Input::new(&model, &batch).unwrap();
+    for mode in gpu::Mode::ALL {
+        let mut full = match gpu::Solver::new(&gpu, mode, cap, &model) {
+            Ok(full) => full,
+            Err(archipelago::Error::Refused { .. }) => continue,
+            Err(e) => panic!("{}: {e}", mode.name()),
+        };
+        let mut out = Islands::default();
+        full.solve(&input, &mut out).unwrap();
+        assert_eq!(
+            out.first_mismatch(&oracle::solve(&input)),
+            None,
+            "{}",
+            mode.name()
+        );
+    }
+}
+
 #[test]
 fn a_model_of_another_dof_layout_is_refused() {
     // Eight trees and nine dofs either way, the two-dof tree first or last: the solver's
