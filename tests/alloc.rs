@@ -3,13 +3,14 @@
 //! model, not by the islands of the batches it has seen), and an engine's steps allocate
 //! nothing from the first (every buffer is allocated when it is built).
 
+#[path = "support/keys.rs"]
+mod keys;
 #[path = "support/quotient_scenes.rs"]
 mod scenes;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use archipelago::order::RowKeys;
 use archipelago::synth::{self, Spec, Topology};
 use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType, cpu};
 use invalidation::Events;
@@ -93,19 +94,6 @@ fn a_full_rebuild_mode_allocates_nothing_after_its_first_batch_of_a_model() {
     }
 }
 
-/// Keys for `batch`: each contact named by its row, as a caller with unique contacts has them.
-fn keys_of(batch: &Batch) -> RowKeys {
-    let mut keys = RowKeys::default();
-    for r in 0..batch.nrow() {
-        if batch.row_type[r].is_contact() {
-            keys.push_contact([r as i32, 0], 0);
-        } else {
-            keys.push_other();
-        }
-    }
-    keys
-}
-
 #[test]
 fn an_engine_allocates_nothing_from_its_first_step() {
     // Every buffer a step needs is allocated when the engine is built: its steps of a realistic
@@ -113,7 +101,7 @@ fn an_engine_allocates_nothing_from_its_first_step() {
     // order.
     let spec = Spec::realistic(8, 48, 60);
     let (model, batch) = synth::batch(&spec, 3);
-    let keys = keys_of(&batch);
+    let keys = keys::unique_contact_keys(&batch);
     let capacity = Capacity::fit(&model, &batch);
     for mode in Mode::ALL {
         for deterministic in [false, true] {

@@ -94,21 +94,8 @@ fn bench_worlds_scales_the_quotient_shapes_only() {
         "every trace at 8192 worlds: {text}"
     );
     // A synthetic shape generated at that count (on the CPU, whatever the machine).
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args([
-            "bench",
-            "--quotient",
-            "--cpu",
-            "--worlds",
-            "3",
-            "--reps",
-            "1",
-        ])
-        .args(["--shapes", "q:humanoid-50%"])
-        .output()
-        .expect("the binary runs");
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (ok, text) = humanoid_on_the_cpu("1");
+    assert!(ok);
     assert!(text.contains("nworld 3 ·"), "{text}");
 }
 
@@ -283,23 +270,23 @@ fn bench_refuses_deterministic_where_it_would_time_no_gpu_mode() {
     assert!(err.contains("--deterministic"), "{err}");
 }
 
-#[test]
-fn bench_on_the_cpu_times_at_least_one_step() {
+/// `bench --quotient --cpu` of humanoid-50% at 3 worlds with `reps`: success and stdout.
+fn humanoid_on_the_cpu(reps: &str) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args([
-            "bench",
-            "--quotient",
-            "--cpu",
-            "--worlds",
-            "3",
-            "--reps",
-            "0",
-        ])
-        .args(["--shapes", "q:humanoid-50%"])
+        .args(["bench", "--quotient", "--cpu", "--worlds", "3"])
+        .args(["--reps", reps, "--shapes", "q:humanoid-50%"])
         .output()
         .expect("the binary runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn bench_on_the_cpu_times_at_least_one_step() {
+    let (ok, text) = humanoid_on_the_cpu("0");
+    assert!(ok, "{text}");
     assert!(text.contains("| dsu |"), "{text}");
     assert!(!text.contains("NaN"), "--reps 0 timed nothing: {text}");
 }

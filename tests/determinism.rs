@@ -5,12 +5,15 @@
 
 #[path = "support/gpu.rs"]
 mod device;
+#[path = "support/keys.rs"]
+mod keys;
 #[path = "support/traces.rs"]
 mod traces;
 
 use archipelago::order::{Canonicalizer, RowKeys, gather};
 use archipelago::synth::Rng;
 use archipelago::{Batch, Capacity, Input, Islands, Model, RowType, cpu, oracle};
+use keys::unique_contact_keys;
 
 /// One constraint: several rows with one type, id and support (MuJoCo emits a constraint's rows
 /// consecutively), and for contacts the geom pair and collision id.
@@ -338,20 +341,6 @@ fn canonical_world_reads_in_mujoco_block_order() {
             "world {w}"
         );
     }
-}
-
-/// Keys for a generated batch, whose contacts carry no geoms: each contact row is named by its
-/// input row (its identity travels with it when constraints are permuted).
-fn unique_contact_keys(batch: &Batch) -> RowKeys {
-    let mut keys = RowKeys::default();
-    for r in 0..batch.nrow() {
-        if batch.row_type[r].is_contact() {
-            keys.push_contact([r as i32, 0], 0);
-        } else {
-            keys.push_other();
-        }
-    }
-    keys
 }
 
 #[test]

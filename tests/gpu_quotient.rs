@@ -1615,6 +1615,22 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
     );
 }
 
+/// A warp solver of 64 worlds of [`eight`] under the rule that takes reported sleepers into the
+/// masked worlds: `None` without a device or where `ARCHIPELAGO_Q_FELL` overrides the rule.
+fn fell_solver() -> Option<(Model, Capacity, QuotientSolver)> {
+    let gpu = open()?;
+    if rule_overridden("ARCHIPELAGO_Q_FELL") {
+        return None;
+    }
+    let model = eight();
+    let cap = Capacity {
+        nworld: 64,
+        ..four_of_eight(32, 1)
+    };
+    let s = warp_solver(&gpu, cap, &model, false);
+    Some((model, cap, s))
+}
+
 /// Worlds reported put to sleep are taken in at the upload of the step at which they fall
 /// asleep, where the sleep leaves a whole node of static rows asleep (which masks the world on
 /// the device): the masked twins' warps then solve them (too many to set aside), where the
@@ -1622,16 +1638,9 @@ fn worlds_masked_a_step_before_are_set_aside_and_stay_exact() {
 /// masking anything, and its world is not taken in. Woken whole, they leave at the upload.
 #[test]
 fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
-    let Some(gpu) = open() else { return };
-    if rule_overridden("ARCHIPELAGO_Q_FELL") {
+    let Some((model, cap, mut s)) = fell_solver() else {
         return;
-    }
-    let model = eight();
-    let cap = Capacity {
-        nworld: 64,
-        ..four_of_eight(32, 1)
     };
-    let mut s = warp_solver(&gpu, cap, &model, false);
     // By world mod 4: awake; component {2, 3} (with tree 6, bound by a contact) asleep;
     // tree 7 (no row) asleep; tree 5 (one friction row, a node of its own) asleep.
     let sleepers: [&[i32]; 4] = [&[], &[2, 3, 6], &[7], &[5]];
@@ -1698,16 +1707,9 @@ fn worlds_reported_put_to_sleep_join_the_masked_ones_at_their_step() {
 /// upload of the step that has it again (its events stay listed until then), not before.
 #[test]
 fn worlds_put_to_sleep_past_the_batch_join_the_masked_ones_when_they_come_back() {
-    let Some(gpu) = open() else { return };
-    if rule_overridden("ARCHIPELAGO_Q_FELL") {
+    let Some((model, cap, mut s)) = fell_solver() else {
         return;
-    }
-    let model = eight();
-    let cap = Capacity {
-        nworld: 64,
-        ..four_of_eight(32, 1)
     };
-    let mut s = warp_solver(&gpu, cap, &model, false);
     // Component {2, 3} (with tree 6, bound by a contact) falls asleep in worlds 33 and 37.
     let (island, sleepers) = ([2, 3, 6], [33u32, 37]);
     let batch = |nworld: usize, asleep: bool| {
@@ -1733,15 +1735,15 @@ fn worlds_put_to_sleep_past_the_batch_join_the_masked_ones_when_they_come_back()
         assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
     };
     let none = Events::new();
-    run(&mut s, &batch(64, false), &none, &[]);
+    run(&mut s, &batch(cap.nworld, false), &none, &[]);
     let mut fell = Events::new();
     for w in sleepers {
         for t in island {
             fell.sleep(w, t);
         }
     }
-    run(&mut s, &batch(32, false), &fell, &[]);
-    run(&mut s, &batch(64, true), &none, &sleepers);
+    run(&mut s, &batch(cap.nworld / 2, false), &fell, &[]);
+    run(&mut s, &batch(cap.nworld, true), &none, &sleepers);
     let c = s.last_counts();
     assert_eq!((c.replayed, c.masked), (62, 2), "{c:?}");
 }

@@ -480,7 +480,7 @@ fn slots_without_islands_hold_the_convention() {
     set(&mut arrays, "nisland", vec![2], &[1, 0]);
     set(&mut arrays, "nidof", vec![2], &[1, 0]);
     set(&mut arrays, "slot_islandadr", vec![3], &[0, 1, 1]);
-    for name in trace_island_fields() {
+    for name in archipelago::trace::ISLAND_FIELDS {
         let v = arrays.iter().find(|a| a.0 == name).unwrap().3[..4].to_vec();
         let a = arrays.iter_mut().find(|a| a.0 == name).unwrap();
         (a.1, a.3) = (vec![1], v);
@@ -494,18 +494,4 @@ fn slots_without_islands_hold_the_convention() {
     set(&mut arrays, "tree_island", vec![2, 1], &[0, 0]);
     let detail = expect_trace_error(&mini::npz(&arrays));
     assert!(detail.contains("tree_island"), "{detail}");
-}
-
-fn trace_island_fields() -> [&'static str; 9] {
-    [
-        "island_ntree",
-        "island_itreeadr",
-        "island_nv",
-        "island_idofadr",
-        "island_dofadr",
-        "island_ne",
-        "island_nf",
-        "island_nefc",
-        "island_iefcadr",
-    ]
 }

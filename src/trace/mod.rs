@@ -116,7 +116,7 @@ pub(crate) struct Native {
 }
 
 /// The island-sized output fields, in the order [`Native::island`] stores them.
-pub(crate) const ISLAND_FIELDS: [&str; 9] = [
+pub const ISLAND_FIELDS: [&str; 9] = [
     "island_ntree",
     "island_itreeadr",
     "island_nv",
