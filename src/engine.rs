@@ -151,6 +151,19 @@ const TRIAL_END: u32 = 2 + 2 * TRIAL_STEPS as u32;
 /// rebuild at most this margin, and whole-step wall times are noisy (PCIe, host).
 const QUOTIENT_MARGIN: f64 = 0.97;
 
+/// `auto`'s rule: whether a quotient step of `quotient` (any unit) is kept over a full
+/// rebuild's of `full` (the same unit), that is, faster by 3 % (below 0.97 of it). What a
+/// trial decides by, and what a benchmark that says which mode `auto` picks must apply too.
+///
+/// ```
+/// use archipelago::engine::auto_keeps_quotient;
+/// assert!(auto_keeps_quotient(96.0, 100.0));
+/// assert!(!auto_keeps_quotient(98.0, 100.0), "faster, but within the margin");
+/// ```
+pub fn auto_keeps_quotient(quotient: f64, full: f64) -> bool {
+    quotient < QUOTIENT_MARGIN * full
+}
+
 /// `auto`'s measurements. A trial runs each contender once untimed (the quotient may build its
 /// quotients; the full rebuild's first step on a GPU times every mode to choose one), then the
 /// two in turns, [`TRIAL_STEPS`] timed steps each, so that both see the same stretch of the
@@ -200,7 +213,7 @@ impl Auto {
         self.step = self.step.wrapping_add(1);
         if self.step % RETRIAL_EVERY == TRIAL_END {
             let (q, f) = (median(&mut self.quotient), median(&mut self.full));
-            self.use_quotient = q.as_secs_f64() < QUOTIENT_MARGIN * f.as_secs_f64();
+            self.use_quotient = auto_keeps_quotient(q.as_secs_f64(), f.as_secs_f64());
         }
     }
 }

@@ -3,7 +3,7 @@
 //! committed traces tiled across worlds, plus the cost of a rebuild.
 //!
 //! Per shape: every full-rebuild mode (all but `dense` unless `--modes` names it) and the quotient,
-//! each checked against the CPU `dsu` first; device time per step from CUDA events around graph
+//! each checked against the CPU oracle first; device time per step from CUDA events around graph
 //! replays of one batch (the figure the other tables report; the quotient with reuse off, since a
 //! replayed batch is unchanged by construction), the same replays enqueued back to back (100
 //! between one pair of events: each launch's overhead then overlaps the replay before it, as in a
@@ -38,6 +38,7 @@ use std::time::Instant;
 use super::sequence::{self, PolicyFigures, Sequence};
 use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
 use archipelago::cpu::CpuMode;
+use archipelago::engine::auto_keeps_quotient;
 use archipelago::gpu::graph::{Busy, L2Flush};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
@@ -775,11 +776,7 @@ pub(super) fn table(
                     "\nvs best full rebuild ({mode}): device {:.2}x, wall {:.2}x; auto picks {}",
                     d / f.timed.device_us,
                     w / f.timed.wall_us,
-                    if f.timed.wall_us < *w {
-                        "quotient"
-                    } else {
-                        mode.as_str()
-                    }
+                    auto_pick(f.timed.wall_us, mode, *w)
                 );
             }
             if let Some((mode, d)) = &best_cold {
@@ -853,6 +850,17 @@ pub(super) fn table(
     Ok((all_ok, summary))
 }
 
+/// Which mode the `auto` Engine keeps where the quotient's whole step takes `quotient_wall`
+/// and the full rebuild `mode`'s `full_wall`: the Engine's own rule, the quotient only where
+/// it is faster by the margin (`engine::auto_keeps_quotient`), not merely faster.
+fn auto_pick(quotient_wall: f64, mode: &str, full_wall: f64) -> &str {
+    if auto_keeps_quotient(quotient_wall, full_wall) {
+        "quotient"
+    } else {
+        mode
+    }
+}
+
 /// The summary table over every shape.
 pub(super) fn summary(rows: &[Summary]) -> String {
     let mut out = String::from(
@@ -870,11 +878,7 @@ pub(super) fn summary(rows: &[Summary]) -> String {
                 format!("{w:.1}"),
                 format!("{qw:.1}"),
                 format!("{:.2}x", w / qw),
-                if qw < *w {
-                    "quotient".into()
-                } else {
-                    m.clone()
-                },
+                auto_pick(qw, m, *w).to_string(),
             ),
             (_, Some((qd, qw))) => (
                 format!("{qd:.1}"),
@@ -1070,6 +1074,37 @@ mod tests {
             !text.contains("Summary: step sequences"),
             "no sequence (--no-sequences), no sequence table"
         );
+    }
+
+    #[test]
+    fn auto_is_said_to_pick_the_quotient_only_past_its_margin() {
+        let row = |quotient_wall: f64| Summary {
+            shape: "q:hammock".into(),
+            static_rows: 0.97,
+            static_entries: 0.99,
+            best: Some(("warp".into(), 63.0, 1000.0)),
+            quotient: Some((21.0, quotient_wall)),
+            unchanged: None,
+            bound: None,
+            cold: None,
+            busy: None,
+            sequences: Vec::new(),
+        };
+        let auto_cell = |quotient_wall: f64| {
+            let text = summary(&[row(quotient_wall)]);
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("| q:hammock"))
+                .expect("a row for the shape")
+                .to_string();
+            line.split(" | ").nth(8).expect("the auto cell").to_string()
+        };
+        // 1.02x faster by wall: the Engine keeps the full rebuild (3 % margin).
+        assert_eq!(auto_cell(980.0), "warp");
+        // 1.05x: the quotient.
+        assert_eq!(auto_cell(952.0), "quotient");
+        assert_eq!(auto_pick(980.0, "warp", 1000.0), "warp");
+        assert_eq!(auto_pick(952.0, "warp", 1000.0), "quotient");
     }
 
     #[test]
