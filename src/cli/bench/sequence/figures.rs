@@ -243,7 +243,7 @@ impl Figures {
         }
     }
 
-    /// The `auto` Engine's mean wall µs per step.
+    /// The `auto` Engine's median wall µs per step (over the same steps as every contender's).
     pub fn auto_wall(&self) -> Option<f64> {
         self.wall.iter().find(|(w, _)| w == "auto").map(|w| w.1)
     }
