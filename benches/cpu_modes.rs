@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use archipelago::maps::{self, MapScratch};
 use archipelago::synth::{self, Spec};
-use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
+use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu, oracle};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// (trees, worlds, rows per world): worlds shrink as trees grow to keep a run short.
@@ -32,6 +32,7 @@ fn modes(c: &mut Criterion) {
         let (model, batch) = synth::batch(&Spec::realistic(nworld, ntree, rows), 42);
         let input = Input::new(&model, &batch).expect("generated batches are valid");
         let mut group = c.benchmark_group(format!("cpu/{ntree}trees_{nworld}worlds"));
+        let oracle = oracle::solve(&input);
         for name in cpu::NAMES {
             let mut mode = cpu::by_name(name).expect("listed mode");
             // One batch solved again and again: with reuse the quotient would time its cache.
@@ -43,9 +44,13 @@ fn modes(c: &mut Criterion) {
                     other.expect("a valid batch solves");
                 }
             }
+            // What is timed is exact: the untimed first step, and (below) the last timed one
+            // (the first again where the filter leaves this mode out).
+            assert_eq!(out.first_mismatch(&oracle), None, "{name}");
             group.bench_function(name, |b| {
                 b.iter(|| black_box(mode.solve(black_box(&input), &mut out)))
             });
+            assert_eq!(out.first_mismatch(&oracle), None, "{name}, timed");
         }
         group.finish();
     }
