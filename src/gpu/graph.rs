@@ -278,6 +278,46 @@ pub fn time_replays_us(
         .collect()
 }
 
+/// Device time of one launch within a whole step, read after the step's own wait: events are
+/// recorded around the launch and nothing waits for them, so the step's copies that follow are
+/// enqueued while the device runs it, as in a step that is not timed (an [`Engine`]'s). Where
+/// [`time_replays_us`] waits for its launch, a step timed by it waits twice.
+///
+/// [`Engine`]: crate::Engine
+pub struct LaunchTimer {
+    events: EventPair,
+    stream: Arc<CudaStream>,
+}
+
+impl LaunchTimer {
+    /// Events on `gpu`'s stream, which every solver launches on.
+    pub fn new(gpu: &super::Gpu) -> Result<LaunchTimer> {
+        Ok(LaunchTimer {
+            events: EventPair::new(gpu.ctx())?,
+            stream: gpu.stream().clone(),
+        })
+    }
+
+    /// Enqueues `launch` between the two events, waiting for nothing.
+    pub fn around(&self, launch: impl FnOnce() -> Result<()>) -> Result<()> {
+        let record = |e: &CudaEvent| e.record(&self.stream).map_err(cuda("cuEventRecord"));
+        record(&self.events.start)?;
+        launch()?;
+        record(&self.events.end)
+    }
+
+    /// Device µs of the last [`around`](Self::around) launch (once the caller has waited for
+    /// the stream, at once).
+    pub fn elapsed_us(&self) -> Result<f64> {
+        let ms = self
+            .events
+            .start
+            .elapsed_ms(&self.events.end)
+            .map_err(cuda("cuEventElapsedTime"))?;
+        Ok(ms as f64 * 1000.0)
+    }
+}
+
 /// A device buffer twice the size of the L2 cache, written over to evict whatever a step left
 /// in L2 (its rows, its tables, its outputs) before a cold step is timed
 /// ([`time_replays`](Self::time_replays)). The writes keep the device busy until the step

@@ -115,7 +115,7 @@ pub(crate) struct Native {
     pub map_iefc2efc: Vec<i32>,
 }
 
-/// The island-sized output fields, in the order [`Native::island`] stores them.
+/// The island-sized output fields, in the order a trace's native outputs store them.
 pub const ISLAND_FIELDS: [&str; 9] = [
     "island_ntree",
     "island_itreeadr",

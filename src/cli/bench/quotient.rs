@@ -326,18 +326,23 @@ fn full_mode(
     // Page-locked outputs, as an Engine on a GPU has.
     let mut out = PinnedIslands::new(g, &cap);
     out.fill(input, |o| solver.solve(input, o))?;
-    let ok = out.first_mismatch(reference).is_none();
+    let mut ok = out.first_mismatch(reference).is_none();
     let mut wall = Vec::with_capacity(WALL_REPS);
     for _ in 0..WALL_REPS {
         let t = Instant::now();
         out.fill(input, |o| solver.solve(input, o))?;
         wall.push(t.elapsed().as_secs_f64() * 1e6);
     }
+    // The graph's replays (the first step was launched directly, its graph captured then).
+    ok &= out.first_mismatch(reference).is_none();
     solver.upload(input)?;
     let device = solver.time_replays(2, args.reps.max(1))?;
     let back_us = solver.time_back_to_back(2, BACK_TO_BACK)?;
     let cold_us = median(flush.time_replays(args.reps.max(1), || solver.replay())?);
     let busy_us = median(busy.time_replays(args.reps.max(1), || solver.replay())?);
+    // What the timed replays wrote, the last one's.
+    out.fill(input, |o| solver.download(input, o))?;
+    ok &= out.first_mismatch(reference).is_none();
     let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
     Ok(Timed {
         name: mode.to_string(),
@@ -446,10 +451,16 @@ fn quotient(
     let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
     let guard_warps = q.guard_warps();
-    // The same step with the tree-level maps only, where node-level maps apply.
+    // What the timed replays wrote, the last one's.
+    out.fill(input, |o| q.download(input, o))?;
+    ok &= out.first_mismatch(reference).is_none();
+    // The same step with the tree-level maps only, where node-level maps apply; checked too.
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
         q.set_node_maps(false);
+        q.upload(input, &none)?;
         let us = median(q.time_replays(2, args.reps.max(1))?);
+        out.fill(input, |o| q.download(input, o))?;
+        ok &= out.first_mismatch(reference).is_none();
         q.set_node_maps(true);
         Some(us)
     } else {

@@ -22,11 +22,14 @@
 //! measured apart.
 //!
 //! [`run`](mod@run): the timing loop ([`run`](fn@run)). Every contender steps the same sequence in
-//! the same order; each step is uploaded, timed as one graph replay between CUDA events (with what
-//! the replay does on the host meanwhile: the quotient launches a new launch shape directly and
-//! captures its graph at the download, outside the timed replay, while the device runs it; a
-//! full rebuild captures a new world count's graph inside it), downloaded and compared with the
-//! CPU `dsu`. The first step (graph capture, contraction)
+//! the same order; each step is uploaded, replayed between CUDA events (with what the replay does
+//! on the host meanwhile: the quotient launches a new launch shape directly and captures its
+//! graph at the download, outside the timed replay, while the device runs it; a full rebuild
+//! captures a new world count's graph inside it), downloaded and compared with the CPU `dsu`; the
+//! events are read after the download's wait (`gpu::graph::LaunchTimer`), so that a contender's
+//! whole-step wall, like the `auto` Engine's, has its copies enqueued while the device runs
+//! (waiting for the replay first had added that wait to every contender's wall but `auto`'s).
+//! The first step (graph capture, contraction)
 //! is not timed. The full rebuilds and the quotient without reuse then replay the step again, after
 //! its check (the device idle meanwhile) and after an L2 flush (the device busy until then), which
 //! splits a sequence step's cost beyond a steady step's between the L2 and the idle device

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use archipelago::gpu::graph::L2Flush;
+use archipelago::gpu::graph::{L2Flush, LaunchTimer};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedBatch, PinnedIslands, Solver};
 use archipelago::quotient::Policy;
@@ -78,6 +78,9 @@ pub(in crate::cli::bench) fn run(
     let (mut in_place, mut rows_only, mut by_nodes, mut warp_steps) = (0, 0, 0, 0);
     let (mut mismatch, mut phases) = (None, Vec::new());
     let mut captured_first = [0; 2];
+    // Device times read after each step's own wait, so that every contender's wall is that of
+    // a step as the `auto` Engine takes it (its copies enqueued while the device runs).
+    let timer = LaunchTimer::new(g)?;
     for k in 0..seq.len {
         batch.build(|b| seq.step(k, b, &mut events));
         let input = Input::new(&model, &batch)?;
@@ -106,9 +109,10 @@ pub(in crate::cli::bench) fn run(
             let Ok(s) = solver else { continue };
             let t = Instant::now();
             s.upload(&input)?;
-            let us = s.time_replays(0, 1)?[0];
+            timer.around(|| s.replay())?;
             out.fill(&input, |o| s.download(&input, o))?;
             let wall = t.elapsed().as_secs_f64() * 1e6;
+            let us = timer.elapsed_us()?;
             check(m.name(), &out);
             if k > 0 {
                 times.push(us);
@@ -123,7 +127,7 @@ pub(in crate::cli::bench) fn run(
                 }
             }
         }
-        let (us, _) = replay_once(&mut q_off, &input, &events, &mut out)?;
+        let (us, _) = replay_once(&mut q_off, &input, &events, &mut out, &timer)?;
         check("quotient (reuse off)", &out);
         if k > 0 {
             quotient_off.push(us);
@@ -140,7 +144,7 @@ pub(in crate::cli::bench) fn run(
         // so that neither always finds the caches as the other left them.
         let mut trees = |out: &mut PinnedIslands, check: &mut dyn FnMut(&str, &Islands)| {
             if let Some(t) = &mut q_trees {
-                let (us, _) = replay_once(t, &input, &events, out)?;
+                let (us, _) = replay_once(t, &input, &events, out, &timer)?;
                 check("quotient (tree-level maps)", out);
                 if k > 0 {
                     quotient_trees.push(us);
@@ -152,7 +156,7 @@ pub(in crate::cli::bench) fn run(
             trees(&mut out, &mut check)?;
         }
         let t = Instant::now();
-        let (us, by_warps) = replay_once(&mut q, &input, &events, &mut out)?;
+        let (us, by_warps) = replay_once(&mut q, &input, &events, &mut out, &timer)?;
         let wall = t.elapsed().as_secs_f64() * 1e6;
         check("quotient", &out);
         if k % 2 == 1 {
@@ -160,7 +164,7 @@ pub(in crate::cli::bench) fn run(
         }
         for (label, s, times, walls, direct) in &mut policies {
             let t = Instant::now();
-            let (us, _) = replay_once(s, &input, &events, &mut out)?;
+            let (us, _) = replay_once(s, &input, &events, &mut out, &timer)?;
             let wall = t.elapsed().as_secs_f64() * 1e6;
             check(label, &out);
             if k > 0 {
@@ -329,18 +333,20 @@ fn auto_once(
     Ok(us)
 }
 
-/// One step of a quotient solver over `input`: upload, one timed graph replay, download into
-/// `out`. Returns the replay's device µs and whether it took a warp a world (chosen at the
-/// upload from the batch and the last step's counts, so named before the download).
+/// One step of a quotient solver over `input`: upload, one graph replay timed by `timer`,
+/// download into `out`. Returns the replay's device µs and whether it took a warp a world
+/// (chosen at the upload from the batch and the last step's counts, so named before the
+/// download).
 fn replay_once(
     s: &mut QuotientSolver,
     input: &Input<'_>,
     events: &Events,
     out: &mut PinnedIslands,
+    timer: &LaunchTimer,
 ) -> archipelago::Result<(f64, bool)> {
     s.upload(input, events)?;
     let by_warps = s.warp_worlds();
-    let us = s.time_replays(0, 1)?[0];
+    timer.around(|| s.replay())?;
     out.fill(input, |o| s.download(input, o))?;
-    Ok((us, by_warps))
+    Ok((timer.elapsed_us()?, by_warps))
 }
