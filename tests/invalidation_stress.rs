@@ -232,7 +232,7 @@ fn soak_many_seeds_and_shapes() {
     println!("{total} world-steps in each of four engines");
 }
 
-/// Base shapes from `archipelago::gen` (realistic and mixed topologies, wide hyperedges, noise):
+/// Base shapes from `archipelago::synth` (realistic and mixed topologies, wide hyperedges, noise):
 /// each world keeps its generated static rows while contacts and limits are redrawn every step
 /// from other generated batches, islands fall asleep and wake, and equalities are switched off
 /// and on — reported or not.

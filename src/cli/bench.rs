@@ -75,7 +75,7 @@ pub struct BenchArgs {
     /// so by sleep events after a first step with every world awake. For the share of masked
     /// worlds past which the block kernels pay (`ARCHIPELAGO_Q_MASKED`). With the step
     /// sequences, a synthetic shape's sequence is one in which that component falls asleep,
-    /// sleeps, wakes and stays awake in turn, timed by phase (`bench/sequence.rs`); a trace
+    /// sleeps, wakes and stays awake in turn, timed by phase (`bench/sequence/`); a trace
     /// shape has none then.
     #[arg(long, requires = "quotient", value_parser = parse_share)]
     asleep: Option<f64>,
