@@ -165,7 +165,7 @@ fn threads_from_env() -> Option<u32> {
         .ok()?
         .parse()
         .ok()?;
-    ((64..=1024).contains(&t) && t % 32 == 0).then_some(t)
+    ((64..=1024).contains(&t) && t.is_multiple_of(32)).then_some(t)
 }
 
 /// Launches `f` on `stream` (also inside a graph capture) with `params`, one pointer to each

@@ -174,7 +174,7 @@ mod tests {
 
     fn npy(header: &str, body: &[u8]) -> Vec<u8> {
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');

@@ -105,16 +105,15 @@ impl QuotientSolver {
             return Kernel::General;
         }
         // Loaded wherever the rule or the setter may pick them (warps_reachable).
-        if let Some((pays, pairs)) = self.warp_terms() {
-            if self
+        if let Some((pays, pairs)) = self.warp_terms()
+            && self
                 .warp_worlds
                 .unwrap_or(pays && !self.masked_heavy(pairs))
-            {
-                return match pairs {
-                    true => Kernel::Pair,
-                    false => Kernel::Warp,
-                };
-            }
+        {
+            return match pairs {
+                true => Kernel::Pair,
+                false => Kernel::Warp,
+            };
         }
         if nworld > self.sm_count {
             Kernel::Few
