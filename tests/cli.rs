@@ -290,3 +290,21 @@ fn bench_on_the_cpu_times_at_least_one_step() {
     assert!(text.contains("| dsu |"), "{text}");
     assert!(!text.contains("NaN"), "--reps 0 timed nothing: {text}");
 }
+
+#[test]
+fn a_closed_stdout_ends_the_tool_as_a_closed_pipe_does_not_as_a_panic() {
+    // The reading end is closed before the tool writes its first line (`… | head` that has
+    // read all it wants).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+        .args(["replay", "--mode", "dsu", "traces/hammock.npz"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("it ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}

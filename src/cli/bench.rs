@@ -497,7 +497,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     }
     if args.shapes.iter().any(|s| s == "list") {
         for (name, _) in &all {
-            println!("{name}");
+            outln!("{name}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -571,11 +571,11 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             );
         }
     }
-    print!("{report}");
+    out!("{report}");
     let mut summaries = Vec::new();
     for (name, make) in selected {
         let Some(mut shape) = make()? else {
-            println!(
+            outln!(
                 "### {name}: trace not found under {}, skipped\n",
                 trace_dir().display()
             );
@@ -608,12 +608,12 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         };
         failed |= !ok;
         section.push('\n');
-        print!("{section}");
+        out!("{section}");
         report.push_str(&section);
     }
     if !summaries.is_empty() {
         let table = quotient::summary(&summaries);
-        print!("{table}");
+        out!("{table}");
         report.push_str(&table);
     }
     if let Some(path) = &args.out {

@@ -219,9 +219,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let steps = args.trees.len() * (2 + runners.len() * (repeats + 1));
     let bar = progress(steps as u64);
     let mut lines = Vec::new();
-    println!(
+    outln!(
         "archipelago demo: {} worlds, ~{} rows/world, trees {:?}, seed {}, median of {} runs",
-        args.worlds, args.rows, args.trees, args.seed, repeats
+        args.worlds,
+        args.rows,
+        args.trees,
+        args.seed,
+        repeats
     );
     for &ntree in &args.trees {
         bar.set_message(format!("ntree {ntree}: generating"));
@@ -324,9 +328,16 @@ fn print_table(lines: &[Line]) {
         .max()
         .unwrap_or(0)
         .max(10);
-    println!(
+    outln!(
         "{:<w$} {:>7} {:>6} {:>8} {:>12} {:>10} {:>10} {:>7}  oracle",
-        "mode", "worlds", "trees", "rows", "median/step", "ns/world", "scratch", "rounds"
+        "mode",
+        "worlds",
+        "trees",
+        "rows",
+        "median/step",
+        "ns/world",
+        "scratch",
+        "rounds"
     );
     let mut refusals = Vec::new();
     for l in lines {
@@ -344,7 +355,7 @@ fn print_table(lines: &[Line]) {
                     0 => "-".to_string(),
                     n => format!("{:.1}", median.as_nanos() as f64 / n as f64),
                 };
-                println!(
+                outln!(
                     "{head} {:>12} {:>10} {:>10} {:>7}  {}",
                     duration(*median),
                     per_world,
@@ -354,7 +365,7 @@ fn print_table(lines: &[Line]) {
                 );
             }
             Outcome::Refused(reason) => {
-                println!(
+                outln!(
                     "{head} {:>12} {:>10} {:>10} {:>7}  refused [{}]",
                     "-",
                     "-",
@@ -367,10 +378,10 @@ fn print_table(lines: &[Line]) {
         }
     }
     for (k, reason) in refusals.iter().enumerate() {
-        println!("[{}] {reason}", k + 1);
+        outln!("[{}] {reason}", k + 1);
     }
     if lines.iter().any(|l| l.mode.ends_with("quotient-reuse")) {
-        println!(
+        outln!(
             "*-quotient-reuse: the same batch again with reuse on, so every world keeps its last outputs: the floor of a quotient step (the check that nothing changed, and the copy)"
         );
     }

@@ -88,7 +88,7 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         reason: format!("cannot write into {}: {e}", disk.dir().display()),
     })?;
     let programs = gpu::programs();
-    println!(
+    outln!(
         "building {} programs for sm_{}{} into {}",
         programs.len(),
         cc.0,
@@ -111,8 +111,8 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         joined
     });
-    println!("| program | bytes | NVRTC s | was |");
-    println!("|---|---|---|---|");
+    outln!("| program | bytes | NVRTC s | was |");
+    outln!("|---|---|---|---|");
     let mut missing = Vec::new();
     for (p, result) in programs.iter().zip(built) {
         let (built, key) = result.map_err(|_| Error::Refused {
@@ -126,7 +126,7 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
             (false, true) => "built",
             (false, false) => "built opening the device",
         };
-        println!(
+        outln!(
             "| {} | {} | {:.1} | {was} |",
             p.name,
             image.len(),
@@ -146,7 +146,7 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
             ),
         });
     }
-    println!("done in {:.1} s", start.elapsed().as_secs_f64());
+    outln!("done in {:.1} s", start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,16 @@
 //! One file per subcommand.
 
+/// `print!` to stdout, ending the process as a closed pipe would (`archipelago replay … | head`)
+/// where `print!` panics: [`write_out`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!($($arg)*), "") };
+}
+
+/// `println!`, as [`out!`] is `print!`.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!($($arg)*), "\n") };
+}
+
 pub mod bench;
 pub mod demo;
 pub mod kernels;
@@ -20,4 +31,24 @@ fn describe_policy(policy: &Policy, batch: &Batch) -> String {
         end => format!("{}..{end}", run.start),
     };
     format!("equalities {ids:?} dynamic, the static ones {static_ones}")
+}
+
+/// Writes `args` and `end` to stdout. A closed stdout ends the process with the status a
+/// process killed by SIGPIPE reports (141), as a Unix tool does, rather than a panic; any other
+/// write error is reported and ends it with status 2, as the tool's errors do.
+pub fn write_out(args: std::fmt::Arguments<'_>, end: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(end.as_bytes()))
+        .and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+        Err(e) => {
+            eprintln!("error: writing to stdout: {e}");
+            std::process::exit(2);
+        }
+    }
 }

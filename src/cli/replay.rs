@@ -181,9 +181,15 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    println!(
+    outln!(
         "{:<34} {:<14} {:>6} {:>6} {:>10} {:>10} {:>12}",
-        "trace", "mode", "steps", "worlds", "rows/step", "mismatch", "µs/step"
+        "trace",
+        "mode",
+        "steps",
+        "worlds",
+        "rows/step",
+        "mismatch",
+        "µs/step"
     );
     let (mut bad, policy) = (false, args.policy());
     for path in &args.traces {
@@ -204,7 +210,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 Ok(r) => r,
                 // A mode that cannot take this trace (dense past its scratch cap) says why.
                 Err(Error::Refused { reason, .. }) => {
-                    println!("{name:<34} {:<14} refused: {reason}", which.name());
+                    outln!("{name:<34} {:<14} refused: {reason}", which.name());
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -225,7 +231,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 );
             }
             bad |= r.mismatches > 0;
-            println!(
+            outln!(
                 "{:<34} {:<14} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
                 name,
                 r.mode,
