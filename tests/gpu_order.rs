@@ -648,6 +648,48 @@ fn deterministic_solvers_need_keys_and_plain_ones_have_no_order() {
     ));
 }
 
+/// Keys refused for a batch (too few) are refused before the batch is copied, and a solver
+/// whose last upload was refused launches and downloads nothing until an upload succeeds: its
+/// batch and its keys would be out of step.
+#[test]
+fn a_refused_keyed_upload_leaves_nothing_to_launch_or_download() {
+    let Some(gpu) = open() else { return };
+    let mut rng = Rng::new(9);
+    let case = generate(&mut rng, &[24, 0, 17], 6, (3, 1, 2));
+    let (batch, keys) = build(&case, None);
+    let (shuffled, shuffled_keys) = build(&case, Some(&mut rng));
+    let input = Input::new(&case.model, &batch).unwrap();
+    let cap = Capacity::fit(&case.model, &batch);
+    let mut canon = Canonicalizer::new(&cap);
+    let (sorted, _) = canon.canonicalize(&input, &keys).unwrap();
+    let want = oracle::solve(&Input::new(&case.model, sorted).unwrap());
+    let refused = |s: &mut Solver, input: &Input<'_>| {
+        let mut out = Islands::default();
+        assert!(matches!(s.replay(), Err(Error::Refused { .. })));
+        assert!(matches!(s.launch_direct(), Err(Error::Refused { .. })));
+        assert!(matches!(
+            s.download(input, &mut out),
+            Err(Error::Refused { .. })
+        ));
+    };
+    for mode in [Mode::Block, Mode::Warp, Mode::Dsu] {
+        let mut s = deterministic(&gpu, mode, cap, &case.model).unwrap();
+        // A fresh solver's first keys refused.
+        assert!(s.upload_keyed(&input, &RowKeys::default()).is_err());
+        refused(&mut s, &input);
+        // A batch solved, then the keys of another refused: the first no longer replays.
+        let mut out = Islands::default();
+        s.solve_keyed(&input, &keys, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&want), None, "{mode}");
+        let other = Input::new(&case.model, &shuffled).unwrap();
+        assert!(s.upload_keyed(&other, &RowKeys::default()).is_err());
+        refused(&mut s, &other);
+        // An upload that succeeds makes it whole again.
+        s.solve_keyed(&other, &shuffled_keys, &mut out).unwrap();
+        assert_eq!(out.first_mismatch(&want), None, "{mode}, permuted");
+    }
+}
+
 /// A trace step as constraints: contact rows in runs of one key, other rows in runs of one
 /// type, id and support.
 fn trace_case(tr: &archipelago::trace::Trace, step: usize) -> Case {

@@ -143,6 +143,10 @@ pub struct Solver {
     /// ([`replay`](Self::replay)).
     graph: KeptGraphs<(), 1>,
     order: Option<DeviceOrder>,
+    /// Whether the device holds the whole of the last upload (its keys too): a refused or
+    /// failed upload leaves the batch and the order's keys out of step, and no launch or
+    /// download may read them until the next upload succeeds.
+    uploaded: bool,
     overlap: Overlap,
     /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
     capability: i32,
@@ -214,6 +218,7 @@ impl Solver {
             shape,
             graph: KeptGraphs::default(),
             order,
+            uploaded: false,
             overlap: opts.overlap,
             capability: info.capability.0,
             sm_count: info.sm_count.max(0) as usize,
@@ -256,25 +261,45 @@ impl Solver {
                 reason: "the canonical order needs row keys: use upload_keyed".into(),
             });
         }
-        self.ws.upload(input, &self.stream)
+        self.uploaded = false;
+        self.ws.upload(input, &self.stream)?;
+        self.uploaded = true;
+        Ok(())
     }
 
     /// Copies `input` and its row keys to the device (the keys are only read in deterministic
-    /// mode).
+    /// mode). Keys the order refuses are refused before anything is copied.
     pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
+        self.uploaded = false;
+        if let Some(order) = &self.order {
+            order.check(input, keys)?;
+        }
         let enqueued = self.ws.enqueue_upload(input, &self.stream);
         let changed = match (&enqueued, &mut self.order) {
             (Ok(()), Some(order)) => order.enqueue_upload(input, keys, &self.stream),
             _ => Ok(false),
         };
-        // One wait for the batch's and the keys' copies (also when a copy failed or the keys
-        // were refused).
-        super::wait_after(&self.stream, enqueued)?;
-        if changed? {
-            // Another sort kernel: the captured step no longer applies.
+        // Another sort kernel: the captured step no longer applies (cleared before any error
+        // below returns, so that no later replay takes it).
+        if matches!(changed, Ok(true)) {
             self.graph.clear();
         }
+        // One wait for the batch's and the keys' copies (also when a copy failed).
+        super::wait_after(&self.stream, enqueued)?;
+        changed?;
+        self.uploaded = true;
         Ok(())
+    }
+
+    /// Refuses a launch or a download after an upload that did not complete.
+    fn check_uploaded(&self) -> Result<()> {
+        match self.uploaded {
+            true => Ok(()),
+            false => Err(Error::Refused {
+                mode: "gpu",
+                reason: "no batch is uploaded whole (the last upload was refused or failed)".into(),
+            }),
+        }
     }
 
     /// Whether the solver runs deterministic mode.
@@ -331,6 +356,7 @@ impl Solver {
 
     /// Runs the step on the uploaded batch with direct launches (no graph).
     pub fn launch_direct(&mut self) -> Result<()> {
+        self.check_uploaded()?;
         self.enqueue(&self.stream)
     }
 
@@ -342,6 +368,7 @@ impl Solver {
     /// [`replay`](super::quotient::QuotientSolver::replay), a capture (its instantiation and
     /// upload, 100-300 µs on the H200) then no longer holds the device up.
     pub fn replay(&mut self) -> Result<()> {
+        self.check_uploaded()?;
         let stream = self.stream.clone();
         let mut graph = std::mem::take(&mut self.graph);
         let r = graph.replay(&stream, (), self.ws.nworld(), |s| self.enqueue(s));
@@ -387,6 +414,20 @@ impl Solver {
         out: &mut Islands,
         meanwhile: impl FnOnce(),
     ) -> Result<Stats> {
+        self.check_uploaded()?;
+        let batch = input.batch();
+        if (batch.nworld(), batch.nrow()) != (self.ws.nworld(), self.ws.nrow()) {
+            return Err(Error::Refused {
+                mode: "gpu",
+                reason: format!(
+                    "download of {} worlds and {} rows after an upload of {} and {}",
+                    batch.nworld(),
+                    batch.nrow(),
+                    self.ws.nworld(),
+                    self.ws.nrow()
+                ),
+            });
+        }
         // Every copy first, then one wait for all of them.
         let propagates = matches!(self.mode, Mode::Labelprop | Mode::Tiled);
         let enqueued = self.enqueue_downloads(input, out, propagates);
@@ -486,6 +527,7 @@ impl Solver {
             mode: "gpu",
             reason: format!("{reason} ({} solver)", self.mode),
         };
+        self.check_uploaded()?;
         let (k, shape, ws) = (&*self.kernels, self.shape, &self.ws);
         let graph = match part {
             Part::Order => {

@@ -529,6 +529,11 @@ impl Workspace {
         self.nworld
     }
 
+    /// Rows of the batch now on the device.
+    pub fn nrow(&self) -> usize {
+        self.nrow
+    }
+
     /// Every buffer with its bytes, in allocation order.
     pub fn report(&self) -> Vec<(&'static str, usize)> {
         self.bufs.iter().map(|b| (b.name(), b.bytes())).collect()
