@@ -37,7 +37,7 @@ pub fn capped(gpu: &Gpu) -> Result<CudaFunction> {
 
 /// Enqueues one step: a single launch of `f`, `block_dsu_kernel` (the main module's, or its
 /// register-capped copy for many waves: [`super::regcap`]).
-pub fn enqueue(
+pub(crate) fn enqueue(
     f: &CudaFunction,
     shape: BlockShape,
     ws: &Workspace,

@@ -180,7 +180,7 @@ fn threads_from_env() -> Option<u32> {
 /// position, and every device pointer inside those values must stay allocated for as long as
 /// the launch, and any graph captured from it, may run. With `dependent`, `f` must wait before
 /// reading the previous kernel's outputs.
-pub unsafe fn launch_with(
+pub(crate) unsafe fn launch_with(
     f: &CudaFunction,
     grid: (u32, u32, u32),
     (threads, smem): (u32, u32),
@@ -241,7 +241,7 @@ pub unsafe fn launch_with(
 /// the order kernel: its discovery (which never reads the order) runs while the worlds are
 /// still being sorted, and its maps wait for the sort (`world_maps_in` in
 /// `kernels/common.cu`). Otherwise, an ordinary launch.
-pub fn launch_fused(
+pub(crate) fn launch_fused(
     f: &CudaFunction,
     grid: (u32, u32, u32),
     threads: u32,
@@ -261,7 +261,7 @@ pub fn launch_fused(
 }
 
 /// Launches `f` with `args` on `stream` (also inside a graph capture).
-pub fn launch(
+pub(crate) fn launch(
     f: &CudaFunction,
     grid: (u32, u32, u32),
     threads: u32,
@@ -286,7 +286,7 @@ pub fn launch(
 
 /// Launches a fused kernel (`block`, `labelprop`, `tiled`), one block per world now on the
 /// device; see [`launch_fused`].
-pub fn launch_fused_per_world(
+pub(crate) fn launch_fused_per_world(
     f: &CudaFunction,
     shape: BlockShape,
     ws: &Workspace,
@@ -297,7 +297,7 @@ pub fn launch_fused_per_world(
 }
 
 /// Launches a block-per-world kernel over the worlds now on the device.
-pub fn launch_per_world(
+pub(crate) fn launch_per_world(
     f: &CudaFunction,
     shape: BlockShape,
     ws: &Workspace,
@@ -314,7 +314,11 @@ pub fn launch_per_world(
 }
 
 /// Launches a per-hyperedge kernel: grid (world, chunk of `EDGE_THREADS` hyperedges).
-pub fn launch_per_hyperedge(f: &CudaFunction, ws: &Workspace, stream: &CudaStream) -> Result<()> {
+pub(crate) fn launch_per_hyperedge(
+    f: &CudaFunction,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
     let cap = ws.capacity();
     let chunks = (cap.njmax + cap.nedge).div_ceil(EDGE_THREADS as usize) as u32;
     launch(
@@ -328,7 +332,12 @@ pub fn launch_per_hyperedge(f: &CudaFunction, ws: &Workspace, stream: &CudaStrea
 }
 
 /// Enqueues the maps from the min-roots in the workspace's labels.
-pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
+pub(crate) fn enqueue(
+    k: &Kernels,
+    shape: BlockShape,
+    ws: &Workspace,
+    stream: &CudaStream,
+) -> Result<()> {
     launch_per_world(&k.maps, shape, ws, stream)
 }
 

@@ -446,7 +446,7 @@ impl DeviceOrder {
         self.bufs.iter().map(DevBuf::bytes).sum()
     }
 
-    /// Checks `keys` for `input` as [`enqueue_upload`](Self::enqueue_upload) does, changing
+    /// Checks `keys` for `input` as an upload of them does, changing
     /// nothing: a caller checks them before it copies the batch.
     pub fn check(&self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
         self.layout_for(input, keys).map(|_| ())
@@ -475,7 +475,7 @@ impl DeviceOrder {
     /// change and before the next upload (the layout copy reads a buffer of this order).
     /// Returns whether the plan changed (a captured step must then be captured again). Refuses
     /// keys wider than 64 bits.
-    pub fn enqueue_upload(
+    pub(crate) fn enqueue_upload(
         &mut self,
         input: &Input<'_>,
         keys: &RowKeys,
@@ -522,7 +522,7 @@ impl DeviceOrder {
 
     /// Enqueues the order step for the uploaded batch on `stream` (capturable): one launch, or
     /// the global radix sort's chain.
-    pub fn enqueue(&self, stream: &CudaStream) -> Result<()> {
+    pub(crate) fn enqueue(&self, stream: &CudaStream) -> Result<()> {
         if self.nworld == 0 {
             return Ok(());
         }
@@ -581,12 +581,12 @@ impl DeviceOrder {
 
     /// Enqueues the copy of the step's per-world bounds status into a host buffer the order
     /// keeps; read it with [`status`](Self::status) after synchronizing `stream`.
-    pub fn enqueue_status(&self, stream: &CudaStream) -> Result<()> {
+    pub(crate) fn enqueue_status(&self, stream: &CudaStream) -> Result<()> {
         let mut host = self.status_host.borrow_mut();
         self.bufs[STATUS].download(&mut host[..self.nworld], stream)
     }
 
-    /// After [`enqueue_status`](Self::enqueue_status) and a synchronization:
+    /// After a step's status copy and a synchronization:
     /// [`Error::KeyBounds`] when a row lay outside a fixed layout.
     pub fn status(&self) -> Result<()> {
         let host = self.status_host.borrow();

@@ -59,13 +59,18 @@ impl DevBuf {
 
     /// Copies `src` to the start of the buffer on `stream` (asynchronous; `src` must stay
     /// alive and unchanged until the stream is synchronized).
-    pub fn upload<T: Copy>(&self, src: &[T], stream: &CudaStream) -> Result<()> {
+    pub(crate) fn upload<T: Copy>(&self, src: &[T], stream: &CudaStream) -> Result<()> {
         self.upload_at(0, src, stream)
     }
 
     /// Copies `src` into the buffer from element `offset` on (in elements of `T`; asynchronous,
     /// as [`upload`](Self::upload)).
-    pub fn upload_at<T: Copy>(&self, offset: usize, src: &[T], stream: &CudaStream) -> Result<()> {
+    pub(crate) fn upload_at<T: Copy>(
+        &self,
+        offset: usize,
+        src: &[T],
+        stream: &CudaStream,
+    ) -> Result<()> {
         let (at, n) = (
             offset * std::mem::size_of::<T>(),
             std::mem::size_of_val(src),
@@ -89,7 +94,7 @@ impl DevBuf {
 
     /// Copies the start of the buffer into `dst` on `stream` (asynchronous; synchronize
     /// before reading `dst`).
-    pub fn download<T: Copy>(&self, dst: &mut [T], stream: &CudaStream) -> Result<()> {
+    pub(crate) fn download<T: Copy>(&self, dst: &mut [T], stream: &CudaStream) -> Result<()> {
         let n = std::mem::size_of_val(dst);
         if n > self.bytes {
             return Err(Error::Cuda {
@@ -106,7 +111,7 @@ impl DevBuf {
     }
 
     /// Fills the first `bytes` bytes with `byte` on `stream` (capturable into a graph).
-    pub fn fill(&self, byte: u8, bytes: usize, stream: &CudaStream) -> Result<()> {
+    pub(crate) fn fill(&self, byte: u8, bytes: usize, stream: &CudaStream) -> Result<()> {
         let n = bytes.min(self.bytes);
         if n == 0 {
             return Ok(());
@@ -639,7 +644,7 @@ impl Workspace {
 
     /// Enqueues the copies of every output into `out` on `stream` without waiting: the caller
     /// synchronizes the stream (once, after its own copies) before reading `out`.
-    pub fn enqueue_download(
+    pub(crate) fn enqueue_download(
         &self,
         input: &Input<'_>,
         out: &mut Islands,
@@ -655,12 +660,12 @@ impl Workspace {
 
     /// Enqueues the copy of the per-world round counts into a host buffer the workspace keeps;
     /// read them with [`max_rounds`](Self::max_rounds) after synchronizing `stream`.
-    pub fn enqueue_rounds(&self, stream: &CudaStream) -> Result<()> {
+    pub(crate) fn enqueue_rounds(&self, stream: &CudaStream) -> Result<()> {
         let mut host = self.rounds_host.borrow_mut();
         self.bufs[ROUNDS].download(&mut host[..self.nworld], stream)
     }
 
-    /// The largest propagation round count of the last [`enqueue_rounds`](Self::enqueue_rounds)
+    /// The largest propagation round count of the last `enqueue_rounds`
     /// (the stream synchronized since).
     pub fn max_rounds(&self) -> u32 {
         let host = self.rounds_host.borrow();
