@@ -59,7 +59,10 @@ pub use pinned::{PinnedBatch, PinnedIslands};
 pub use solver::{Mode, Solver};
 
 /// An open CUDA device: context, the stream every solver works on, and the compiled kernels.
-/// Cloning shares them (every handle is reference-counted).
+/// Cloning shares them (every handle is reference-counted), the stream included: the solvers
+/// and engines built on one `Gpu` or its clones are stepped from one thread at a time (a step
+/// captures its graph from that stream, which another thread's work would join); a thread of
+/// its own opens a `Gpu` of its own.
 #[derive(Clone)]
 pub struct Gpu {
     ctx: Arc<CudaContext>,

@@ -498,6 +498,9 @@ impl Workspace {
                     .map_err(cuda("cuMemcpyHtoD"))?;
             }
         }
+        // From pageable memory such a copy may return once staged, before it lands, and the
+        // solvers' streams do not wait for the default stream: the context waits for it here.
+        ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
         Ok(ws)
     }
 
