@@ -648,9 +648,9 @@ fn deterministic_solvers_need_keys_and_plain_ones_have_no_order() {
     ));
 }
 
-/// Keys refused for a batch (too few) are refused before the batch is copied, and a solver
-/// whose last upload was refused launches and downloads nothing until an upload succeeds: its
-/// batch and its keys would be out of step.
+/// Keys refused for a batch (too few) are refused before the batch is copied, so the batch
+/// uploaded before them still replays; a solver with no batch uploaded whole launches and
+/// downloads nothing (its batch and its keys would be out of step).
 #[test]
 fn a_refused_keyed_upload_leaves_nothing_to_launch_or_download() {
     let Some(gpu) = open() else { return };
@@ -677,14 +677,19 @@ fn a_refused_keyed_upload_leaves_nothing_to_launch_or_download() {
         // A fresh solver's first keys refused.
         assert!(s.upload_keyed(&input, &RowKeys::default()).is_err());
         refused(&mut s, &input);
-        // A batch solved, then the keys of another refused: the first no longer replays.
+        // A batch solved, then the keys of another refused: the first still replays.
         let mut out = Islands::default();
         s.solve_keyed(&input, &keys, &mut out).unwrap();
         assert_eq!(out.first_mismatch(&want), None, "{mode}");
         let other = Input::new(&case.model, &shuffled).unwrap();
         assert!(s.upload_keyed(&other, &RowKeys::default()).is_err());
-        refused(&mut s, &other);
-        // An upload that succeeds makes it whole again.
+        s.replay().unwrap();
+        s.download(&input, &mut out).unwrap();
+        assert_eq!(
+            out.first_mismatch(&want),
+            None,
+            "{mode}, after refused keys"
+        );
         s.solve_keyed(&other, &shuffled_keys, &mut out).unwrap();
         assert_eq!(out.first_mismatch(&want), None, "{mode}, permuted");
     }

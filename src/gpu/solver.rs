@@ -143,9 +143,10 @@ pub struct Solver {
     /// ([`replay`](Self::replay)).
     graph: KeptGraphs<(), 1>,
     order: Option<DeviceOrder>,
-    /// Whether the device holds the whole of the last upload (its keys too): a refused or
-    /// failed upload leaves the batch and the order's keys out of step, and no launch or
-    /// download may read them until the next upload succeeds.
+    /// Whether the device holds the whole of the last upload (its keys too): one refused or
+    /// failed once it started copying leaves the batch and the order's keys out of step, and
+    /// no launch or download may read them until the next upload succeeds (keys refused
+    /// before any copy leave the last upload whole).
     uploaded: bool,
     overlap: Overlap,
     /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
@@ -270,10 +271,11 @@ impl Solver {
     /// Copies `input` and its row keys to the device (the keys are only read in deterministic
     /// mode). Keys the order refuses are refused before anything is copied.
     pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
-        self.uploaded = false;
         if let Some(order) = &self.order {
             order.check(input, keys)?;
         }
+        // Refused before this, the last upload is still whole; from here it is overwritten.
+        self.uploaded = false;
         let enqueued = self.ws.enqueue_upload(input, &self.stream);
         let changed = match (&enqueued, &mut self.order) {
             (Ok(()), Some(order)) => order.enqueue_upload(input, keys, &self.stream),

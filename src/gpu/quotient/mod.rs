@@ -156,6 +156,10 @@ pub struct QuotientSolver {
     /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
     /// events: 0 not looked at, 1 looked at, 2 woken whole (all 0 between uploads).
     followed: Vec<u8>,
+    /// Whether the device holds the whole of the last upload: one that failed part way (the
+    /// batch copied, the tables or lists not) launches and downloads nothing until the next
+    /// succeeds (one refused before it copies anything leaves the last one whole).
+    uploaded: bool,
     /// The worlds a reported sleep masks at this upload, and the merge's scratch (see
     /// [`follow_sleep_events`](Self::follow_sleep_events)).
     fallen: Vec<u32>,
@@ -393,6 +397,7 @@ impl QuotientSolver {
             masked: Vec::with_capacity(w),
             walked: Vec::with_capacity(w),
             followed: vec![0; w],
+            uploaded: false,
             fallen: Vec::with_capacity(w),
             merged: Vec::with_capacity(w),
             take_fallen: choice_from_env("ARCHIPELAGO_Q_FELL") != Some(false),
@@ -668,6 +673,8 @@ impl QuotientSolver {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
         self.quotient.check(events)?;
+        // Refused before this, the last upload is still whole; from here it is overwritten.
+        self.uploaded = false;
         // The batch first: a step's host half (a cloth falling asleep in 256 worlds reports
         // 10^5 events) then runs beside its largest copy.
         self.host_half_took = Duration::ZERO;
@@ -680,7 +687,20 @@ impl QuotientSolver {
         // The batch's copy reads `input` until it is done, so the wait comes also after an
         // error (a model the workspace was not built for fails before the host half records
         // anything).
-        super::wait_after(&self.stream, r)
+        super::wait_after(&self.stream, r)?;
+        self.uploaded = true;
+        Ok(())
+    }
+
+    /// Refuses a launch or a download after an upload that did not complete.
+    fn check_uploaded(&self) -> Result<()> {
+        match self.uploaded {
+            true => Ok(()),
+            false => Err(Error::Refused {
+                mode: "gpu-quotient",
+                reason: "no batch is uploaded whole (the last upload was refused or failed)".into(),
+            }),
+        }
     }
 
     /// How long the host's own work in the last [`upload`](Self::upload) took: the events
@@ -714,6 +734,7 @@ impl QuotientSolver {
     /// first. A capture (its instantiation and upload, 100–300 µs on the H200) then no longer
     /// holds the device up; a direct launch costs a few µs more than a replay.
     pub fn replay(&mut self) -> Result<()> {
+        self.check_uploaded()?;
         let nworld = self.ws.nworld();
         if nworld == 0 {
             return Ok(());
@@ -740,6 +761,7 @@ impl QuotientSolver {
 
     /// Runs the kernel on the uploaded batch with a direct launch (no graph).
     pub fn launch_direct(&mut self) -> Result<()> {
+        self.check_uploaded()?;
         let stream = self.stream.clone();
         self.before_launch()?;
         let r = self.launch(&stream);
@@ -757,6 +779,7 @@ impl QuotientSolver {
     /// [`PinnedIslands`](super::PinnedIslands): into pageable memory each output's copy goes
     /// through the driver's staging.
     pub fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
+        self.check_uploaded()?;
         let nworld = input.batch().nworld();
         if nworld != self.ws.nworld() {
             return Err(Error::Refused {
