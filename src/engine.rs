@@ -752,7 +752,7 @@ impl Device {
                 let opts = gpu::solver::Options::default();
                 match gpu::auto::choose(gpu, cap, input.model(), input, opts) {
                     Ok((solver, _)) => full.insert(solver),
-                    // Every mode refused: the quotient is the one contender left.
+                    // Every mode refused (or short of device memory): the quotient is the one left.
                     Err(Error::Refused { reason, .. }) => {
                         *full_refused = Some(reason);
                         quotient.step(input, events, out)?;

@@ -448,18 +448,9 @@ fn describe(s: &Shape) -> String {
     )
 }
 
-/// The median of `v`: its middle element, or the mean of its middle two where it has an even
-/// count (as the Engine's trial takes it); NaN when empty.
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n % 2 {
-        1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+/// The median of `v` (`gpu::graph::median_us`: the mean of the middle two of an even count).
+fn median(v: Vec<f64>) -> f64 {
+    archipelago::gpu::graph::median_us(v)
 }
 
 /// The maps stage replayed alone, median µs: `dsu`'s maps are a launch of their own, so its

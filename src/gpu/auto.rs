@@ -21,6 +21,8 @@ pub struct Choice {
 }
 
 /// Times every mode on `sample` (which must fit `cap`) and returns the fastest, built and ready.
+/// Where none could run: [`Error::Refused`] (with each mode's reason) when every one was refused
+/// or found too little device memory, else the first other error.
 pub fn choose(
     gpu: &Gpu,
     cap: Capacity,
@@ -30,6 +32,9 @@ pub fn choose(
 ) -> Result<(Solver, Choice)> {
     let mut best: Option<(f64, Solver)> = None;
     let mut measured = Vec::new();
+    // An error other than a refusal or the device's memory is a fault, not a choice: the
+    // first such is returned where no mode ran.
+    let mut fault = None;
     for mode in Mode::ALL {
         let timed = Solver::with_options(gpu, mode, cap, model, opts).and_then(|mut s| {
             s.upload(sample)?;
@@ -44,8 +49,16 @@ pub fn choose(
                     best = Some((us, solver));
                 }
             }
-            Err(e) => measured.push((mode, Err(e.to_string()))),
+            Err(e) => {
+                measured.push((mode, Err(e.to_string())));
+                if !matches!(e, Error::Refused { .. } | Error::OutOfMemory { .. }) {
+                    fault.get_or_insert(e);
+                }
+            }
         }
+    }
+    if let (None, Some(e)) = (&best, fault) {
+        return Err(e);
     }
     let (_, solver) = best.ok_or_else(|| {
         let why: Vec<String> = measured

@@ -245,9 +245,16 @@ fn empty_graph(gpu: &super::Gpu) -> Result<CudaGraph> {
 }
 
 /// The median of `times` (NaN when empty).
-fn median_us(mut times: Vec<f64>) -> f64 {
+/// The median of `times`: the middle value, or the mean of the middle two (NaN when empty),
+/// as the Engine's trial takes it. Every figure of the bench is one.
+pub fn median_us(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
-    times.get(times.len() / 2).copied().unwrap_or(f64::NAN)
+    let n = times.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => times[n / 2],
+        _ => (times[n / 2 - 1] + times[n / 2]) / 2.0,
+    }
 }
 
 /// Median device time (µs, CUDA events) of replaying a graph of one empty kernel: the launch

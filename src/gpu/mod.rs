@@ -283,6 +283,18 @@ pub(crate) fn describe(e: DriverError) -> String {
     format!("{name}: {text}")
 }
 
+/// Refuses a launch or a download of `mode`'s solver after an upload that did not complete
+/// (`uploaded` false): the device's batch and its tables or keys may be out of step.
+pub(crate) fn uploaded_whole(uploaded: bool, mode: &'static str) -> Result<()> {
+    match uploaded {
+        true => Ok(()),
+        false => Err(Error::Refused {
+            mode,
+            reason: "no batch is uploaded whole (the last upload was refused or failed)".into(),
+        }),
+    }
+}
+
 /// Waits for `stream` whatever `enqueued` (the enqueueing of copies on it) returned, and then
 /// returns its error first: copies enqueued before a failed one still read or write the host's
 /// memory until the stream is done, so no caller may take that memory back before.

@@ -446,15 +446,10 @@ impl DeviceOrder {
         self.bufs.iter().map(DevBuf::bytes).sum()
     }
 
-    /// Checks `keys` for `input` as an upload of them does, changing
-    /// nothing: a caller checks them before it copies the batch.
-    pub fn check(&self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
-        self.layout_for(input, keys).map(|_| ())
-    }
-
-    /// The key layout of `keys` for `input`'s batch: refused where the keys do not fit the
-    /// batch or are wider than 64 bits.
-    fn layout_for(&self, input: &Input<'_>, keys: &RowKeys) -> Result<KeyLayout> {
+    /// The key layout of `keys` for `input`'s batch, changing nothing: refused where the keys
+    /// do not fit the batch or are wider than 64 bits. A caller takes it before it copies the
+    /// batch, then hands it to the keys' upload.
+    pub(crate) fn layout_for(&self, input: &Input<'_>, keys: &RowKeys) -> Result<KeyLayout> {
         let batch = input.batch();
         keys.check(batch)?;
         let layout = self.fixed.unwrap_or_else(|| KeyLayout::fit(batch, keys));
@@ -473,16 +468,16 @@ impl DeviceOrder {
     /// Queues the copies of the step's row ids, contact keys and key layout to the device on
     /// `stream`, without waiting: the caller synchronizes `stream` before `input` or `keys`
     /// change and before the next upload (the layout copy reads a buffer of this order).
-    /// Returns whether the plan changed (a captured step must then be captured again). Refuses
-    /// keys wider than 64 bits.
+    /// Returns whether the plan changed (a captured step must then be captured again).
+    /// `layout` is [`layout_for`](Self::layout_for)'s for these keys.
     pub(crate) fn enqueue_upload(
         &mut self,
         input: &Input<'_>,
         keys: &RowKeys,
+        layout: KeyLayout,
         stream: &CudaStream,
     ) -> Result<bool> {
         let batch = input.batch();
-        let layout = self.layout_for(input, keys)?;
         let packed = layout.bits() + self.args.idx_bits;
         let wide = layout.width() == KeyWidth::Wide;
         let bitonic = packed <= 64

@@ -143,10 +143,10 @@ pub struct Solver {
     /// ([`replay`](Self::replay)).
     graph: KeptGraphs<(), 1>,
     order: Option<DeviceOrder>,
-    /// Whether the device holds the whole of the last upload (its keys too): one refused or
-    /// failed once it started copying leaves the batch and the order's keys out of step, and
-    /// no launch or download may read them until the next upload succeeds (keys refused
-    /// before any copy leave the last upload whole).
+    /// Whether the device holds the whole of the last upload (its keys too): after one that
+    /// failed or was refused past its keys' check (the batch copied, the keys not, say), no
+    /// launch or download reads them until an upload succeeds; keys refused leave the last
+    /// upload whole.
     uploaded: bool,
     overlap: Overlap,
     /// The device's compute capability (major) and multiprocessors ([`Overlap`]).
@@ -271,14 +271,18 @@ impl Solver {
     /// Copies `input` and its row keys to the device (the keys are only read in deterministic
     /// mode). Keys the order refuses are refused before anything is copied.
     pub fn upload_keyed(&mut self, input: &Input<'_>, keys: &RowKeys) -> Result<()> {
-        if let Some(order) = &self.order {
-            order.check(input, keys)?;
-        }
-        // Refused before this, the last upload is still whole; from here it is overwritten.
+        // The keys' layout (a pass over every row) once, refused before anything is copied.
+        let layout = match &self.order {
+            Some(order) => Some(order.layout_for(input, keys)?),
+            None => None,
+        };
+        // Refused before this, the last upload is still whole; from here it may be overwritten.
         self.uploaded = false;
         let enqueued = self.ws.enqueue_upload(input, &self.stream);
-        let changed = match (&enqueued, &mut self.order) {
-            (Ok(()), Some(order)) => order.enqueue_upload(input, keys, &self.stream),
+        let changed = match (&enqueued, &mut self.order, layout) {
+            (Ok(()), Some(order), Some(layout)) => {
+                order.enqueue_upload(input, keys, layout, &self.stream)
+            }
             _ => Ok(false),
         };
         // Another sort kernel: the captured step no longer applies (cleared before any error
@@ -295,13 +299,7 @@ impl Solver {
 
     /// Refuses a launch or a download after an upload that did not complete.
     fn check_uploaded(&self) -> Result<()> {
-        match self.uploaded {
-            true => Ok(()),
-            false => Err(Error::Refused {
-                mode: "gpu",
-                reason: "no batch is uploaded whole (the last upload was refused or failed)".into(),
-            }),
-        }
+        super::uploaded_whole(self.uploaded, "gpu")
     }
 
     /// Whether the solver runs deterministic mode.
@@ -319,6 +317,7 @@ impl Solver {
     /// `dst[k] = src[order[k]]` puts per-row data of the caller's into the outputs' order.
     /// Refused when the solver is not deterministic.
     pub fn download_order(&self, order: &mut Vec<u32>, rank: &mut Vec<u32>) -> Result<()> {
+        self.check_uploaded()?;
         match &self.order {
             Some(o) => o.download(order, rank, &self.stream),
             None => Err(Error::Refused {

@@ -156,9 +156,10 @@ pub struct QuotientSolver {
     /// Per world, what [`follow_sleep_events`](Self::follow_sleep_events) found of this step's
     /// events: 0 not looked at, 1 looked at, 2 woken whole (all 0 between uploads).
     followed: Vec<u8>,
-    /// Whether the device holds the whole of the last upload: one that failed part way (the
-    /// batch copied, the tables or lists not) launches and downloads nothing until the next
-    /// succeeds (one refused before it copies anything leaves the last one whole).
+    /// Whether the device holds the whole of the last upload: after one that failed or was
+    /// refused once past its capacity and events checks (the batch copied, the tables or lists
+    /// not, say) nothing is launched or downloaded until an upload succeeds; events or a
+    /// capacity refused leave the last one whole.
     uploaded: bool,
     /// The worlds a reported sleep masks at this upload, and the merge's scratch (see
     /// [`follow_sleep_events`](Self::follow_sleep_events)).
@@ -673,7 +674,7 @@ impl QuotientSolver {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
         let input = &input.fitted(self.quotient.capacity())?;
         self.quotient.check(events)?;
-        // Refused before this, the last upload is still whole; from here it is overwritten.
+        // Refused before this, the last upload is still whole; from here it may be overwritten.
         self.uploaded = false;
         // The batch first: a step's host half (a cloth falling asleep in 256 worlds reports
         // 10^5 events) then runs beside its largest copy.
@@ -694,13 +695,7 @@ impl QuotientSolver {
 
     /// Refuses a launch or a download after an upload that did not complete.
     fn check_uploaded(&self) -> Result<()> {
-        match self.uploaded {
-            true => Ok(()),
-            false => Err(Error::Refused {
-                mode: "gpu-quotient",
-                reason: "no batch is uploaded whole (the last upload was refused or failed)".into(),
-            }),
-        }
+        super::uploaded_whole(self.uploaded, "gpu-quotient")
     }
 
     /// How long the host's own work in the last [`upload`](Self::upload) took: the events
