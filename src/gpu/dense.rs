@@ -39,12 +39,7 @@ pub fn check_fits(cap: &Capacity, free: usize, limit: Option<usize>) -> Result<(
 }
 
 /// Enqueues one step.
-pub(crate) fn enqueue(
-    k: &Kernels,
-    shape: BlockShape,
-    ws: &Workspace,
-    stream: &CudaStream,
-) -> Result<()> {
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
     let (w, t) = (ws.nworld(), ws.args().ntree as usize);
     ws.labels().fill(0xff, w * t * 4, stream)?;
     ws.dense_mat().fill(0, w * t * t * 4, stream)?;

@@ -11,12 +11,7 @@ use super::workspace::Workspace;
 use crate::error::Result;
 
 /// Enqueues one step.
-pub(crate) fn enqueue(
-    k: &Kernels,
-    shape: BlockShape,
-    ws: &Workspace,
-    stream: &CudaStream,
-) -> Result<()> {
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
     let trees = ws.nworld() * ws.args().ntree as usize;
     ws.labels().fill(0xff, trees * 4, stream)?;
     maps::launch_per_hyperedge(&k.dsu_union, ws, stream)?;

@@ -31,11 +31,11 @@
 
 pub mod auto;
 pub mod block;
-pub mod dense;
-pub mod dsu;
+pub(crate) mod dense;
+pub(crate) mod dsu;
 pub mod graph;
 pub mod kernel_cache;
-pub mod labelprop;
+pub(crate) mod labelprop;
 pub mod maps;
 pub mod module;
 pub mod order;
@@ -44,8 +44,8 @@ pub mod pinned;
 pub mod quotient;
 pub mod regcap;
 pub mod solver;
-pub mod tiled;
-pub mod warp;
+pub(crate) mod tiled;
+pub(crate) mod warp;
 pub mod workspace;
 
 use std::collections::HashMap;

@@ -11,11 +11,6 @@ use super::workspace::Workspace;
 use crate::error::Result;
 
 /// Enqueues one step: a single launch.
-pub(crate) fn enqueue(
-    k: &Kernels,
-    shape: BlockShape,
-    ws: &Workspace,
-    stream: &CudaStream,
-) -> Result<()> {
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
     maps::launch_fused_per_world(&k.block_tiled, shape, ws, stream)
 }

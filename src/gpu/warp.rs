@@ -28,12 +28,7 @@ pub fn shape(cap: &Capacity, smem_optin: usize) -> BlockShape {
 }
 
 /// Enqueues one step: a single launch.
-pub(crate) fn enqueue(
-    k: &Kernels,
-    shape: BlockShape,
-    ws: &Workspace,
-    stream: &CudaStream,
-) -> Result<()> {
+pub fn enqueue(k: &Kernels, shape: BlockShape, ws: &Workspace, stream: &CudaStream) -> Result<()> {
     let blocks = ws.nworld().div_ceil(WORLDS_PER_BLOCK) as u32;
     maps::launch_fused(
         &k.warp_dsu,
