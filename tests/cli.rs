@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+#[path = "support/mini_trace.rs"]
+mod mini;
 #[path = "support/traces.rs"]
 mod traces;
 
@@ -231,6 +233,47 @@ fn replay_refuses_unknown_modes_and_a_gpu_mode_without_a_device() {
             assert!(err.contains("no CUDA device"), "{err}");
         }
     }
+}
+
+/// A mode that refuses a trace checked nothing there: asked for by name, that fails the run; in
+/// a group it is said and the others' verdict stands.
+#[test]
+fn replay_fails_where_a_mode_asked_for_by_name_refuses_a_trace() {
+    // One world of 12,000 trees: `dense` needs 8 · 12,000² bytes of scratch, past its 1 GiB.
+    let path = std::env::temp_dir().join(format!("archipelago-wide-{}.npz", std::process::id()));
+    std::fs::write(&path, mini::npz(&mini::arrays_of(2, 12_000))).unwrap();
+    let trace = path.to_str().expect("a UTF-8 path");
+    let run = |modes: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
+            .args(["replay", "--mode", modes, trace])
+            .output()
+            .expect("the binary runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (
+            out.status.success(),
+            stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, stdout, err) = run("dsu,dense");
+    assert!(!ok, "{stdout}{err}");
+    assert!(stdout.contains("refused"), "{stdout}");
+    assert!(
+        err.contains("dense was asked for by name and checked nothing"),
+        "{err}"
+    );
+    let (ok, stdout, err) = run("cpu");
+    assert!(ok, "{stdout}{err}");
+    assert!(stdout.contains("refused"), "{stdout}");
+    let checked = stdout
+        .lines()
+        .filter(|l| l.split_whitespace().nth(5) == Some("0"));
+    assert_eq!(
+        checked.count(),
+        4,
+        "every other CPU mode and the oracle: {stdout}"
+    );
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

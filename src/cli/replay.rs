@@ -77,10 +77,22 @@ impl Which {
     }
 }
 
-/// The modes `names` select, in order, each once, and whether the GPU ones may be left out
-/// (only `all` asked for them).
-fn select(names: &[String]) -> Result<(Vec<Which>, bool)> {
+/// The modes a `--mode` list selects.
+#[derive(Debug)]
+struct Selection {
+    /// Every mode, in order, each once.
+    modes: Vec<Which>,
+    /// Whether the GPU modes may be left out where no device opens (only `all` asked for them).
+    gpu_optional: bool,
+    /// The modes asked for by their own name rather than through a group: one of them that
+    /// refuses a trace checked nothing there, which fails the run.
+    named: Vec<Which>,
+}
+
+/// The modes `names` select.
+fn select(names: &[String]) -> Result<Selection> {
     let (mut out, mut optional, mut required) = (Vec::new(), false, false);
+    let mut named = Vec::new();
     for name in names.iter().map(|n| n.trim()) {
         let group: Vec<Which> = match name {
             "all" => {
@@ -93,7 +105,10 @@ fn select(names: &[String]) -> Result<(Vec<Which>, bool)> {
                 .chain(Which::every_gpu())
                 .find(|w| w.name() == name)
             {
-                Some(w) => vec![w],
+                Some(w) => {
+                    named.push(w);
+                    vec![w]
+                }
                 None => {
                     let known: Vec<String> = Which::every_cpu()
                         .chain(Which::every_gpu())
@@ -116,7 +131,11 @@ fn select(names: &[String]) -> Result<(Vec<Which>, bool)> {
             }
         }
     }
-    Ok((out, optional && !required))
+    Ok(Selection {
+        modes: out,
+        gpu_optional: optional && !required,
+        named,
+    })
 }
 
 /// Replays `t` through `which` (on `device` for a GPU mode), the quotient modes under `policy`.
@@ -165,9 +184,14 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
     }
 }
 
-/// Runs the subcommand: exit status 1 on any mismatch.
+/// Runs the subcommand: exit status 1 on any mismatch, or where a mode asked for by name
+/// refused a trace (a group's modes may refuse one they cannot take, saying why).
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
-    let (mut modes, gpu_optional) = select(&args.mode)?;
+    let Selection {
+        mut modes,
+        gpu_optional,
+        named,
+    } = select(&args.mode)?;
     let device = if modes.iter().any(|w| w.on_gpu()) {
         match gpu::Gpu::open() {
             Ok(g) => Some(g),
@@ -211,6 +235,14 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 // A mode that cannot take this trace (dense past its scratch cap) says why.
                 Err(Error::Refused { reason, .. }) => {
                     outln!("{name:<34} {:<14} refused: {reason}", which.name());
+                    if named.contains(&which) {
+                        eprintln!(
+                            "{} was asked for by name and checked nothing on {}",
+                            which.name(),
+                            path.display()
+                        );
+                        bad = true;
+                    }
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -256,7 +288,12 @@ mod tests {
 
     fn names(list: &[&str]) -> Result<(Vec<String>, bool)> {
         let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-        select(&list).map(|(w, opt)| (w.into_iter().map(Which::name).collect(), opt))
+        select(&list).map(|s| {
+            (
+                s.modes.into_iter().map(Which::name).collect(),
+                s.gpu_optional,
+            )
+        })
     }
 
     #[test]
@@ -275,6 +312,9 @@ mod tests {
         assert!(!optional, "gpu-block was asked for by name");
         assert_eq!(got[..2], ["dsu".to_string(), "gpu-block".to_string()]);
         assert_eq!(got.iter().filter(|n| *n == "dsu").count(), 1);
+        let named = select(&["dsu".into(), "gpu-block".into(), "cpu".into()]).unwrap();
+        let named: Vec<String> = named.named.into_iter().map(Which::name).collect();
+        assert_eq!(named, ["dsu", "gpu-block"], "groups name no mode");
         let (cpu_only, _) = names(&["cpu"]).unwrap();
         assert!(cpu_only.iter().all(|n| !n.starts_with("gpu-")));
         assert!(!names(&["cpu"]).unwrap().1);
