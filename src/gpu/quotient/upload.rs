@@ -28,16 +28,17 @@ impl QuotientSolver {
             }
         }
         let slots_changed = self.slots_on_device != t.world_slot;
-        if slots_changed {
-            b.world_slot.upload_at(0, t.world_slot, stream)?;
-            self.slots_on_device.clear();
-            self.slots_on_device.extend_from_slice(t.world_slot);
-        }
         if slots_changed || !contracted.is_empty() {
             self.slots = None;
         }
         contracted.clear();
         self.contracted = contracted;
+        if slots_changed {
+            // Kept as it was on a failed copy, so the next upload copies the map again.
+            b.world_slot.upload_at(0, t.world_slot, stream)?;
+            self.slots_on_device.clear();
+            self.slots_on_device.extend_from_slice(t.world_slot);
+        }
         Ok(())
     }
 
