@@ -171,7 +171,8 @@ fn replay_checks_a_trace_in_every_mode_there_is() {
         .skip(1)
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    for m in ["dense", "dsu", "labelprop", "quotient", "oracle"] {
+    let cpu = ["dense", "dsu", "labelprop", "quotient", "oracle"];
+    for m in cpu.into_iter().chain(["engine-quotient", "engine-auto"]) {
         assert!(modes.contains(&m), "{m} missing: {text}");
     }
     // The GPU modes join where a device opens, else the tool says why they are left out.
@@ -191,7 +192,8 @@ fn replay_takes_a_policy_of_dynamic_equalities() {
     let trace = trace.to_str().expect("a UTF-8 path");
     // The heavier run stays static: with 0 and 3 dynamic, 4 and the friction loss outweigh 1-2.
     for (ids, run) in [("0,3", "4 and above"), ("3", "0..3"), ("0", "1 and above")] {
-        let args = ["replay", "--mode", "quotient", "--eq-dynamic", ids, trace];
+        let modes = "quotient,engine-quotient";
+        let args = ["replay", "--mode", modes, "--eq-dynamic", ids, trace];
         let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
             .args(args)
             .output()
@@ -208,9 +210,12 @@ fn replay_takes_a_policy_of_dynamic_equalities() {
             )),
             "{ids}: {err}"
         );
-        let row = text.lines().nth(1).expect("one row");
-        assert_eq!(row.split_whitespace().nth(1), Some("quotient"), "{row}");
-        assert_eq!(row.split_whitespace().nth(5), Some("0"), "{row}");
+        let rows: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        for (row, mode) in rows.into_iter().zip(modes.split(',')) {
+            assert_eq!(row.split_whitespace().nth(1), Some(mode), "{row}");
+            assert_eq!(row.split_whitespace().nth(5), Some("0"), "{row}");
+        }
     }
 }
 
@@ -270,8 +275,8 @@ fn replay_fails_where_a_mode_asked_for_by_name_refuses_a_trace() {
         .filter(|l| l.split_whitespace().nth(5) == Some("0"));
     assert_eq!(
         checked.count(),
-        4,
-        "every other CPU mode and the oracle: {stdout}"
+        6,
+        "every other CPU mode, the oracle and the engines: {stdout}"
     );
     std::fs::remove_file(&path).unwrap();
 }

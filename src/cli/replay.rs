@@ -10,7 +10,7 @@ use archipelago::cpu::quotient::QuotientMode;
 use archipelago::cpu::{self, CpuMode};
 use archipelago::quotient::Policy;
 use archipelago::trace::{self, Oracle, Report, Trace};
-use archipelago::{Engine, Error, Options, Result, gpu};
+use archipelago::{Engine, Error, Mode, Options, Result, gpu};
 
 /// Arguments of `archipelago replay`.
 #[derive(clap::Args, Debug)]
@@ -18,9 +18,10 @@ pub struct ReplayArgs {
     /// Trace files (.npz) to replay.
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
-    /// Modes (comma-separated): a CPU mode (dense, dsu, labelprop, quotient), `oracle`, a GPU
-    /// mode (gpu-dense, gpu-dsu, gpu-labelprop, gpu-tiled, gpu-block, gpu-warp, gpu-quotient,
-    /// gpu-auto), or a group: `cpu` (every CPU mode and the oracle), `gpu` (every GPU mode) or
+    /// Modes (comma-separated): a CPU mode (dense, dsu, labelprop, quotient), `oracle`, a CPU
+    /// engine told of the trace's events (engine-quotient, engine-auto), a GPU mode (gpu-dense,
+    /// gpu-dsu, gpu-labelprop, gpu-tiled, gpu-block, gpu-warp, gpu-quotient, gpu-auto), or a
+    /// group: `cpu` (every CPU mode, the oracle and the CPU engines), `gpu` (every GPU mode) or
     /// `all` (both; the GPU modes only where a CUDA device opens).
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub mode: Vec<String>,
@@ -46,11 +47,10 @@ enum Which {
     Cpu(&'static str),
     /// A full-rebuild GPU mode.
     Gpu(gpu::Mode),
-    /// The device quotient in a GPU [`Engine`], told of the trace's events (equalities switched,
-    /// trees put to sleep or woken) as a simulation would tell it, reuse on.
-    GpuQuotient,
-    /// `auto` in a GPU [`Engine`], told of the events.
-    GpuAuto,
+    /// The quotient or `auto` as an [`Engine`] runs them (reuse on), told of the trace's events
+    /// (equalities switched, trees put to sleep or woken) as a simulation would tell it: on the
+    /// CPU, or on the device.
+    Engine { mode: Mode, on_gpu: bool },
 }
 
 impl Which {
@@ -58,22 +58,33 @@ impl Which {
         match self {
             Which::Cpu(name) => name.into(),
             Which::Gpu(m) => format!("gpu-{}", m.name()),
-            Which::GpuQuotient => "gpu-quotient".into(),
-            Which::GpuAuto => "gpu-auto".into(),
+            Which::Engine { mode, on_gpu } => {
+                format!("{}-{}", if on_gpu { "gpu" } else { "engine" }, mode.name())
+            }
         }
     }
 
     fn on_gpu(self) -> bool {
-        !matches!(self, Which::Cpu(_))
+        match self {
+            Which::Cpu(_) => false,
+            Which::Gpu(_) => true,
+            Which::Engine { on_gpu, .. } => on_gpu,
+        }
+    }
+
+    /// The engines of either side.
+    fn engines(on_gpu: bool) -> [Which; 2] {
+        [Mode::Quotient, Mode::Auto].map(|mode| Which::Engine { mode, on_gpu })
     }
 
     fn every_cpu() -> impl Iterator<Item = Which> {
-        cpu::NAMES.into_iter().chain(["oracle"]).map(Which::Cpu)
+        let modes = cpu::NAMES.into_iter().chain(["oracle"]).map(Which::Cpu);
+        modes.chain(Which::engines(false))
     }
 
     fn every_gpu() -> impl Iterator<Item = Which> {
         let full = gpu::Mode::ALL.into_iter().map(Which::Gpu);
-        full.chain([Which::GpuQuotient, Which::GpuAuto])
+        full.chain(Which::engines(true))
     }
 }
 
@@ -165,17 +176,16 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
                 Ok(())
             })
         }
-        Which::GpuQuotient | Which::GpuAuto => {
-            let mode = match which {
-                Which::GpuQuotient => archipelago::Mode::Quotient,
-                _ => archipelago::Mode::Auto,
-            };
+        Which::Engine { mode, on_gpu } => {
             let options = Options {
                 mode,
                 policy: policy.clone(),
                 ..Options::default()
             };
-            let mut engine = Engine::with_gpu(device()?, model, cap, options)?;
+            let mut engine = match on_gpu {
+                true => Engine::with_gpu(device()?, model, cap, options)?,
+                false => Engine::new(model, cap, options)?,
+            };
             trace::replay_with(t, &name, |input, events, out| {
                 out.clone_from(engine.step_input(input, events)?);
                 Ok(())
@@ -206,7 +216,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
         None
     };
     outln!(
-        "{:<34} {:<14} {:>6} {:>6} {:>10} {:>10} {:>12}",
+        "{:<34} {:<16} {:>6} {:>6} {:>10} {:>10} {:>12}",
         "trace",
         "mode",
         "steps",
@@ -234,7 +244,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 Ok(r) => r,
                 // A mode that cannot take this trace (dense past its scratch cap) says why.
                 Err(Error::Refused { reason, .. }) => {
-                    outln!("{name:<34} {:<14} refused: {reason}", which.name());
+                    outln!("{name:<34} {:<16} refused: {reason}", which.name());
                     if named.contains(&which) {
                         eprintln!(
                             "{} was asked for by name and checked nothing on {}",
@@ -264,7 +274,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             }
             bad |= r.mismatches > 0;
             outln!(
-                "{:<34} {:<14} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
+                "{:<34} {:<16} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
                 name,
                 r.mode,
                 r.steps,
@@ -300,8 +310,10 @@ mod tests {
     fn all_is_every_mode_with_the_gpu_ones_optional() {
         let (all, optional) = names(&["all"]).unwrap();
         assert!(optional);
-        assert_eq!(all.len(), cpu::NAMES.len() + 1 + gpu::Mode::ALL.len() + 2);
+        assert_eq!(all.len(), cpu::NAMES.len() + 3 + gpu::Mode::ALL.len() + 2);
         assert!(all.contains(&"oracle".to_string()));
+        assert!(all.contains(&"engine-quotient".to_string()));
+        assert!(all.contains(&"engine-auto".to_string()));
         assert!(all.contains(&"gpu-quotient".to_string()));
         assert!(all.contains(&"gpu-warp".to_string()));
     }
