@@ -28,8 +28,8 @@ import mujoco
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from trace_rows import (  # noqa: E402
-    DOF_FIELDS, ISLAND_FIELDS, ROW_FIELDS, TREE_FIELDS, ModelInfo, TraceError, extract_rows,
-    native_islands, rowless_edges, same_islands,
+    DOF_FIELDS, ISLAND_FIELDS, ROW_FIELDS, TREE_FIELDS, ModelInfo, TraceError, check_partition,
+    extract_rows, native_islands, rowless_edges, same_islands,
 )
 
 SCHEMA_VERSION = 1
@@ -344,6 +344,10 @@ def record(args, time_native=0):
             rows = extract_rows(info, d)
             edges = rowless_edges(info, d)
             writer.add(rows, edges, d, native)
+            try:
+                check_partition(info, rows, edges, native)
+            except TraceError as e:
+                raise TraceError(f"step {step}, world {w.index}: {e}") from None
             if time_native:
                 calls = []
                 for _ in range(time_native):

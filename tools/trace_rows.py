@@ -8,12 +8,21 @@ The support of a row is derived the way native MuJoCo 4.0.0's mj_island derives 
 * every other row (tendon rows, joint/tendon/flex equalities, flex contacts) scans its Jacobian:
   the structural nonzeros (colind) of the sparse row, or the numerically nonzero entries of the
   dense row, mapped through dof_treeid;
+* a flex contact also has the trees its structure names, whatever the dense row's values: the
+  geom side's body tree, a flex vertex's tree, every vertex tree of a flex element (a vertex of
+  zero weight, where the contact lies on an edge or at a vertex, included; an element whose
+  other vertices are pinned may leave the dense row all zero). Native 4.0.0 with a dense
+  Jacobian puts such a row in the island of those trees, as with a sparse one (a box lying on
+  sheet elements' vertices: 15 islands by the rows' values where native found 7). An
+  interpolated flex side names its node trees of nonzero weight, which the row's values give;
 * consecutive rows with the same (type, id) are one constraint and share the trees of its first
   row, except flex equalities (mjEQ_FLEX, mjEQ_FLEXVERT, mjEQ_FLEXSTRAIN), scanned row by row.
 
 Every rule-derived support is cross-checked against the Jacobian (sparse: equal sets; dense:
 Jacobian trees within the rule's trees), tendon and joint-equality rows against the model, and
-any disagreement raises TraceError.
+any disagreement raises TraceError. Last, `check_partition` checks that the supports give
+native's islands (every tree's island, every row's), so that no trace is written whose rows
+disagree with the native outputs recorded beside them.
 """
 
 import numpy as np
@@ -91,6 +100,40 @@ class ModelInfo:
                 adr, num, bodies = m.flex_vertadr[f], m.flex_vertnum[f], m.flex_vertbodyid
             trees = body_tree[np.asarray(bodies[adr : adr + num])]
             self.flex_trees.append((f, np.unique(trees[trees >= 0])))
+        # Flex contacts: per flex, its vertices' trees (by global vertex), and for an
+        # interpolated flex its node trees (which of them a contact reaches is in its row).
+        nflex = int(m.nflex)
+        self.flex_interp = np.asarray(m.flex_interp, dtype=bool).reshape(nflex)
+        self.flex_vertadr = np.asarray(m.flex_vertadr, dtype=np.int64).reshape(nflex)
+        self.flex_dim = np.asarray(m.flex_dim, dtype=np.int64).reshape(nflex)
+        self.flex_elemdataadr = np.asarray(m.flex_elemdataadr, dtype=np.int64).reshape(nflex)
+        self.flex_elem = np.asarray(m.flex_elem, dtype=np.int64).reshape(-1)
+        self.vert_tree = body_tree[np.asarray(m.flex_vertbodyid, dtype=np.int64).reshape(-1)]
+        self.node_trees = [set() for _ in range(nflex)]
+        for f in np.nonzero(self.flex_interp)[0].tolist():
+            adr, num = int(m.flex_nodeadr[f]), int(m.flex_nodenum[f])
+            self.node_trees[f] = set(body_tree[np.asarray(m.flex_nodebodyid[adr : adr + num])].tolist())
+
+    def contact_trees(self, d, con):
+        """Contact `con`'s trees by its structure on its sides that are not interpolated flexes
+        (geom body, flex vertex, flex element vertices), and the node trees of its interpolated
+        sides (the ones its row may also reach), both without static trees."""
+        c = d.contact[con]
+        named, nodes = set(), set()
+        for k in range(2):
+            f = int(c.flex[k])
+            if f < 0:
+                named.add(int(self.geom_tree[int(c.geom[k])]))
+            elif self.flex_interp[f]:
+                nodes |= self.node_trees[f]
+            elif int(c.elem[k]) >= 0:
+                n = int(self.flex_dim[f]) + 1
+                at = int(self.flex_elemdataadr[f]) + int(c.elem[k]) * n
+                verts = self.flex_elem[at : at + n] + self.flex_vertadr[f]
+                named.update(self.vert_tree[verts].tolist())
+            else:
+                named.add(int(self.vert_tree[self.flex_vertadr[f] + int(c.vert[k])]))
+        return named - {-1}, nodes - {-1}
 
 
 def jacobian_pairs(info, d, nefc):
@@ -214,6 +257,8 @@ def extract_rows(info, d):
     for r, t in zip(jac_row[sel].tolist(), jac_tree[sel].tolist()):
         by_src.setdefault(r, []).append(t)
     for r in np.unique(gen_src).tolist():
+        if is_contact[r]:
+            by_src[r] = flex_contact_support(info, d, r, int(ids[r]), by_src.get(r, []))
         trees = by_src.get(r)
         if not trees:
             raise TraceError(f"row {r} (type {types[r]}, id {ids[r]}): no tree in its Jacobian")
@@ -261,6 +306,67 @@ def extract_rows(info, d):
         supadr=supadr,
         support=ptree,
     )
+
+
+def flex_contact_support(info, d, r, con, jac_trees):
+    """Row r's support, the first row of flex contact `con` whose Jacobian reaches `jac_trees`:
+    sparse, the structure (which must name every tree the contact's sides name); dense, the
+    row's trees and the named ones. Either way within the named and the interpolated sides'
+    node trees."""
+    named, nodes = info.contact_trees(d, con)
+    trees = set(jac_trees)
+    if not trees <= named | nodes:
+        raise TraceError(
+            f"row {r} (contact {con}): Jacobian trees {sorted(trees)} outside the contact's "
+            f"{sorted(named | nodes)}"
+        )
+    if info.sparse and not named <= trees:
+        raise TraceError(
+            f"row {r} (contact {con}): sparse Jacobian lacks the contact's trees "
+            f"{sorted(named - trees)}"
+        )
+    return sorted(trees | named)
+
+
+def check_partition(info, rows, edges, native):
+    """Raises TraceError unless the rows' supports and the rowless hyperedges give native's
+    islands: each tree's island (numbered by smallest tree) and each row's (its first tree's)."""
+    ntree, nrow = info.ntree, rows["type"].size
+    if nrow == 0:
+        return  # no islands (Writer.add checks that native found none)
+    parent = list(range(ntree))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    touched = np.zeros(ntree, dtype=bool)
+    supadr, support = rows["supadr"].tolist(), rows["support"].tolist()
+    groups = [support[supadr[r] : supadr[r + 1]] for r in range(nrow)]
+    groups += [trees.tolist() for _, trees in edges]
+    for trees in groups:
+        touched[trees] = True
+        a = find(trees[0])
+        for t in trees[1:]:
+            b = find(t)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+                a = min(a, b)
+    island = np.full(ntree, -1, dtype=np.int64)
+    label = {}
+    for t in np.nonzero(touched)[0].tolist():
+        island[t] = label.setdefault(find(t), len(label))
+    first = np.asarray([support[supadr[r]] for r in range(nrow)], dtype=np.int64)
+    for name, got in (("tree_island", island), ("efc_island", island[first])):
+        want = native[name]
+        if not np.array_equal(got, want):
+            at = int(np.nonzero(got != want)[0][0])
+            raise TraceError(
+                f"the rows' supports give {name}[{at}] = {got[at]}, native {want[at]}: a support "
+                "is derived otherwise than native mj_island derives it"
+            )
 
 
 def rowless_edges(info, d):
