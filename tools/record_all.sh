@@ -75,3 +75,31 @@ rec flex_mix $S/flex_mix/flex_mix.xml --worlds 3 --steps 150 --every 8 --eq 500:
 rec sleep_toggles $S/sleep_toggles/sleep_toggles.xml --worlds 3 --steps 150 --every 4 \
     --settle 100 --eq 160:2:1 --wake 200:3 --eq 260:3:1 --settle 300 --wake 340:14 \
     --eq 380:4:1 --eq 420:1:0 --eq 460:0:0 --wake 500:19 --settle 540
+# Held-out scenes of session 70 (traces/scenes/): each feature recorded where the corpus had
+# little of it. A flex contact's support takes every vertex tree of its element whatever the
+# dense row's values (flex_kinds_dense, flex_pinned_dense: all-zero rows at pinned vertices).
+rec flex_kinds $S/flex_kinds/flex_kinds.xml --worlds 3 --steps 200 --every 3 \
+    --eq 100:0:1 --eq 300:0:0 --eq 450:0:1 --eq 500:1:0
+rec flex_kinds_dense $S/flex_kinds/flex_kinds.xml --worlds 3 --steps 200 --every 3 --jacobian dense \
+    --eq 100:0:1 --eq 300:0:0 --eq 450:0:1 --eq 500:1:0
+rec flex_pinned_dense $S/flex_pinned/flex_pinned.xml --worlds 3 --steps 200 --every 2 \
+    --qvel-noise 0.5 --jacobian dense
+rec flex_stack $S/flex_stack/flex_stack.xml --worlds 3 --steps 150 --every 2
+# Static rows whose dense support changes with nothing reported: the guard's case.
+rec dense_flips $S/dense_flips/dense_flips.xml --worlds 3 --steps 600 --qvel-noise 0.3
+rec sleep_policies $S/sleep_policies/sleep_policies.xml --worlds 3 --steps 300 --every 2 \
+    --settle 100 --settle 320 --settle 480 --wake 200:2 --wake 420:0 --wake 560:7 \
+    --eq 150:0:1 --eq 260:0:0 --eq 280:1:1 --eq 380:2:1 --eq 520:1:0 --eq 540:2:0
+rec friction_limits_dense $S/friction_limits/friction_limits.xml --worlds 3 --steps 200 --every 2 \
+    --jacobian dense
+rec friction_limits_sparse $S/friction_limits/friction_limits.xml --worlds 3 --steps 200 --every 2 \
+    --jacobian sparse
+rec eq_mocap_sites_dense $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 3 --steps 200 --every 2 \
+    --jacobian dense --eq 100:5:1 --eq 150:6:1 --eq 200:7:1 --eq 250:8:1 --eq 300:0:0 --eq 320:4:0 \
+    --eq 350:4:1
+rec eq_mocap_sites_sparse $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 3 --steps 200 --every 2 \
+    --jacobian sparse --eq 100:5:1 --eq 150:6:1 --eq 200:7:1 --eq 250:8:1 --eq 300:0:0 --eq 320:4:0 \
+    --eq 350:4:1
+rec contact_mix $S/contact_mix/contact_mix.xml --worlds 3 --steps 200 --every 2
+rec big_mix $S/big_mix/big_mix.xml --worlds 3 --steps 150 --every 3 \
+    --eq 150:1:1 --eq 300:2:1 --eq 380:0:0
