@@ -65,9 +65,22 @@ pub fn fill_world(
     scratch: &mut MapScratch,
 ) {
     let ntree = input.model().ntree();
+    if ntree == 0 {
+        treeless_world(out, w);
+        return;
+    }
     // Long runs of trees mean few islands, hence long runs of rows too.
     let by_runs = long_runs(&out.tree_island[w * ntree..(w + 1) * ntree]);
     fill_world_by(input, w, nisland, out, scratch, by_runs);
+}
+
+/// World `w` of a model without trees: no rows (a support names a tree), no islands, and every
+/// per-world range empty. Filling those empty ranges one by one cost 1.5 µs a world on an
+/// AVX-512 machine (each `fill` of an empty slice of an empty `Vec` stores at its dangling
+/// pointer under an all-zero mask, a fault-suppression assist), against 0.05 with one tree.
+fn treeless_world(out: &mut Islands, w: usize) {
+    out.nisland[w] = 0;
+    out.nidof[w] = 0;
 }
 
 /// The row-level outputs of world `w` alone (fields from `efc_island` on: see
@@ -81,6 +94,10 @@ pub fn fill_world_rows(
     scratch: &mut MapScratch,
 ) {
     let ntree = input.model().ntree();
+    if ntree == 0 {
+        treeless_world(out, w);
+        return;
+    }
     let tree = w * ntree..(w + 1) * ntree;
     let n = nisland as usize;
     let by_runs = long_runs(&out.tree_island[tree.clone()]);
