@@ -103,3 +103,13 @@ rec eq_mocap_sites_sparse $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 3 --step
 rec contact_mix $S/contact_mix/contact_mix.xml --worlds 3 --steps 200 --every 2
 rec big_mix $S/big_mix/big_mix.xml --worlds 3 --steps 150 --every 3 \
     --eq 150:1:1 --eq 300:2:1 --eq 380:0:0
+# Events in some worlds only (a last field of world indices): equalities switched per world,
+# and worlds settled and woken at different steps, as a batch of independent simulations has them.
+rec eq_mocap_perworld $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 4 --steps 250 --every 2 \
+    --eq 40:5:1:0/2 --eq 80:5:0:0 --eq 90:6:1:1/3 --eq 120:2:0:1 --eq 160:2:1:1 --eq 170:2:0:2 \
+    --eq 200:3:0:0/1/2/3 --eq 230:3:1:3 --eq 260:0:0:2 --eq 300:7:1:0/1 --eq 340:8:1:2 \
+    --eq 360:5:1:0 --eq 400:5:0:0 --eq 420:5:1:0 --eq 440:1:0:3
+rec sleep_toggles_perworld $S/sleep_toggles/sleep_toggles.xml --worlds 4 --steps 150 --every 4 \
+    --settle 100:0/1 --settle 160:2 --eq 180:2:1:0 --wake 200:3:0 --eq 240:3:1:1/2 \
+    --settle 280:3 --wake 320:14:1 --wake 340:19:2/3 --eq 380:4:1:3 --eq 420:1:0:0/2 \
+    --settle 450 --wake 500:3:1 --eq 520:0:0:1

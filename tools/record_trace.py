@@ -10,9 +10,11 @@ hyperedges, tree_awake, eq_active, contact identities and every native island ou
 
 SCENE is a folder of ../shared/scenes (its main XML is looked up) or an XML path. Scripted
 events (repeatable) drive every invalidation source:
-    --eq STEP:EQ:0|1        set eq_active[EQ] before STEP (all worlds)
+    --eq STEP:EQ:0|1        set eq_active[EQ] before STEP
     --wake STEP:TREE        push a body of TREE at STEP (a sleeping tree wakes)
     --settle STEP           zero all velocities at STEP (resting trees then fall asleep)
+each in every world, or in some only with a last field of world indices, e.g. --eq 40:5:1:0/2
+(worlds 0 and 2), --settle 100:1.
 """
 
 import argparse
@@ -97,15 +99,28 @@ def resolve_scene(scene):
 
 
 def parse_events(args):
+    """Events by step: (kind, a, v, worlds), worlds None for every world."""
     events = {}
+
+    def add(kind, spec, nfield):
+        fields = spec.split(":")
+        if len(fields) not in (nfield, nfield + 1):
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: expected {nfield} fields and "
+                             "optionally worlds (W1/W2/...)")
+        worlds = None
+        if len(fields) > nfield:
+            worlds = {int(w) for w in fields.pop().split("/")}
+            if any(w < 0 or w >= args.worlds for w in worlds):
+                raise SystemExit(f"record_trace: --{kind} {spec!r}: a world past --worlds")
+        s, a, v = ([int(x) for x in fields] + [0, 0])[:3]
+        events.setdefault(s, []).append((kind, a, v, worlds))
+
     for spec in args.eq:
-        s, e, v = (int(x) for x in spec.split(":"))
-        events.setdefault(s, []).append(("eq", e, v))
+        add("eq", spec, 3)
     for spec in args.wake:
-        s, t = (int(x) for x in spec.split(":"))
-        events.setdefault(s, []).append(("wake", t, 0))
-    for s in args.settle:
-        events.setdefault(int(s), []).append(("settle", 0, 0))
+        add("wake", spec, 2)
+    for spec in args.settle:
+        add("settle", spec, 1)
     return events
 
 
@@ -153,7 +168,9 @@ class World:
         d.ctrl[:] = np.where(limited, np.clip(ctrl, lo, hi), ctrl)
 
     def apply(self, m, event):
-        kind, a, v = event
+        kind, a, v, worlds = event
+        if worlds is not None and self.index not in worlds:
+            return
         d = self.d
         if kind == "eq":
             d.eq_active[a] = v
@@ -398,9 +415,9 @@ def parser():
     p.add_argument("--no-sleep", action="store_true", help="disable sleep")
     p.add_argument("--sleep", action="store_true", help="enable sleep")
     p.add_argument("--replay", help="control replay .npz, a path or a file of the scene folder (aloha_clutter: pick_clutter.npz)")
-    p.add_argument("--eq", action="append", default=[], metavar="STEP:EQ:0|1")
-    p.add_argument("--wake", action="append", default=[], metavar="STEP:TREE")
-    p.add_argument("--settle", action="append", default=[], metavar="STEP")
+    p.add_argument("--eq", action="append", default=[], metavar="STEP:EQ:0|1[:W1/W2...]")
+    p.add_argument("--wake", action="append", default=[], metavar="STEP:TREE[:W1/W2...]")
+    p.add_argument("--settle", action="append", default=[], metavar="STEP[:W1/W2...]")
     return p
 
 
