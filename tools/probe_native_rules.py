@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Probes what native MuJoCo 4.0.0's mj_island does with rowless flex couplings.
 
-Prints four facts (each asserted):
+Prints five facts (each asserted):
 1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
 2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
    (flex_trampoline: all 253 trees);
 3. a stiff flex with two free vertex trees forms an island even though no row touches it, as
    long as the world has some row;
-4. a stiff flex with a single free vertex tree forms no island (no one-tree coupling).
+4. a stiff flex with a single free vertex tree forms no island (no one-tree coupling);
+5. a flex held by a strain equality (its stiffness block filled for the equality) has no coupling:
+   with its equalities switched off, a contact puts only the node trees it reaches in an island
+   (traces/scenes/min_strain).
 """
 
 import os
@@ -74,6 +77,19 @@ def main():
           f"{[int(ti[t]) for t in two]}")
     assert len(one) == 1 and ti[one[0]] == -1
     print(f"4. probe: flex 'one' tree {one} -> island {int(ti[one[0]])}; tree_island {ti.tolist()}")
+
+    m = mujoco.MjModel.from_xml_path(os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "traces", "scenes", "min_strain",
+        "min_strain.xml"))
+    d = mujoco.MjData(m)
+    d.eq_active[:] = 0
+    while d.nefc == 0:
+        mujoco.mj_step(m, d)
+    touched = int((d.tree_island[: m.ntree] >= 0).sum())
+    assert m.flex_edgeequality[0] == 3 and m.flex_stiffness[m.flex_stiffnessadr[0]] != 0
+    assert 0 < touched < m.ntree
+    print(f"5. min_strain, strain equalities off, first contact: nefc {d.nefc}, "
+          f"{touched} of {m.ntree} node trees in islands")
 
 
 if __name__ == "__main__":

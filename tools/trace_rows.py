@@ -41,6 +41,8 @@ CONTACTS = (
 )
 EQ = mujoco.mjtEq
 FLEX_EQ = (int(EQ.mjEQ_FLEX), int(EQ.mjEQ_FLEXVERT), int(EQ.mjEQ_FLEXSTRAIN))
+# flex_edgeequality of a flex held by a strain equality (`<edge equality="strain"/>`).
+STRAIN = 3
 
 
 class TraceError(RuntimeError):
@@ -86,10 +88,12 @@ class ModelInfo:
                 set(int(t) for t in m.tendon_treeid[k][:n]) if n <= 2 else None
             )
         # Flexes whose stiffness couples their vertex trees without rows (mj_island's rule):
-        # deformable, dim >= 2, with bending or a nonzero stiffness.
+        # deformable, dim >= 2, with bending or a nonzero stiffness, and not held by a strain
+        # equality (edgeequality 3), whose stiffness block is filled for the equality with no
+        # passive stiffness: native couples none of its trees, the equality switched on or off.
         self.flex_trees = []
         for f in range(int(m.nflex)):
-            if m.flex_rigid[f] or m.flex_dim[f] < 2:
+            if m.flex_rigid[f] or m.flex_dim[f] < 2 or m.flex_edgeequality[f] == STRAIN:
                 continue
             sadr = int(m.flex_stiffnessadr[f])
             if m.flex_bendingadr[f] < 0 and (sadr < 0 or m.flex_stiffness[sadr] == 0):
