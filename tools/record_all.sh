@@ -113,3 +113,19 @@ rec sleep_toggles_perworld $S/sleep_toggles/sleep_toggles.xml --worlds 4 --steps
     --settle 100:0/1 --settle 160:2 --eq 180:2:1:0 --wake 200:3:0 --eq 240:3:1:1/2 \
     --settle 280:3 --wake 320:14:1 --wake 340:19:2/3 --eq 380:4:1:3 --eq 420:1:0:0/2 \
     --settle 450 --wake 500:3:1 --eq 520:0:0:1
+# Held-out scenes of session 70's second sweep. A flex held by a strain equality has no rowless
+# coupling, the equality on or off (min_strain: its 8 cell equalities switched off at once).
+rec min_strain $S/min_strain/min_strain.xml --worlds 1 --steps 120 --jacobian dense \
+    --eq 0:0:0 --eq 0:1:0 --eq 0:2:0 --eq 0:3:0 --eq 0:4:0 --eq 0:5:0 --eq 0:6:0 --eq 0:7:0
+rec flex_eq2 $S/flex_eq2/flex_eq2.xml --worlds 3 --steps 150 --every 4 \
+    --eq 100:0:0:1 --eq 150:1:0:0/2 --eq 200:2:0 --eq 260:3:0:0 --eq 300:0:1:1 --eq 350:2:1:1/2 \
+    --eq 400:3:1 --eq 420:4:0:2
+# Tendons wrapping spheres and cylinders, a pulley: dense and sparse give other islands.
+rec tendon_wrap2_dense $S/tendon_wrap2/tendon_wrap2.xml --worlds 4 --steps 200 --every 2 \
+    --jacobian dense --eq 60:0:1 --eq 100:1:1:0/2 --eq 140:2:1:1/3 --eq 250:0:0:2 --eq 300:1:0
+rec tendon_wrap2_sparse $S/tendon_wrap2/tendon_wrap2.xml --worlds 4 --steps 200 --every 2 \
+    --jacobian sparse --eq 60:0:1 --eq 100:1:1:0/2 --eq 140:2:1:1/3 --eq 250:0:0:2 --eq 300:1:0
+rec sleep_mix $S/sleep_mix/sleep_mix.xml --worlds 3 --steps 175 --every 4 \
+    --settle 100 --wake 200:0:1 --eq 250:0:1 --settle 300:0/2 --eq 350:1:1:0/1 --wake 400:10:0/2 \
+    --wake 450:24:1 --eq 500:2:0:2 --eq 520:3:0:1 --settle 550:1/2 --wake 600:4:0 --eq 620:0:0:0
+rec flex_ipc $S/flex_ipc/flex_ipc.xml --worlds 3 --steps 150 --every 3
