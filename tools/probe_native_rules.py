@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Probes what native MuJoCo 4.0.0's mj_island does with rowless flex couplings.
 
-Prints five facts (each asserted):
+Prints six facts (each asserted):
 1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
 2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
    (flex_trampoline: all 253 trees);
 3. a stiff flex with two free vertex trees forms an island even though no row touches it, as
    long as the world has some row;
 4. a stiff flex with a single free vertex tree forms no island (no one-tree coupling);
-5. a flex held by a strain equality (its stiffness block filled for the equality) has no coupling:
-   with its equalities switched off, a contact puts only the node trees it reaches in an island
-   (traces/scenes/min_strain).
+5. a flex held by a strain equality (its stiffness block filled for the equality) and without
+   bending has no coupling: with its equalities switched off, a contact puts only the node trees
+   it reaches in an island (traces/scenes/min_strain);
+6. one held by a strain equality with bending couples by its bending: flex_bunny_shell with its
+   equalities switched off puts every node tree in the island of its first contact.
 """
 
 import os
@@ -90,6 +92,23 @@ def main():
     assert 0 < touched < m.ntree
     print(f"5. min_strain, strain equalities off, first contact: nefc {d.nefc}, "
           f"{touched} of {m.ntree} node trees in islands")
+
+    _, xml = resolve_scene("flex_bunny_shell")
+    m = mujoco.MjModel.from_xml_path(xml)
+    d = mujoco.MjData(m)
+    d.eq_active[:] = 0
+    while d.nefc == 0:
+        mujoco.mj_step(m, d)
+    nodes = sorted(set(body_tree_of(m, m.flex_nodebodyid)) - {-1})
+    ti = d.tree_island[: m.ntree]
+    assert m.flex_edgeequality[0] == 3 and m.flex_bendingadr[0] >= 0
+    assert len({int(ti[t]) for t in nodes}) == 1 and ti[nodes[0]] >= 0
+    print(f"6. flex_bunny_shell, strain equalities off, first contact: nefc {d.nefc}, "
+          f"all {len(nodes)} node trees in island {int(ti[nodes[0]])}")
+
+
+def body_tree_of(m, bodies):
+    return np.asarray(m.body_treeid)[np.asarray(bodies)].tolist()
 
 
 if __name__ == "__main__":

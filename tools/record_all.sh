@@ -113,8 +113,9 @@ rec sleep_toggles_perworld $S/sleep_toggles/sleep_toggles.xml --worlds 4 --steps
     --settle 100:0/1 --settle 160:2 --eq 180:2:1:0 --wake 200:3:0 --eq 240:3:1:1/2 \
     --settle 280:3 --wake 320:14:1 --wake 340:19:2/3 --eq 380:4:1:3 --eq 420:1:0:0/2 \
     --settle 450 --wake 500:3:1 --eq 520:0:0:1
-# Held-out scenes of session 70's second sweep. A flex held by a strain equality has no rowless
-# coupling, the equality on or off (min_strain: its 8 cell equalities switched off at once).
+# Held-out scenes of session 70's second sweep. A flex held by a strain equality couples only by
+# its bending, the equality on or off (min_strain, without bending: its 8 cell equalities
+# switched off at once; flex_bunny_shell_eqoff, with bending: its 54 switched off).
 rec min_strain $S/min_strain/min_strain.xml --worlds 1 --steps 120 --jacobian dense \
     --eq 0:0:0 --eq 0:1:0 --eq 0:2:0 --eq 0:3:0 --eq 0:4:0 --eq 0:5:0 --eq 0:6:0 --eq 0:7:0
 rec flex_eq2 $S/flex_eq2/flex_eq2.xml --worlds 3 --steps 150 --every 4 \
@@ -129,3 +130,5 @@ rec sleep_mix $S/sleep_mix/sleep_mix.xml --worlds 3 --steps 175 --every 4 \
     --settle 100 --wake 200:0:1 --eq 250:0:1 --settle 300:0/2 --eq 350:1:1:0/1 --wake 400:10:0/2 \
     --wake 450:24:1 --eq 500:2:0:2 --eq 520:3:0:1 --settle 550:1/2 --wake 600:4:0 --eq 620:0:0:0
 rec flex_ipc $S/flex_ipc/flex_ipc.xml --worlds 3 --steps 150 --every 3
+off=(); for e in $(seq 0 53); do off+=(--eq "0:$e:0"); done
+rec flex_bunny_shell_eqoff flex_bunny_shell --worlds 2 --steps 60 --every 2 "${off[@]}"

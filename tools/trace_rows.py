@@ -87,16 +87,18 @@ class ModelInfo:
             self.tendon_trees.append(
                 set(int(t) for t in m.tendon_treeid[k][:n]) if n <= 2 else None
             )
-        # Flexes whose stiffness couples their vertex trees without rows (mj_island's rule):
-        # deformable, dim >= 2, with bending or a nonzero stiffness, and not held by a strain
-        # equality (edgeequality 3), whose stiffness block is filled for the equality with no
-        # passive stiffness: native couples none of its trees, the equality switched on or off.
+        # Flexes whose stiffness couples their vertex trees without rows (mj_island's rule, as
+        # native 4.0.0 shows it: tools/probe_native_rules.py): deformable, dim >= 2, with
+        # bending or an elastic stiffness block. A flex held by a strain equality (edgeequality
+        # 3) has a block filled for the equality, not for elasticity (the two exclude each
+        # other): it couples only by its bending, the equality switched on or off. Nor does the
+        # block's first entry decide: a stretch-only shell's is 0 and native couples it.
         self.flex_trees = []
         for f in range(int(m.nflex)):
-            if m.flex_rigid[f] or m.flex_dim[f] < 2 or m.flex_edgeequality[f] == STRAIN:
+            if m.flex_rigid[f] or m.flex_dim[f] < 2:
                 continue
-            sadr = int(m.flex_stiffnessadr[f])
-            if m.flex_bendingadr[f] < 0 and (sadr < 0 or m.flex_stiffness[sadr] == 0):
+            elastic = m.flex_stiffnessadr[f] >= 0 and m.flex_edgeequality[f] != STRAIN
+            if m.flex_bendingadr[f] < 0 and not elastic:
                 continue
             if m.flex_interp[f]:
                 adr, num, bodies = m.flex_nodeadr[f], m.flex_nodenum[f], m.flex_nodebodyid
@@ -368,8 +370,9 @@ def check_partition(info, rows, edges, native):
         if not np.array_equal(got, want):
             at = int(np.nonzero(got != want)[0][0])
             raise TraceError(
-                f"the rows' supports give {name}[{at}] = {got[at]}, native {want[at]}: a support "
-                "is derived otherwise than native mj_island derives it"
+                f"the rows' supports and rowless hyperedges give {name}[{at}] = {got[at]}, native "
+                f"{want[at]}: a row's support or a flex's coupling without rows is derived "
+                "otherwise than native mj_island derives it"
             )
 
 
