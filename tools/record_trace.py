@@ -108,11 +108,14 @@ def parse_events(args):
             raise SystemExit(f"record_trace: --{kind} {spec!r}: expected {nfield} fields and "
                              "optionally worlds (W1/W2/...)")
         worlds = None
-        if len(fields) > nfield:
-            worlds = {int(w) for w in fields.pop().split("/")}
-            if any(w < 0 or w >= args.worlds for w in worlds):
-                raise SystemExit(f"record_trace: --{kind} {spec!r}: a world past --worlds")
-        s, a, v = ([int(x) for x in fields] + [0, 0])[:3]
+        try:
+            if len(fields) > nfield:
+                worlds = {int(w) for w in fields.pop().split("/")}
+            s, a, v = ([int(x) for x in fields] + [0, 0])[:3]
+        except ValueError:
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: fields must be integers") from None
+        if worlds is not None and any(w < 0 or w >= args.worlds for w in worlds):
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: a world past --worlds")
         events.setdefault(s, []).append((kind, a, v, worlds))
 
     for spec in args.eq:
