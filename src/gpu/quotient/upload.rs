@@ -34,9 +34,10 @@ impl QuotientSolver {
         contracted.clear();
         self.contracted = contracted;
         if slots_changed {
-            // Kept as it was on a failed copy, so the next upload copies the map again.
-            b.world_slot.upload_at(0, t.world_slot, stream)?;
+            // Empty until the copy succeeds: after a failed one the device may hold any mix of
+            // maps, and the next upload copies the map again whatever it is then.
             self.slots_on_device.clear();
+            b.world_slot.upload_at(0, t.world_slot, stream)?;
             self.slots_on_device.extend_from_slice(t.world_slot);
         }
         Ok(())
