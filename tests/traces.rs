@@ -1,6 +1,6 @@
-//! Parity on real MuJoCo 4.0.0 traces: every committed trace, every CPU mode and the oracle,
-//! every output field at every step and world, against native. Plus the reader's robustness:
-//! truncated or corrupted files are typed errors, never panics.
+//! Parity on real MuJoCo 4.0.0 traces: every committed trace, every CPU mode, the oracle and the
+//! CPU engine told of the events, every output field at every step and world, against native.
+//! Plus the reader's robustness: truncated or corrupted files are typed errors, never panics.
 
 #[path = "support/traces.rs"]
 mod traces;
@@ -37,6 +37,46 @@ fn every_trace_every_cpu_mode_matches_native() {
                     path.display(),
                     report.mode,
                     report.mismatches,
+                    first.step,
+                    first.mismatch
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every committed trace through the CPU `Engine` told of the trace's events (equalities
+/// switched, trees put to sleep or woken) as a simulation tells it: `auto`, whose trials switch
+/// between the quotient and the full rebuild, and the quotient without reuse (with reuse, and
+/// under other policies, in `tests/quotient.rs`), as `replay`'s `engine-…` modes run them.
+#[test]
+fn every_trace_matches_native_through_the_cpu_engine_told_of_its_events() {
+    use archipelago::{Engine, Mode, Options};
+    let mut failures = Vec::new();
+    for path in &traces::paths() {
+        let t = Trace::open(path).unwrap();
+        for (mode, reuse) in [
+            (Mode::Auto, true),
+            (Mode::Auto, false),
+            (Mode::Quotient, false),
+        ] {
+            let options = Options {
+                mode,
+                reuse,
+                ..Options::default()
+            };
+            let mut engine = Engine::new(t.model(), t.capacity(), options).unwrap();
+            let report = trace::replay_with(&t, mode.name(), |input, events, out| {
+                out.clone_from(engine.step_input(input, events)?);
+                Ok(())
+            })
+            .unwrap();
+            if let Some(first) = report.first {
+                failures.push(format!(
+                    "{} {} reuse {reuse}: step {}: {}",
+                    path.display(),
+                    report.mode,
                     first.step,
                     first.mismatch
                 ));

@@ -1,7 +1,7 @@
 //! `archipelago replay`: runs recorded MuJoCo traces through the CPU modes, the oracle, the CPU
 //! engines told of the traces' events and, on a CUDA device, the GPU modes, and checks every
-//! output field at every step and world against native MuJoCo. This is how a trace recorded from a scene of one's own (tools/record_trace.py)
-//! is checked in every mode.
+//! output field at every step and world against native MuJoCo. This is how a trace recorded
+//! from a scene of one's own (tools/record_trace.py) is checked in every mode.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
