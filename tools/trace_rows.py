@@ -87,38 +87,42 @@ class ModelInfo:
             self.tendon_trees.append(
                 set(int(t) for t in m.tendon_treeid[k][:n]) if n <= 2 else None
             )
-        # Flexes whose stiffness couples their vertex trees without rows (mj_island's rule, as
-        # native 4.0.0 shows it: tools/probe_native_rules.py): deformable, dim >= 2, with
-        # bending or an elastic stiffness block. A flex held by a strain equality (edgeequality
-        # 3) has a block filled for the equality, not for elasticity (the two exclude each
-        # other): it couples only by its bending, the equality switched on or off. Nor does the
-        # block's first entry decide: a stretch-only shell's is 0 and native couples it.
+        # Each flex's trees: its nodes' for an interpolated flex, else its vertices' (static
+        # ones left out); what a coupling without rows joins, and what an interpolated side of
+        # a contact may reach (which of them it does is in its row).
+        nflex = int(m.nflex)
+        self.flex_interp = np.asarray(m.flex_interp, dtype=bool).reshape(nflex)
+        flex_trees = []
+        for f in range(nflex):
+            if self.flex_interp[f]:
+                adr, num, bodies = m.flex_nodeadr[f], m.flex_nodenum[f], m.flex_nodebodyid
+            else:
+                adr, num, bodies = m.flex_vertadr[f], m.flex_vertnum[f], m.flex_vertbodyid
+            trees = body_tree[np.asarray(bodies[adr : adr + num])]
+            flex_trees.append(np.unique(trees[trees >= 0]))
+        self.node_trees = [
+            set(t.tolist()) if self.flex_interp[f] else set() for f, t in enumerate(flex_trees)
+        ]
+        # Flexes whose stiffness couples their trees without rows (mj_island's rule, as native
+        # 4.0.0 shows it: tools/probe_native_rules.py): deformable, dim >= 2, with bending or an
+        # elastic stiffness block. A flex held by a strain equality (edgeequality 3) has a block
+        # filled for the equality, not for elasticity (the two exclude each other): it couples
+        # only by its bending, the equality switched on or off. Nor does the block's first entry
+        # decide: a stretch-only shell's is 0 and native couples it.
         self.flex_trees = []
-        for f in range(int(m.nflex)):
+        for f in range(nflex):
             if m.flex_rigid[f] or m.flex_dim[f] < 2:
                 continue
             elastic = m.flex_stiffnessadr[f] >= 0 and m.flex_edgeequality[f] != STRAIN
             if m.flex_bendingadr[f] < 0 and not elastic:
                 continue
-            if m.flex_interp[f]:
-                adr, num, bodies = m.flex_nodeadr[f], m.flex_nodenum[f], m.flex_nodebodyid
-            else:
-                adr, num, bodies = m.flex_vertadr[f], m.flex_vertnum[f], m.flex_vertbodyid
-            trees = body_tree[np.asarray(bodies[adr : adr + num])]
-            self.flex_trees.append((f, np.unique(trees[trees >= 0])))
-        # Flex contacts: per flex, its vertices' trees (by global vertex), and for an
-        # interpolated flex its node trees (which of them a contact reaches is in its row).
-        nflex = int(m.nflex)
-        self.flex_interp = np.asarray(m.flex_interp, dtype=bool).reshape(nflex)
+            self.flex_trees.append((f, flex_trees[f]))
+        # Flex contacts: per flex, its vertices' trees (by global vertex).
         self.flex_vertadr = np.asarray(m.flex_vertadr, dtype=np.int64).reshape(nflex)
         self.flex_dim = np.asarray(m.flex_dim, dtype=np.int64).reshape(nflex)
         self.flex_elemdataadr = np.asarray(m.flex_elemdataadr, dtype=np.int64).reshape(nflex)
         self.flex_elem = np.asarray(m.flex_elem, dtype=np.int64).reshape(-1)
         self.vert_tree = body_tree[np.asarray(m.flex_vertbodyid, dtype=np.int64).reshape(-1)]
-        self.node_trees = [set() for _ in range(nflex)]
-        for f in np.nonzero(self.flex_interp)[0].tolist():
-            adr, num = int(m.flex_nodeadr[f]), int(m.flex_nodenum[f])
-            self.node_trees[f] = set(body_tree[np.asarray(m.flex_nodebodyid[adr : adr + num])].tolist())
 
     def contact_trees(self, d, con):
         """Contact `con`'s trees by its structure on its sides that are not interpolated flexes
