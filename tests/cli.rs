@@ -7,15 +7,20 @@ mod mini;
 #[path = "support/traces.rs"]
 mod traces;
 
-fn archipelago(args: &[&str]) -> (bool, String) {
+/// The tool run on `args`: whether it succeeded, its stdout and its stderr.
+fn run(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
         .args(args)
         .output()
         .expect("the binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+/// [`run`]'s success and stderr.
+fn archipelago(args: &[&str]) -> (bool, String) {
+    let (ok, _, err) = run(args);
+    (ok, err)
 }
 
 #[test]
@@ -48,12 +53,8 @@ fn bench_refuses_unknown_modes_and_shapes() {
 
 #[test]
 fn bench_lists_its_shapes() {
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args(["bench", "--shapes", "list"])
-        .output()
-        .expect("the binary runs");
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (ok, text, _) = run(&["bench", "--shapes", "list"]);
+    assert!(ok);
     assert!(
         text.lines().any(|l| l == "trace:aloha_clutterx2048"),
         "{text}"
@@ -71,19 +72,15 @@ fn bench_worlds_scales_the_quotient_shapes_only() {
     let (ok, err) = archipelago(&["bench", "--quotient", "--worlds", "0"]);
     assert!(!ok);
     assert!(err.contains("--worlds"), "{err}");
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args([
-            "bench",
-            "--quotient",
-            "--worlds",
-            "8192",
-            "--shapes",
-            "list",
-        ])
-        .output()
-        .expect("the binary runs");
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (ok, text, _) = run(&[
+        "bench",
+        "--quotient",
+        "--worlds",
+        "8192",
+        "--shapes",
+        "list",
+    ]);
+    assert!(ok);
     for name in [
         "q:mechanism-90%",
         "trace:hammockx8192",
@@ -156,16 +153,8 @@ fn kernels_fills_the_cache_once() {
 #[test]
 fn replay_checks_a_trace_in_every_mode_there_is() {
     let trace = traces::dir().join("invalidation_island_efc.npz");
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .arg("replay")
-        .arg(&trace)
-        .output()
-        .expect("the binary runs");
-    let (text, err) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{text}{err}");
+    let (ok, text, err) = run(&["replay", trace.to_str().expect("a UTF-8 path")]);
+    assert!(ok, "{text}{err}");
     let modes: Vec<&str> = text
         .lines()
         .skip(1)
@@ -191,21 +180,13 @@ fn replay_takes_a_policy_of_dynamic_equalities() {
     let trace = traces::dir().join("closed_loops_mid.npz");
     let trace = trace.to_str().expect("a UTF-8 path");
     // The heavier run stays static: with 0 and 3 dynamic, 4 and the friction loss outweigh 1-2.
-    for (ids, run) in [("0,3", "4 and above"), ("3", "0..3"), ("0", "1 and above")] {
+    for (ids, statics) in [("0,3", "4 and above"), ("3", "0..3"), ("0", "1 and above")] {
         let modes = "quotient,engine-quotient";
-        let args = ["replay", "--mode", modes, "--eq-dynamic", ids, trace];
-        let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-            .args(args)
-            .output()
-            .expect("the binary runs");
-        let (text, err) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(out.status.success(), "{ids}: {text}{err}");
+        let (ok, text, err) = run(&["replay", "--mode", modes, "--eq-dynamic", ids, trace]);
+        assert!(ok, "{ids}: {text}{err}");
         assert!(
             err.contains(&format!(
-                "on closed_loops_mid: equalities [{}] dynamic, the static ones {run}\n",
+                "on closed_loops_mid: equalities [{}] dynamic, the static ones {statics}\n",
                 ids.replace(',', ", ")
             )),
             "{ids}: {err}"
@@ -248,26 +229,14 @@ fn replay_fails_where_a_mode_asked_for_by_name_refuses_a_trace() {
     let path = std::env::temp_dir().join(format!("archipelago-wide-{}.npz", std::process::id()));
     std::fs::write(&path, mini::npz(&mini::arrays_of(2, 12_000))).unwrap();
     let trace = path.to_str().expect("a UTF-8 path");
-    let run = |modes: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-            .args(["replay", "--mode", modes, trace])
-            .output()
-            .expect("the binary runs");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        (
-            out.status.success(),
-            stdout,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
-    let (ok, stdout, err) = run("dsu,dense");
+    let (ok, stdout, err) = run(&["replay", "--mode", "dsu,dense", trace]);
     assert!(!ok, "{stdout}{err}");
     assert!(stdout.contains("refused"), "{stdout}");
     assert!(
         err.contains("dense was asked for by name and checked nothing"),
         "{err}"
     );
-    let (ok, stdout, err) = run("cpu");
+    let (ok, stdout, err) = run(&["replay", "--mode", "cpu", trace]);
     assert!(ok, "{stdout}{err}");
     assert!(stdout.contains("refused"), "{stdout}");
     let checked = stdout
@@ -320,15 +289,18 @@ fn bench_refuses_deterministic_where_it_would_time_no_gpu_mode() {
 
 /// `bench --quotient --cpu` of humanoid-50% at 3 worlds with `reps`: success and stdout.
 fn humanoid_on_the_cpu(reps: &str) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args(["bench", "--quotient", "--cpu", "--worlds", "3"])
-        .args(["--reps", reps, "--shapes", "q:humanoid-50%"])
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let (ok, text, _) = run(&[
+        "bench",
+        "--quotient",
+        "--cpu",
+        "--worlds",
+        "3",
+        "--reps",
+        reps,
+        "--shapes",
+        "q:humanoid-50%",
+    ]);
+    (ok, text)
 }
 
 #[test]
