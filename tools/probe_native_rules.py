@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probes what native MuJoCo 4.0.0's mj_island does with rowless flex couplings.
 
-Prints six facts (each asserted):
+Prints seven facts (each asserted):
 1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
 2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
    (flex_trampoline: all 253 trees);
@@ -12,7 +12,9 @@ Prints six facts (each asserted):
    bending has no coupling: with its equalities switched off, a contact puts only the node trees
    it reaches in an island (traces/scenes/min_strain);
 6. one held by a strain equality with bending couples by its bending: flex_bunny_shell with its
-   equalities switched off puts every node tree in the island of its first contact.
+   equalities switched off puts every node tree in the island of its first contact;
+7. a shell given a Young's modulus but neither stretch nor bending (`elastic2d` left at "none")
+   has a stiffness block, all zeros, and no coupling: its two free vertex trees form no island.
 """
 
 import os
@@ -37,6 +39,11 @@ PROBE = """
     </flexcomp>
     <flexcomp type="grid" count="3 3 1" spacing=".1 .1 .1" pos="0 1 1" name="two" dim="2" radius=".01">
       <elasticity young="1e4" poisson="0.2" thickness="0.01" elastic2d="stretch"/>
+      <contact contype="0" conaffinity="0"/>
+      <pin id="0 1 2 3 5 6 7"/>
+    </flexcomp>
+    <flexcomp type="grid" count="3 3 1" spacing=".1 .1 .1" pos="1 0 1" name="none" dim="2" radius=".01">
+      <elasticity young="1e4" poisson="0.2" thickness="0.01"/>
       <contact contype="0" conaffinity="0"/>
       <pin id="0 1 2 3 5 6 7"/>
     </flexcomp>
@@ -79,6 +86,13 @@ def main():
           f"{[int(ti[t]) for t in two]}")
     assert len(one) == 1 and ti[one[0]] == -1
     print(f"4. probe: flex 'one' tree {one} -> island {int(ti[one[0]])}; tree_island {ti.tolist()}")
+    none = trees["none"]
+    f = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_FLEX, "none")
+    block = m.flex_stiffness[m.flex_stiffnessadr[f]:]
+    assert m.flex_stiffnessadr[f] >= 0 and m.flex_bendingadr[f] < 0 and not block.any()
+    assert len(none) == 2 and all(ti[t] == -1 for t in none)
+    fact7 = (f"7. probe: flex 'none' (stiffness block all zeros) trees {none} -> islands "
+             f"{[int(ti[t]) for t in none]}")
 
     m = mujoco.MjModel.from_xml_path(os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "traces", "scenes", "min_strain",
@@ -105,6 +119,7 @@ def main():
     assert len({int(ti[t]) for t in nodes}) == 1 and ti[nodes[0]] >= 0
     print(f"6. flex_bunny_shell, strain equalities off, first contact: nefc {d.nefc}, "
           f"all {len(nodes)} node trees in island {int(ti[nodes[0]])}")
+    print(fact7)
 
 
 def body_tree_of(m, bodies):

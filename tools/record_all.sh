@@ -130,5 +130,11 @@ rec sleep_mix $S/sleep_mix/sleep_mix.xml --worlds 3 --steps 175 --every 4 \
     --settle 100 --wake 200:0:1 --eq 250:0:1 --settle 300:0/2 --eq 350:1:1:0/1 --wake 400:10:0/2 \
     --wake 450:24:1 --eq 500:2:0:2 --eq 520:3:0:1 --settle 550:1/2 --wake 600:4:0 --eq 620:0:0:0
 rec flex_ipc $S/flex_ipc/flex_ipc.xml --worlds 3 --steps 150 --every 3
+# A shell with a Young's modulus but neither stretch nor bending (no coupling) beside a
+# stretch-only one (coupled), tendons to flex vertices, a connect toggled.
+for j in dense sparse; do
+    rec flex_elastic_none_$j $S/flex_elastic_none/flex_elastic_none.xml --worlds 3 --steps 150 \
+        --every 2 --jacobian $j --eq 100:0:1 --eq 200:0:0:1
+done
 off=(); for e in $(seq 0 53); do off+=(--eq "0:$e:0"); done
 rec flex_bunny_shell_eqoff flex_bunny_shell --worlds 2 --steps 60 --every 2 "${off[@]}"

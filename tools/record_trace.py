@@ -98,9 +98,11 @@ def resolve_scene(scene):
     return name, os.path.join(path, MAIN_XML[name])
 
 
-def parse_events(args):
-    """Events by step: (kind, a, v, worlds), worlds None for every world."""
+def parse_events(args, m):
+    """Events by step: (kind, a, v, worlds), worlds None for every world; ids checked against
+    the model `m`."""
     events = {}
+    limits = {"eq": ("equalities", m.neq), "wake": ("trees", m.ntree)}
 
     def add(kind, spec, nfield):
         fields = spec.split(":")
@@ -116,6 +118,13 @@ def parse_events(args):
             raise SystemExit(f"record_trace: --{kind} {spec!r}: fields must be integers") from None
         if worlds is not None and any(w < 0 or w >= args.worlds for w in worlds):
             raise SystemExit(f"record_trace: --{kind} {spec!r}: a world past --worlds")
+        if s < 0:
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: a negative step")
+        if kind in limits and not 0 <= a < limits[kind][1]:
+            what, n = limits[kind]
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: id {a}, the model has {n} {what}")
+        if kind == "eq" and v not in (0, 1):
+            raise SystemExit(f"record_trace: --eq {spec!r}: the value must be 0 or 1")
         events.setdefault(s, []).append((kind, a, v, worlds))
 
     for spec in args.eq:
@@ -338,7 +347,7 @@ def record(args, time_native=0):
     info = ModelInfo(m)
     rng = np.random.default_rng(args.seed)
     worlds = [World(m, w, args, replay, rng) for w in range(args.worlds)]
-    events = parse_events(args)
+    events = parse_events(args, m)
     recorded = [s for s in range(args.start, args.start + args.steps * args.every, args.every)]
     record_set = set(recorded)
     writer = Writer(info, m)

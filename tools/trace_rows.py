@@ -105,15 +105,25 @@ class ModelInfo:
         ]
         # Flexes whose stiffness couples their trees without rows (mj_island's rule, as native
         # 4.0.0 shows it: tools/probe_native_rules.py): deformable, dim >= 2, with bending or an
-        # elastic stiffness block. A flex held by a strain equality (edgeequality 3) has a block
-        # filled for the equality, not for elasticity (the two exclude each other): it couples
-        # only by its bending, the equality switched on or off. Nor does the block's first entry
-        # decide: a stretch-only shell's is 0 and native couples it.
+        # elastic stiffness block with a nonzero entry. A flex held by a strain equality
+        # (edgeequality 3) has a block filled for the equality, not for elasticity (the two
+        # exclude each other): it couples only by its bending, the equality switched on or off.
+        # A block is allocated but all zeros for a shell whose elasticity leaves both stretch and
+        # bending out (`elastic2d` "none", the default): native does not couple it. Any entry
+        # decides, not the first: a stretch-only shell's first is 0 and native couples it.
+        stiffness = np.asarray(m.flex_stiffness).reshape(-1)
+        starts = sorted({int(a) for a in np.asarray(m.flex_stiffnessadr).reshape(-1) if a >= 0})
         self.flex_trees = []
         for f in range(nflex):
             if m.flex_rigid[f] or m.flex_dim[f] < 2:
                 continue
-            elastic = m.flex_stiffnessadr[f] >= 0 and m.flex_edgeequality[f] != STRAIN
+            begin = int(m.flex_stiffnessadr[f])
+            end = next((a for a in starts if a > begin), stiffness.size)
+            elastic = (
+                begin >= 0
+                and m.flex_edgeequality[f] != STRAIN
+                and bool(np.any(stiffness[begin:end]))
+            )
             if m.flex_bendingadr[f] < 0 and not elastic:
                 continue
             self.flex_trees.append((f, flex_trees[f]))
