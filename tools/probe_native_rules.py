@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probes what native MuJoCo 4.0.0's mj_island does with rowless flex couplings.
 
-Prints seven facts (each asserted):
+Prints eight facts (each asserted):
 1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
 2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
    (flex_trampoline: all 253 trees);
@@ -14,7 +14,9 @@ Prints seven facts (each asserted):
 6. one held by a strain equality with bending couples by its bending: flex_bunny_shell with its
    equalities switched off puts every node tree in the island of its first contact;
 7. a shell given a Young's modulus but neither stretch nor bending (`elastic2d` left at "none")
-   has a stiffness block, all zeros, and no coupling: its two free vertex trees form no island.
+   has a stiffness block, all zeros, and no coupling: its two free vertex trees form no island;
+8. an elastic rod (a 1-D flex with a Young's modulus) couples without rows its vertex trees and
+   the trees of its edges' twist hinges (`<flex>_twist_<e>`, the last `<flex>_twist`).
 """
 
 import os
@@ -46,6 +48,19 @@ PROBE = """
       <elasticity young="1e4" poisson="0.2" thickness="0.01"/>
       <contact contype="0" conaffinity="0"/>
       <pin id="0 1 2 3 5 6 7"/>
+    </flexcomp>
+  </worldbody>
+</mujoco>
+"""
+
+ROD = """
+<mujoco>
+  <option><flag gravity="disable"/></option>
+  <worldbody>
+    <geom type="plane" size="3 3 .1"/>
+    <body pos="2 2 .049"><freejoint/><geom type="box" size=".05 .05 .05"/></body>
+    <flexcomp name="rod" type="grid" count="4 1 1" spacing=".1 .1 .1" pos="0 0 1" dim="1" radius=".01">
+      <elasticity young="1e5"/>
     </flexcomp>
   </worldbody>
 </mujoco>
@@ -120,6 +135,22 @@ def main():
     print(f"6. flex_bunny_shell, strain equalities off, first contact: nefc {d.nefc}, "
           f"all {len(nodes)} node trees in island {int(ti[nodes[0]])}")
     print(fact7)
+
+    m = mujoco.MjModel.from_xml_string(ROD)
+    d = mujoco.MjData(m)
+    for _ in range(3):
+        mujoco.mj_step(m, d)
+    f = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_FLEX, "rod")
+    verts = sorted(set(body_tree_of(m, m.flex_vertbodyid[m.flex_vertadr[f]:][:m.flex_vertnum[f]])))
+    twists = [
+        int(m.body_treeid[m.jnt_bodyid[j]]) for j in range(m.njnt)
+        if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or "").startswith("rod_twist")
+    ]
+    ti = d.tree_island[: m.ntree]
+    assert d.nefc > 0 and len(twists) == m.flex_edgenum[f] and m.flex_bendingadr[f] >= 0
+    assert len({int(ti[t]) for t in verts + twists}) == 1 and ti[verts[0]] >= 0
+    print(f"8. rod: nefc {d.nefc} (box on floor); vertex trees {verts} and twist trees {twists} "
+          f"-> island {int(ti[verts[0]])}")
 
 
 def body_tree_of(m, bodies):

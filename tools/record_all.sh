@@ -136,5 +136,11 @@ for j in dense sparse; do
     rec flex_elastic_none_$j $S/flex_elastic_none/flex_elastic_none.xml --worlds 3 --steps 150 \
         --every 2 --jacobian $j --eq 100:0:1 --eq 200:0:0:1
 done
+# Elastic rods (1-D flexes that bend and twist, each edge by a hinge tree of its own), a ring, a
+# raw rod bound to its twist hinges by name, a connect to a rod vertex toggled.
+for j in dense sparse; do
+    rec rod_mix_$j $S/rod_mix/rod_mix.xml --worlds 3 --steps 150 --every 3 --jacobian $j \
+        --eq 150:0:1 --eq 300:0:0:1
+done
 off=(); for e in $(seq 0 53); do off+=(--eq "0:$e:0"); done
 rec flex_bunny_shell_eqoff flex_bunny_shell --worlds 2 --steps 60 --every 2 "${off[@]}"

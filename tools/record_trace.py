@@ -226,8 +226,7 @@ class Writer:
         # The format's rule (readers refuse anything else): islands exactly where rows are.
         if (nrow == 0) != (native["nisland"] == 0):
             raise TraceError(
-                f"native found {native['nisland']} islands among {nrow} rows (island discovery "
-                "disabled, mjDSBL_ISLAND?)"
+                f"native found {native['nisland']} islands among {nrow} rows"
             )
         self.slot_nrow.append(nrow)
         c["row_type"].append(rows["type"])
@@ -340,13 +339,19 @@ def record(args, time_native=0):
         m.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     if args.sleep:
         m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    if m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_ISLAND):
+        raise SystemExit("record_trace: the model disables island discovery (<flag island="
+                         "\"disable\"/>): native finds no islands to record")
     replay = None
     if args.replay:
         path = args.replay if os.path.exists(args.replay) else os.path.join(os.path.dirname(xml), args.replay)
         replay = aloha_setup(m, path)
     info = ModelInfo(m)
     rng = np.random.default_rng(args.seed)
-    worlds = [World(m, w, args, replay, rng) for w in range(args.worlds)]
+    try:
+        worlds = [World(m, w, args, replay, rng) for w in range(args.worlds)]
+    except mujoco.FatalError as e:
+        raise SystemExit(f"record_trace: native MuJoCo stopped at the first forward: {e}") from None
     events = parse_events(args, m)
     recorded = [s for s in range(args.start, args.start + args.steps * args.every, args.every)]
     record_set = set(recorded)
@@ -359,7 +364,11 @@ def record(args, time_native=0):
             for ev in events.get(step, ()):
                 w.apply(m, ev)
             w.controls(m, step)
-            mujoco.mj_step(m, w.d)
+            try:
+                mujoco.mj_step(m, w.d)
+            except mujoco.FatalError as e:
+                raise SystemExit(f"record_trace: step {step}, world {w.index}: native MuJoCo "
+                                 f"stopped: {e}") from None
             if any(ev[0] == "wake" for ev in events.get(step, ())):
                 w.d.xfrc_applied[:] = 0
             if step not in record_set:

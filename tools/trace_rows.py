@@ -103,9 +103,27 @@ class ModelInfo:
         self.node_trees = [
             set(t.tolist()) if self.flex_interp[f] else set() for f, t in enumerate(flex_trees)
         ]
+        # An elastic rod (dim 1, young > 0, two edges or more) twists its edges by hinges of
+        # their own, bodies under the world named `<flex>_twist_<e>`, the last edge's
+        # `<flex>_twist` (an edge between pinned vertices has none): MuJoCo's compiler binds them
+        # by these names, so the recorder does too. Per (flex, edge), the twist hinge's tree.
+        jnt_body = np.asarray(m.jnt_bodyid, dtype=np.int64)
+        self.twist_tree = {}
+        for f in range(nflex):
+            if m.flex_dim[f] != 1:
+                continue
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_FLEX, f) or ""
+            nedge = int(m.flex_edgenum[f])
+            for e in range(nedge):
+                hinge = f"{name}_twist_{e}" if e < nedge - 1 else f"{name}_twist"
+                j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, hinge) if name else -1
+                if j >= 0:
+                    self.twist_tree[(f, e)] = int(body_tree[jnt_body[j]])
+        self.twisted = {f for f, _ in self.twist_tree}
         # Flexes whose stiffness couples their trees without rows (mj_island's rule, as native
-        # 4.0.0 shows it: tools/probe_native_rules.py): deformable, dim >= 2, with bending or an
-        # elastic stiffness block with a nonzero entry. A flex held by a strain equality
+        # 4.0.0 shows it: tools/probe_native_rules.py): deformable, and a rod with bending (its
+        # vertex trees and its twist hinges' trees), or of dim >= 2 with bending or an elastic
+        # stiffness block with a nonzero entry. A flex held by a strain equality
         # (edgeequality 3) has a block filled for the equality, not for elasticity (the two
         # exclude each other): it couples only by its bending, the equality switched on or off.
         # A block is allocated but all zeros for a shell whose elasticity leaves both stretch and
@@ -115,7 +133,13 @@ class ModelInfo:
         starts = sorted({int(a) for a in np.asarray(m.flex_stiffnessadr).reshape(-1) if a >= 0})
         self.flex_trees = []
         for f in range(nflex):
-            if m.flex_rigid[f] or m.flex_dim[f] < 2:
+            if m.flex_rigid[f]:
+                continue
+            if m.flex_dim[f] == 1:
+                if m.flex_bendingadr[f] >= 0:
+                    twists = [t for (g, _), t in self.twist_tree.items() if g == f]
+                    trees = np.union1d(flex_trees[f], np.asarray(twists, dtype=np.int64))
+                    self.flex_trees.append((f, trees[trees >= 0]))
                 continue
             begin = int(m.flex_stiffnessadr[f])
             end = next((a for a in starts if a > begin), stiffness.size)
@@ -132,12 +156,21 @@ class ModelInfo:
         self.flex_dim = np.asarray(m.flex_dim, dtype=np.int64).reshape(nflex)
         self.flex_elemdataadr = np.asarray(m.flex_elemdataadr, dtype=np.int64).reshape(nflex)
         self.flex_elem = np.asarray(m.flex_elem, dtype=np.int64).reshape(-1)
+        self.flex_edgeadr = np.asarray(m.flex_edgeadr, dtype=np.int64).reshape(nflex)
+        self.flex_edgenum = np.asarray(m.flex_edgenum, dtype=np.int64).reshape(nflex)
+        self.flex_edge = np.asarray(m.flex_edge, dtype=np.int64).reshape(-1, 2)
+        self.flex_elemedgeadr = np.asarray(m.flex_elemedgeadr, dtype=np.int64).reshape(nflex)
+        self.flex_elemedge = np.asarray(m.flex_elemedge, dtype=np.int64).reshape(-1)
         self.vert_tree = body_tree[np.asarray(m.flex_vertbodyid, dtype=np.int64).reshape(-1)]
 
     def contact_trees(self, d, con):
         """Contact `con`'s trees by its structure on its sides that are not interpolated flexes
-        (geom body, flex vertex, flex element vertices), and the node trees of its interpolated
-        sides (the ones its row may also reach), both without static trees."""
+        (geom body, flex vertex, flex element vertices, a rod's twist hinge), and the node trees
+        of its interpolated sides (the ones its row may also reach), both without static trees.
+
+        On a rod with twist hinges a contact acts on an edge: an element's, or at vertex v the
+        edge from it (the last edge at the last vertex), pinned or not; the edge's two vertex
+        trees and its hinge's tree."""
         c = d.contact[con]
         named, nodes = set(), set()
         for k in range(2):
@@ -151,6 +184,14 @@ class ModelInfo:
                 at = int(self.flex_elemdataadr[f]) + int(c.elem[k]) * n
                 verts = self.flex_elem[at : at + n] + self.flex_vertadr[f]
                 named.update(self.vert_tree[verts].tolist())
+                if n == 2:
+                    edge = int(self.flex_elemedge[self.flex_elemedgeadr[f] + int(c.elem[k])])
+                    named.add(self.twist_tree.get((f, edge), -1))
+            elif f in self.twisted:
+                edge = min(int(c.vert[k]), int(self.flex_edgenum[f]) - 1)
+                verts = self.flex_edge[self.flex_edgeadr[f] + edge] + self.flex_vertadr[f]
+                named.update(self.vert_tree[verts].tolist())
+                named.add(self.twist_tree.get((f, edge), -1))
             else:
                 named.add(int(self.vert_tree[self.flex_vertadr[f] + int(c.vert[k])]))
         return named - {-1}, nodes - {-1}
