@@ -142,5 +142,11 @@ for j in dense sparse; do
     rec rod_mix_$j $S/rod_mix/rod_mix.xml --worlds 3 --steps 150 --every 3 --jacobian $j \
         --eq 150:0:1 --eq 300:0:0:1
 done
+# Raw rods whose elements are reversed or shuffled (twist hinges named along the chain) and one
+# whose twist bodies carry a geom (bound to none).
+for j in dense sparse; do
+    rec rod_bindings_$j $S/rod_bindings/rod_bindings.xml --worlds 3 --steps 150 --every 2 \
+        --jacobian $j --qvel-noise 0.2
+done
 off=(); for e in $(seq 0 53); do off+=(--eq "0:$e:0"); done
 rec flex_bunny_shell_eqoff flex_bunny_shell --worlds 2 --steps 60 --every 2 "${off[@]}"

@@ -104,22 +104,46 @@ class ModelInfo:
             set(t.tolist()) if self.flex_interp[f] else set() for f, t in enumerate(flex_trees)
         ]
         # An elastic rod (dim 1, young > 0, two edges or more) twists its edges by hinges of
-        # their own, bodies under the world named `<flex>_twist_<e>`, the last edge's
-        # `<flex>_twist` (an edge between pinned vertices has none): MuJoCo's compiler binds them
-        # by these names, so the recorder does too. Per (flex, edge), the twist hinge's tree.
+        # their own, named `<flex>_twist_<k>` for the k-th edge along the rod's chain (not its
+        # edge id), the last `<flex>_twist`; an end edge between two pinned vertices has none.
+        # MuJoCo binds them by these names, and takes them only where each is the one joint of a
+        # body right under the world, without geoms or child bodies (a rope model attached into
+        # a body, or twist bodies given a geom, leave the rod without twist hinges: its compiler
+        # refuses a rod where only some qualify). Per (flex, edge), the twist hinge's tree; per
+        # (flex, vertex), the chain edge leaving the vertex (the last edge at the last vertex).
         jnt_body = np.asarray(m.jnt_bodyid, dtype=np.int64)
-        self.twist_tree = {}
+        children = np.bincount(np.asarray(m.body_parentid, dtype=np.int64)[1:], minlength=m.nbody)
+
+        def twist_hinge(j):
+            b = int(jnt_body[j])
+            return (
+                m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE
+                and m.body_parentid[b] == 0
+                and m.body_jntnum[b] == 1
+                and m.body_geomnum[b] == 0
+                and children[b] == 0
+            )
+
+        self.twist_tree, self.vert_edge = {}, {}
         for f in range(nflex):
-            if m.flex_dim[f] != 1:
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_FLEX, f)
+            chain = rod_chain(m, f) if m.flex_dim[f] == 1 and name else None
+            if chain is None:
                 continue
-            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_FLEX, f) or ""
-            nedge = int(m.flex_edgenum[f])
-            for e in range(nedge):
-                hinge = f"{name}_twist_{e}" if e < nedge - 1 else f"{name}_twist"
-                j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, hinge) if name else -1
+            edges, vert_edge = chain
+            hinges = {}
+            for k, e in enumerate(edges):
+                last = k == len(edges) - 1
+                j = mujoco.mj_name2id(
+                    m, mujoco.mjtObj.mjOBJ_JOINT, f"{name}_twist" if last else f"{name}_twist_{k}"
+                )
                 if j >= 0:
+                    hinges[e] = j
+            if hinges and all(twist_hinge(j) for j in hinges.values()):
+                for e, j in hinges.items():
                     self.twist_tree[(f, e)] = int(body_tree[jnt_body[j]])
-        self.twisted = {f for f, _ in self.twist_tree}
+                for v, e in vert_edge.items():
+                    self.vert_edge[(f, v)] = e
         # Flexes whose stiffness couples their trees without rows (mj_island's rule, as native
         # 4.0.0 shows it: tools/probe_native_rules.py): deformable, and a rod with bending (its
         # vertex trees and its twist hinges' trees), or of dim >= 2 with bending or an elastic
@@ -157,7 +181,6 @@ class ModelInfo:
         self.flex_elemdataadr = np.asarray(m.flex_elemdataadr, dtype=np.int64).reshape(nflex)
         self.flex_elem = np.asarray(m.flex_elem, dtype=np.int64).reshape(-1)
         self.flex_edgeadr = np.asarray(m.flex_edgeadr, dtype=np.int64).reshape(nflex)
-        self.flex_edgenum = np.asarray(m.flex_edgenum, dtype=np.int64).reshape(nflex)
         self.flex_edge = np.asarray(m.flex_edge, dtype=np.int64).reshape(-1, 2)
         self.flex_elemedgeadr = np.asarray(m.flex_elemedgeadr, dtype=np.int64).reshape(nflex)
         self.flex_elemedge = np.asarray(m.flex_elemedge, dtype=np.int64).reshape(-1)
@@ -187,14 +210,48 @@ class ModelInfo:
                 if n == 2:
                     edge = int(self.flex_elemedge[self.flex_elemedgeadr[f] + int(c.elem[k])])
                     named.add(self.twist_tree.get((f, edge), -1))
-            elif f in self.twisted:
-                edge = min(int(c.vert[k]), int(self.flex_edgenum[f]) - 1)
+            elif (f, int(c.vert[k])) in self.vert_edge:
+                edge = self.vert_edge[(f, int(c.vert[k]))]
                 verts = self.flex_edge[self.flex_edgeadr[f] + edge] + self.flex_vertadr[f]
                 named.update(self.vert_tree[verts].tolist())
                 named.add(self.twist_tree.get((f, edge), -1))
             else:
                 named.add(int(self.vert_tree[self.flex_vertadr[f] + int(c.vert[k])]))
         return named - {-1}, nodes - {-1}
+
+
+def rod_chain(m, f):
+    """A 1-D flex's edges in chain order, and per local vertex the chain edge leaving it (the
+    last vertex: the last edge); None unless its elements form one open chain of two edges or
+    more. The chain starts at the first element's first vertex if that ends the chain, else at
+    the end of smaller index (native 4.0.0's order, over relabelled and reordered raw rods)."""
+    nelem = int(m.flex_elemnum[f])
+    if nelem < 2:
+        return None
+    adr = int(m.flex_elemdataadr[f])
+    elems = np.asarray(m.flex_elem[adr : adr + 2 * nelem], dtype=np.int64).reshape(nelem, 2)
+    eadr = int(m.flex_elemedgeadr[f])
+    elem_edge = np.asarray(m.flex_elemedge[eadr : eadr + nelem], dtype=np.int64)
+    degree = np.bincount(elems.reshape(-1), minlength=int(m.flex_vertnum[f]))
+    ends = np.flatnonzero(degree == 1)
+    if len(ends) != 2 or degree.max() > 2:
+        return None
+    v = int(elems[0, 0]) if degree[elems[0, 0]] == 1 else int(ends[0])
+    touching = {}
+    for i, (a, b) in enumerate(elems.tolist()):
+        touching.setdefault(a, []).append((b, i))
+        touching.setdefault(b, []).append((a, i))
+    edges, vert_edge, used = [], {}, set()
+    while step := next(((w, i) for w, i in touching[v] if i not in used), None):
+        w, i = step
+        used.add(i)
+        edges.append(int(elem_edge[i]))
+        vert_edge[v] = edges[-1]
+        v = w
+    if len(edges) != nelem:
+        return None
+    vert_edge[v] = edges[-1]
+    return edges, vert_edge
 
 
 def jacobian_pairs(info, d, nefc):
