@@ -192,8 +192,8 @@ class ModelInfo:
         of its interpolated sides (the ones its row may also reach), both without static trees.
 
         On a rod with twist hinges a contact acts on an edge: an element's, or at vertex v the
-        edge from it (the last edge at the last vertex), pinned or not; the edge's two vertex
-        trees and its hinge's tree."""
+        chain edge leaving it (the last edge at the last vertex), pinned or not; the edge's two
+        vertex trees and its hinge's tree."""
         c = d.contact[con]
         named, nodes = set(), set()
         for k in range(2):
