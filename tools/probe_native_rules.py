@@ -16,7 +16,8 @@ Prints eight facts (each asserted):
 7. a shell given a Young's modulus but neither stretch nor bending (`elastic2d` left at "none")
    has a stiffness block, all zeros, and no coupling: its two free vertex trees form no island;
 8. an elastic rod (a 1-D flex with a Young's modulus) couples without rows its vertex trees and
-   the trees of its edges' twist hinges (`<flex>_twist_<e>`, the last `<flex>_twist`).
+   the trees of its edges' twist hinges (`<flex>_twist_<k>` for the k-th edge along its chain,
+   the last `<flex>_twist`).
 """
 
 import os
@@ -103,7 +104,7 @@ def main():
     print(f"4. probe: flex 'one' tree {one} -> island {int(ti[one[0]])}; tree_island {ti.tolist()}")
     none = trees["none"]
     f = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_FLEX, "none")
-    block = m.flex_stiffness[m.flex_stiffnessadr[f]:]
+    block = m.flex_stiffness[m.flex_stiffnessadr[f]:][:21 * m.flex_elemnum[f]]
     assert m.flex_stiffnessadr[f] >= 0 and m.flex_bendingadr[f] < 0 and not block.any()
     assert len(none) == 2 and all(ti[t] == -1 for t in none)
     fact7 = (f"7. probe: flex 'none' (stiffness block all zeros) trees {none} -> islands "

@@ -122,7 +122,8 @@ def parse_events(args, m):
             raise SystemExit(f"record_trace: --{kind} {spec!r}: a negative step")
         if kind in limits and not 0 <= a < limits[kind][1]:
             what, n = limits[kind]
-            raise SystemExit(f"record_trace: --{kind} {spec!r}: id {a}, the model has {n} {what}")
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: id {a} is not one of the "
+                             f"model's {n} {what}")
         if kind == "eq" and v not in (0, 1):
             raise SystemExit(f"record_trace: --eq {spec!r}: the value must be 0 or 1")
         events.setdefault(s, []).append((kind, a, v, worlds))
@@ -331,7 +332,10 @@ def record(args, time_native=0):
     """Runs the recording; returns (arrays, summary). With time_native > 0, also times native
     mj_island (that many calls per recorded world-step) and reports it in the summary."""
     name, xml = resolve_scene(args.scene)
-    m = mujoco.MjModel.from_xml_path(xml)
+    try:
+        m = mujoco.MjModel.from_xml_path(xml)
+    except ValueError as e:
+        raise SystemExit(f"record_trace: {xml}: MuJoCo did not compile it: {e}") from None
     if args.jacobian != "model":
         m.opt.jacobian = {"dense": mujoco.mjtJacobian.mjJAC_DENSE,
                           "sparse": mujoco.mjtJacobian.mjJAC_SPARSE}[args.jacobian]
@@ -375,17 +379,20 @@ def record(args, time_native=0):
                 continue
             d = w.d
             in_step = native_islands(info, d)
-            # Recompute from exactly the recorded rows and tree_awake.
-            mujoco.mj_island(m, d)
-            native = native_islands(info, d)
-            step_mismatch += not same_islands(in_step, native)
-            rows = extract_rows(info, d)
-            edges = rowless_edges(info, d)
-            writer.add(rows, edges, d, native)
             try:
+                # Recompute from exactly the recorded rows and tree_awake.
+                mujoco.mj_island(m, d)
+                native = native_islands(info, d)
+                step_mismatch += not same_islands(in_step, native)
+                rows = extract_rows(info, d)
+                edges = rowless_edges(info, d)
+                writer.add(rows, edges, d, native)
                 check_partition(info, rows, edges, native)
             except TraceError as e:
                 raise TraceError(f"step {step}, world {w.index}: {e}") from None
+            except mujoco.FatalError as e:
+                raise SystemExit(f"record_trace: step {step}, world {w.index}: native MuJoCo "
+                                 f"stopped: {e}") from None
             if time_native:
                 calls = []
                 for _ in range(time_native):

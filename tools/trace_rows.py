@@ -14,7 +14,8 @@ The support of a row is derived the way native MuJoCo 4.0.0's mj_island derives 
   other vertices are pinned may leave the dense row all zero). Native 4.0.0 with a dense
   Jacobian puts such a row in the island of those trees, as with a sparse one (a box lying on
   sheet elements' vertices: 15 islands by the rows' values where native found 7). An
-  interpolated flex side names its node trees of nonzero weight, which the row's values give;
+  interpolated flex side names its node trees of nonzero weight, which the row's values give; on
+  an elastic rod with twist hinges a contact names its edge's two vertex trees and its hinge's;
 * consecutive rows with the same (type, id) are one constraint and share the trees of its first
   row, except flex equalities (mjEQ_FLEX, mjEQ_FLEXVERT, mjEQ_FLEXSTRAIN), scanned row by row.
 
@@ -127,7 +128,8 @@ class ModelInfo:
         self.twist_tree, self.vert_edge = {}, {}
         for f in range(nflex):
             name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_FLEX, f)
-            chain = rod_chain(m, f) if m.flex_dim[f] == 1 and name else None
+            elastic_rod = m.flex_dim[f] == 1 and m.flex_bendingadr[f] >= 0
+            chain = rod_chain(m, f) if elastic_rod and name else None
             if chain is None:
                 continue
             edges, vert_edge = chain
@@ -489,7 +491,8 @@ def check_partition(info, rows, edges, native):
 
 
 def rowless_edges(info, d):
-    """Rowless hyperedges: awake vertex trees of each stiffness-coupled flex.
+    """Rowless hyperedges: awake vertex (or node) trees of each stiffness-coupled flex, and an
+    elastic rod's awake twist-hinge trees with them.
 
     Native mj_island stars each flex's awake trees around the first one, so a flex with fewer
     than two awake trees adds no coupling at all (not even a one-tree island): only flexes with
