@@ -363,6 +363,10 @@ def record(args, time_native=0):
     step_mismatch = 0
     native_ns = []
     last = recorded[-1]
+    late = sorted(s for s in events if s > last)
+    if late:
+        raise SystemExit(f"record_trace: events at step {late[0]} and later would never fire: the "
+                         f"last recorded step is {last}")
     for step in range(last + 1):
         for w in worlds:
             for ev in events.get(step, ()):
