@@ -499,8 +499,12 @@ impl Workspace {
             }
         }
         // From pageable memory such a copy may return once staged, before it lands, and the
-        // solvers' streams do not wait for the default stream: the context waits for it here.
-        ctx.synchronize().map_err(cuda("cuCtxSynchronize"))?;
+        // solvers' streams (non-blocking) do not wait for the default stream: it is waited for
+        // here. Not the whole context: that would also wait for, and so invalidate, a graph that
+        // another solver's thread is capturing (seen on the H200 with the tests in parallel).
+        // SAFETY: the legacy default stream (null) always exists.
+        unsafe { result::stream::synchronize(std::ptr::null_mut()) }
+            .map_err(cuda("cuStreamSynchronize"))?;
         Ok(ws)
     }
 
