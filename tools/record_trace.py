@@ -219,6 +219,8 @@ class Writer:
             "tree_awake", "eq_active", "nisland", "nidof", *ISLAND_FIELDS, *TREE_FIELDS,
             *DOF_FIELDS, *ROW_FIELDS)}
         self.slot_nrow, self.slot_nedge = [], []
+        # Recorded world-steps whose islands in the step differ from a recomputation.
+        self.step_mismatch = 0
 
     def add(self, rows, edges, d, native):
         c = self.cols
@@ -328,6 +330,37 @@ class Writer:
         return out
 
 
+def step_world(m, info, w, step, events, recorded, writer, time_native):
+    """Steps world `w` once with the step's events; at a recorded step, writes its rows, rowless
+    hyperedges and native outputs and checks them. Returns the native timings it took."""
+    for ev in events.get(step, ()):
+        w.apply(m, ev)
+    w.controls(m, step)
+    mujoco.mj_step(m, w.d)
+    if any(ev[0] == "wake" for ev in events.get(step, ())):
+        w.d.xfrc_applied[:] = 0
+    if not recorded:
+        return []
+    d = w.d
+    in_step = native_islands(info, d)
+    # Recompute from exactly the recorded rows and tree_awake.
+    mujoco.mj_island(m, d)
+    native = native_islands(info, d)
+    writer.step_mismatch += not same_islands(in_step, native)
+    rows = extract_rows(info, d)
+    edges = rowless_edges(info, d)
+    writer.add(rows, edges, d, native)
+    check_partition(info, rows, edges, native)
+    if not time_native:
+        return []
+    calls = []
+    for _ in range(time_native):
+        t0 = time.perf_counter_ns()
+        mujoco.mj_island(m, d)
+        calls.append(time.perf_counter_ns() - t0)
+    return [float(np.median(calls))]
+
+
 def record(args, time_native=0):
     """Runs the recording; returns (arrays, summary). With time_native > 0, also times native
     mj_island (that many calls per recorded world-step) and reports it in the summary."""
@@ -360,7 +393,6 @@ def record(args, time_native=0):
     recorded = [s for s in range(args.start, args.start + args.steps * args.every, args.every)]
     record_set = set(recorded)
     writer = Writer(info, m)
-    step_mismatch = 0
     native_ns = []
     last = recorded[-1]
     late = sorted(s for s in events if s > last)
@@ -369,41 +401,14 @@ def record(args, time_native=0):
                          f"last recorded step is {last}")
     for step in range(last + 1):
         for w in worlds:
-            for ev in events.get(step, ()):
-                w.apply(m, ev)
-            w.controls(m, step)
             try:
-                mujoco.mj_step(m, w.d)
-            except mujoco.FatalError as e:
-                raise SystemExit(f"record_trace: step {step}, world {w.index}: native MuJoCo "
-                                 f"stopped: {e}") from None
-            if any(ev[0] == "wake" for ev in events.get(step, ())):
-                w.d.xfrc_applied[:] = 0
-            if step not in record_set:
-                continue
-            d = w.d
-            in_step = native_islands(info, d)
-            try:
-                # Recompute from exactly the recorded rows and tree_awake.
-                mujoco.mj_island(m, d)
-                native = native_islands(info, d)
-                step_mismatch += not same_islands(in_step, native)
-                rows = extract_rows(info, d)
-                edges = rowless_edges(info, d)
-                writer.add(rows, edges, d, native)
-                check_partition(info, rows, edges, native)
+                native_ns += step_world(m, info, w, step, events, step in record_set, writer,
+                                        time_native)
             except TraceError as e:
                 raise TraceError(f"step {step}, world {w.index}: {e}") from None
             except mujoco.FatalError as e:
                 raise SystemExit(f"record_trace: step {step}, world {w.index}: native MuJoCo "
                                  f"stopped: {e}") from None
-            if time_native:
-                calls = []
-                for _ in range(time_native):
-                    t0 = time.perf_counter_ns()
-                    mujoco.mj_island(m, d)
-                    calls.append(time.perf_counter_ns() - t0)
-                native_ns.append(float(np.median(calls)))
     nrows = np.asarray(writer.slot_nrow, dtype=np.int64).reshape(len(recorded), args.worlds)
     meta = dict(
         scene=name,
@@ -416,7 +421,7 @@ def record(args, time_native=0):
         step_index=recorded,
         jacobian="sparse" if info.sparse else "dense",
         sleep=bool(m.opt.enableflags & int(mujoco.mjtEnableBit.mjENBL_SLEEP)),
-        in_step_vs_recomputed_mismatches=int(step_mismatch),
+        in_step_vs_recomputed_mismatches=int(writer.step_mismatch),
     )
     arrays = writer.arrays(len(recorded), args.worlds, meta)
     summary = dict(
@@ -425,7 +430,7 @@ def record(args, time_native=0):
         rows_max=int(nrows.max()),
         nisland_mean=float(arrays["nisland"].mean()),
         edges=int(arrays["edge_id"].size),
-        in_step_mismatch=int(step_mismatch),
+        in_step_mismatch=int(writer.step_mismatch),
         native_ns_per_world_step=float(np.median(native_ns)) if native_ns else None,
         native_ns_per_step_mean=float(np.sum(native_ns) / len(recorded)) if native_ns else None,
     )
