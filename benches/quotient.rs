@@ -275,7 +275,7 @@ fn gpu(c: &mut Criterion) {
                     b.row(one.row_type[r], one.row_id[r], one.row_support_of(r));
                 }
                 for e in one.edges_of(src) {
-                    b.rowless(one.edge_id[e], one.edge_support_of(e));
+                    b.rowless_of(one.edge_kind[e], one.edge_id[e], one.edge_support_of(e));
                 }
                 b.end_world();
             }

@@ -63,6 +63,8 @@ struct Args {
     int use_smem;                  // 1: per-world scratch in dynamic shared memory
     int dof_blocks;                // 1: trees own consecutive dof blocks in tree order
     int mirror_rows;
+    int rowless_islands;           // 1: a world without rows still has islands (the model's
+                                   // islands_without_rows)
 };
 
 // World w's row mirror (see Args), or null.
@@ -98,6 +100,13 @@ __device__ __forceinline__ int world_nrow(const Args& a, int w) {
 // Hyperedges of world w: its rows, then its rowless hyperedges.
 __device__ __forceinline__ int world_nhyper(const Args& a, int w) {
     return world_nrow(a, w) + (int)(LDG(a.world_edgeadr + w + 1) - LDG(a.world_edgeadr + w));
+}
+
+// Whether world w (of nrow rows) can have islands: it has rows, or the model finds islands
+// without them (src/rows.rs: Input::discovers; native mj_island returns before discovery
+// otherwise).
+__device__ __forceinline__ bool world_discovers(const Args& a, int nrow) {
+    return nrow > 0 || a.rowless_islands != 0;
 }
 
 // Unified index (into supadr) of the k-th hyperedge of world w, which has nr rows.
@@ -403,9 +412,10 @@ __device__ void block_scatter(int n, int nisland, Key key, int* cursor, int rest
 
 // After ranking, `lab` holds for a root -2 - (its island), for any other touched tree its root,
 // and -1 for an untouched tree: the island of tree t is two shared loads away, so the labels
-// need no rewrite pass (and no barrier for it). MuJoCo makes no islands without rows.
-__device__ __forceinline__ int island_of(const int* lab, int t, int nrow) {
-    if (nrow == 0 || t < 0) return -1;
+// need no rewrite pass (and no barrier for it). `found` is world_discovers: MuJoCo makes no
+// islands without rows unless the model says so.
+__device__ __forceinline__ int island_of(const int* lab, int t, bool found) {
+    if (!found || t < 0) return -1;
     const int l = lab[t];
     if (l == -1) return -1;
     if (l <= -2) return -2 - l;
@@ -580,6 +590,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     const size_t T = (size_t)w * ntree, D = (size_t)w * nv;
     const unsigned r0 = LDG(a.world_rowadr + w);
     const int nrow = world_nrow(a, w);
+    const bool found = world_discovers(a, nrow);
     const int tid = g.rank(), bd = g.size();
     int ph = 0;
     int* cnt_t = cnt;
@@ -594,7 +605,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     int nisland = 0;
     for (int base = 0; base < ntree; base += bd) {
         const int t = base + tid;
-        const int root = (t < ntree && nrow > 0 && lab[t] == t) ? 1 : 0;
+        const int root = (t < ntree && found && lab[t] == t) ? 1 : 0;
         if (t < ntree) {
             cnt_t[t] = 0;
             cnt_d[t] = 0;
@@ -612,7 +623,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     // 2. Islands of trees, dofs and rows, and the members of each island.
     for (int base = 0; base < ntree; base += bd) {
         const int t = base + tid;
-        const int isl = t < ntree ? island_of(lab, t, nrow) : -2;
+        const int isl = t < ntree ? island_of(lab, t, found) : -2;
         if (t < ntree) a.tree_island[T + t] = isl;
         bool lead;
         const unsigned g = key_group(isl, &lead);
@@ -620,7 +631,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     }
     for (int base = 0; base < nv; base += bd) {
         const int d = base + tid;
-        const int isl = d < nv ? island_of(lab, LDG(a.dof_treeid + d), nrow) : -2;
+        const int isl = d < nv ? island_of(lab, LDG(a.dof_treeid + d), found) : -2;
         if (d < nv) a.dof_island[D + d] = isl;
         bool lead;
         const unsigned g = key_group(isl, &lead);
@@ -630,7 +641,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
         }
     }
     int* mirror = MIRROR && nrow <= a.mirror_rows ? row_mirror_of(a, w) : nullptr;
-    row_islands(g, a, r0, nrow, [&](int t) { return island_of(lab, t, nrow); }, cnt_e, cnt_ne,
+    row_islands(g, a, r0, nrow, [&](int t) { return island_of(lab, t, found); }, cnt_e, cnt_ne,
                 cnt_nf, mirror);
     g.sync();
     // 3. Per-island outputs, start addresses by group scans, -1 padding past nisland; the
@@ -677,7 +688,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     //    label, root label: four dependent loads behind branches) kept the batch from
     //    overlapping its loads; that was the regression after H200 run 2 (run 5 measured both).
     int* itree = cnt_ne;
-    auto tree_key = [&](int t) { return island_of(lab, t, nrow); };
+    auto tree_key = [&](int t) { return island_of(lab, t, found); };
     auto tree_write = [&](int t, int slot) {
         a.map_itree2tree[T + slot] = t;
         itree[slot] = t;

@@ -834,8 +834,8 @@ __device__ bool q_node_maps(const Args& a, const QArgs& q, int w, unsigned slot,
         const int old = reinterpret_cast<const signed char*>(cached + 1)[n];
         const int old_nisland = a.nisland[w];
         // The node's root (lab[x] <= x along a chain: min-root unions), its island by rank.
-        // MuJoCo makes no islands without rows: then every node is untouched.
-        int root = in && nr > 0 ? lab[n] : -1;
+        // MuJoCo makes no islands without rows (world_discovers): then every node is untouched.
+        int root = in && world_discovers(a, nr) ? lab[n] : -1;
         if (root >= 0)
             while (lab[root] != root) root = lab[root];
         const unsigned roots = __ballot_sync(FULL_MASK, in && root == n);
@@ -974,8 +974,8 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
     const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
     // The tree-level maps below leave no node-level key.
     if (tid == 0) q.c_node[(size_t)w * Q_CACHE_NODE] = 0;
-    // Partial reuse is tried when the cached step had rows and so has this one.
-    const bool check = nr > 0 && cached_rows > 0;
+    // Partial reuse is tried when the cached step could have islands and so can this one.
+    const bool check = world_discovers(a, nr) && world_discovers(a, cached_rows);
     const size_t T = (size_t)w * ntree;
     int* isl = cnt;
     int diff = 0, roots = 0;

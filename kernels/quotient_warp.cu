@@ -380,10 +380,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         const unsigned gone = __ballot_sync(FULL_MASK, in && c == 0 && want > 0);
         if (lane == 0 && gone != hint) q.asleep[w] = gone;
     }
-    // Components, roots and islands (MuJoCo makes no islands without rows).
+    // Components, roots and islands (MuJoCo makes no islands without rows: world_discovers).
     const unsigned reach = q_closure(in ? adj | 1u << n : 0u, nnode);
     const bool active =
-        nr > 0 && ((MASK && masked) ? (touched >> n & 1u) != 0
+        world_discovers(a, nr) && ((MASK && masked) ? (touched >> n & 1u) != 0
                                     : ((rows && !(MASK && (asleep >> n & 1u))) ||
                                        (touched >> n & 1u)));
     const int root = active ? __ffs(reach) - 1 : -1;

@@ -36,11 +36,12 @@ pub fn rank_min_roots(labels: &mut [i32]) -> i32 {
 
 /// Applies MuJoCo's rule for a world without rows, then ranks: returns `nisland`.
 ///
-/// Native `mj_island` returns before discovery when a world has no efc rows, so rowless
-/// hyperedges alone never make islands. Every mode calls this (or its device twin), so the rule
-/// lives in one place.
-pub fn canonicalize(labels: &mut [i32], nrow: usize) -> i32 {
-    if nrow == 0 {
+/// Native `mj_island` returns before discovery when a world has no efc rows, so there rowless
+/// hyperedges alone make no islands, unless the model finds islands without rows
+/// ([`crate::Model::islands_without_rows`]). `discovers` is [`crate::Input::discovers`] of the
+/// world. Every mode calls this (or its device twin), so the rule lives in one place.
+pub fn canonicalize(labels: &mut [i32], discovers: bool) -> i32 {
+    if !discovers {
         labels.fill(-1);
         return 0;
     }

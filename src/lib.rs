@@ -38,4 +38,4 @@ pub use engine::{Engine, Mode, Options};
 pub use error::{Error, Result};
 pub use islands::{Islands, Mismatch};
 pub use model::Model;
-pub use rows::{Batch, BatchBuilder, Capacity, Input, RowType};
+pub use rows::{Batch, BatchBuilder, Capacity, EdgeKind, Input, RowType};

@@ -20,6 +20,8 @@ pub struct Model {
     dof_treeid: Vec<i32>,
     /// Tree ids ascend with their dofs (always so in MuJoCo): derived from the arrays above.
     trees_in_dof_order: bool,
+    /// Native finds islands in a world without rows (see [`Model::islands_without_rows`]).
+    islands_without_rows: bool,
 }
 
 impl Model {
@@ -47,6 +49,7 @@ impl Model {
             tree_dofnum: tree_dofnum.to_vec(),
             dof_treeid,
             trees_in_dof_order: true,
+            islands_without_rows: false,
         })
     }
 
@@ -102,7 +105,35 @@ impl Model {
             tree_dofnum,
             dof_treeid,
             trees_in_dof_order,
+            islands_without_rows: false,
         })
+    }
+
+    /// This model, finding islands in worlds without rows or not (the default: not).
+    ///
+    /// Native MuJoCo 4.0.0's `mj_island` returns before discovery in a world without constraint
+    /// rows, except with sleep enabled under the discrete integrator where a flex couples trees
+    /// in its metric: then the rowless hyperedges alone make islands. The trace format records
+    /// which (`islands_without_rows`); a model that sets it must be given every rowless coupling.
+    ///
+    /// ```
+    /// use archipelago::{Batch, Input, Model, oracle};
+    /// let mut b = Batch::builder();
+    /// b.rowless(0, &[0, 1]).end_world(); // a world without rows, two trees coupled
+    /// let batch = b.finish();
+    /// let plain = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    /// let sleepy = plain.clone().with_islands_without_rows(true);
+    /// let islands = |m: &Model| oracle::solve(&Input::new(m, &batch).unwrap()).nisland[0];
+    /// assert_eq!((islands(&plain), islands(&sleepy)), (0, 1));
+    /// ```
+    pub fn with_islands_without_rows(mut self, on: bool) -> Model {
+        self.islands_without_rows = on;
+        self
+    }
+
+    /// Whether a world without rows can have islands ([`Model::with_islands_without_rows`]).
+    pub fn islands_without_rows(&self) -> bool {
+        self.islands_without_rows
     }
 
     /// Number of kinematic trees.

@@ -36,8 +36,8 @@ fn discover(input: &Input<'_>, w: usize) -> Vec<i32> {
     let batch = input.batch();
     let ntree = input.model().ntree();
     let mut island = vec![-1i32; ntree];
-    if batch.rows_of(w).is_empty() {
-        // MuJoCo returns before discovery when there are no rows.
+    if !input.discovers(w) {
+        // MuJoCo returns before discovery when there are no rows (unless the model says).
         return island;
     }
     // Every row makes its trees an island; a rowless hyperedge (a flex's awake trees) only

@@ -1,9 +1,11 @@
 //! One step's constraint rows for a batch of worlds, in CSR form, and their validation.
 //!
 //! Per world a range of rows (`world_rowadr`); per row its type, id and support (the trees with a
-//! structural nonzero in its Jacobian, `row_supadr`/`row_support`). Rowless hyperedges (the trees
-//! of a deformable flex with active stiffness) have their own CSR (`world_edgeadr`,
-//! `edge_supadr`, `edge_support`): they couple trees but own no row.
+//! structural nonzero in its Jacobian, `row_supadr`/`row_support`). Rowless hyperedges (trees that
+//! native MuJoCo couples without a row: a deformable flex with active stiffness, and under the
+//! discrete integrator a tendon's or an actuator's stiffness and damping and a passive flex
+//! contact, [`EdgeKind`]) have their own CSR (`world_edgeadr`, `edge_supadr`, `edge_support`):
+//! they couple trees but own no row.
 
 use crate::error::{Error, Result};
 use crate::model::Model;
@@ -66,6 +68,43 @@ impl RowType {
     }
 }
 
+/// What couples the trees of a rowless hyperedge (the codes are the trace format's `edge_kind`).
+///
+/// Which kinds native MuJoCo 4.0.0 has is its rule, not archipelago's: every kind couples the
+/// same way (its trees join one island), and the quotient classifies them alike
+/// ([`crate::quotient::Policy::flex_static`]). The kind names the source an edit reports
+/// ([`invalidation::Edit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[repr(u8)]
+pub enum EdgeKind {
+    /// A deformable flex's stiffness (id: the flex).
+    #[default]
+    Flex = 0,
+    /// A tendon's stiffness or damping in the discrete integrator's metric (id: the tendon).
+    Tendon = 1,
+    /// An actuator's gain, bias, damping or armature in that metric (id: the actuator).
+    Actuator = 2,
+    /// A passive flex contact: a contact without rows (id: its index among the step's contacts).
+    PassiveContact = 3,
+}
+
+impl EdgeKind {
+    /// Every kind, in code order.
+    pub const ALL: [EdgeKind; 4] = [
+        EdgeKind::Flex,
+        EdgeKind::Tendon,
+        EdgeKind::Actuator,
+        EdgeKind::PassiveContact,
+    ];
+
+    /// The kind with code `code`, if there is one.
+    pub fn from_code(code: i32) -> Option<EdgeKind> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| Self::ALL.get(c).copied())
+    }
+}
+
 /// One step's rows and rowless hyperedges for `nworld` worlds, in CSR form.
 ///
 /// Row indices are global (across worlds); `world_rowadr[w] .. world_rowadr[w + 1]` are world
@@ -97,7 +136,10 @@ pub struct Batch {
     pub row_support: Vec<i32>,
     /// `nworld + 1` offsets into the rowless hyperedges.
     pub world_edgeadr: Vec<u32>,
-    /// Source of each rowless hyperedge (MuJoCo's flex id).
+    /// What couples each rowless hyperedge.
+    pub edge_kind: Vec<EdgeKind>,
+    /// Source of each rowless hyperedge, by its kind: a flex, tendon or actuator id, or a
+    /// contact's index.
     pub edge_id: Vec<i32>,
     /// `nedge + 1` offsets into `edge_support`.
     pub edge_supadr: Vec<u32>,
@@ -139,6 +181,7 @@ impl Batch {
         self.row_type.clear();
         self.row_id.clear();
         self.row_support.clear();
+        self.edge_kind.clear();
         self.edge_id.clear();
         self.edge_support.clear();
         BatchBuilder { batch: self }
@@ -191,8 +234,8 @@ impl Batch {
     /// ones with at least two distinct trees.
     ///
     /// A row makes an island even of a single tree, but a rowless hyperedge only couples: native
-    /// MuJoCo 4.0.0 joins a flex's awake trees to its first one, so a flex with one awake tree
-    /// (or none) adds nothing and leaves its tree outside every island. Skipping those here
+    /// MuJoCo 4.0.0 joins a coupling's awake trees to its first one, so one with a single awake
+    /// tree (or none) adds nothing and leaves its tree outside every island. Skipping those here
     /// gives every mode that rule.
     pub fn hyperedges_of(&self, w: usize) -> impl Iterator<Item = &[i32]> + '_ {
         self.row_supports_of(w).chain(self.coupling_edges_of(w))
@@ -262,15 +305,16 @@ impl Batch {
             self.edge_support.len(),
             false,
         )?;
-        if self.edge_id.len() != self.nedge() {
-            return Err(Error::Offsets {
-                array: "edge_id",
-                detail: format!(
-                    "{} ids for {} rowless hyperedges",
-                    self.edge_id.len(),
-                    self.nedge()
-                ),
-            });
+        for (array, len) in [
+            ("edge_kind", self.edge_kind.len()),
+            ("edge_id", self.edge_id.len()),
+        ] {
+            if len != self.nedge() {
+                return Err(Error::Offsets {
+                    array,
+                    detail: format!("{len} entries for {} rowless hyperedges", self.nedge()),
+                });
+            }
         }
         let ntree = model.ntree();
         // The common case in flat passes (no empty row support, every tree id in range); only
@@ -403,9 +447,23 @@ impl BatchBuilder {
         self
     }
 
-    /// Appends a rowless hyperedge from source `id` (a flex id) to the current world.
+    /// Appends a rowless hyperedge from flex `id` to the current world.
     pub fn rowless(&mut self, id: i32, support: &[i32]) -> &mut Self {
+        self.rowless_of(EdgeKind::Flex, id, support)
+    }
+
+    /// Appends a rowless hyperedge of any kind to the current world.
+    ///
+    /// ```
+    /// use archipelago::{Batch, EdgeKind};
+    /// let mut b = Batch::builder();
+    /// b.rowless_of(EdgeKind::Tendon, 2, &[0, 1]).end_world();
+    /// let batch = b.finish();
+    /// assert_eq!((batch.edge_kind[0], batch.edge_id[0]), (EdgeKind::Tendon, 2));
+    /// ```
+    pub fn rowless_of(&mut self, kind: EdgeKind, id: i32, support: &[i32]) -> &mut Self {
         let b = &mut self.batch;
+        b.edge_kind.push(kind);
         b.edge_id.push(id);
         b.edge_support.extend_from_slice(support);
         b.edge_supadr.push(b.edge_support.len() as u32);
@@ -430,7 +488,7 @@ impl BatchBuilder {
             self.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
         }
         for e in src.edges_of(w) {
-            self.rowless(src.edge_id[e], src.edge_support_of(e));
+            self.rowless_of(src.edge_kind[e], src.edge_id[e], src.edge_support_of(e));
         }
         self.end_world()
     }
@@ -461,6 +519,7 @@ impl BatchBuilder {
         b.row_supadr.truncate(nrow + 1);
         b.row_support
             .truncate(*b.row_supadr.last().unwrap_or(&0) as usize);
+        b.edge_kind.truncate(nedge);
         b.edge_id.truncate(nedge);
         b.edge_supadr.truncate(nedge + 1);
         b.edge_support
@@ -659,6 +718,14 @@ impl<'a> Input<'a> {
     /// The rows.
     pub fn batch(&self) -> &'a Batch {
         self.batch
+    }
+
+    /// Whether world `w` can have islands: it has rows, or the model finds islands without
+    /// them ([`Model::islands_without_rows`]). Native `mj_island` returns before discovery
+    /// otherwise, and every mode applies the rule through this.
+    #[inline]
+    pub fn discovers(&self, w: usize) -> bool {
+        self.model.islands_without_rows() || !self.batch.rows_of(w).is_empty()
     }
 }
 

@@ -15,7 +15,7 @@
 //! ```
 
 use crate::model::Model;
-use crate::rows::{Batch, BatchBuilder, RowType};
+use crate::rows::{Batch, BatchBuilder, EdgeKind, RowType};
 
 /// A small, fast, seedable generator (splitmix64): reproducible across platforms and releases,
 /// which is all the generators need.
@@ -158,6 +158,8 @@ pub struct Spec {
     /// Lay noise over the rows: duplicated rows, reversed supports, repeated trees inside a
     /// support, shuffled row order.
     pub noise: bool,
+    /// The model finds islands in worlds without rows ([`Model::islands_without_rows`]).
+    pub islands_without_rows: bool,
 }
 
 impl Default for Spec {
@@ -173,6 +175,7 @@ impl Default for Spec {
             rowless: 1,
             vary_rows: true,
             noise: true,
+            islands_without_rows: false,
         }
     }
 }
@@ -192,6 +195,7 @@ impl Spec {
             rowless: 1,
             vary_rows: true,
             noise: true,
+            islands_without_rows: false,
         }
     }
 }
@@ -222,7 +226,9 @@ pub fn model(spec: &Spec, rng: &mut Rng) -> Model {
             }
         })
         .collect();
-    Model::from_dofnum(&dofnum).expect("every generated tree owns at least one dof")
+    Model::from_dofnum(&dofnum)
+        .expect("every generated tree owns at least one dof")
+        .with_islands_without_rows(spec.islands_without_rows)
 }
 
 /// The (model, batch) pair of `spec` and `seed`: the same arguments always give the same pair.
@@ -259,8 +265,11 @@ pub const CONFORMANCE_CASES: usize = 20_500;
 pub fn corpus(seed: u64) -> impl Iterator<Item = Case> {
     let mut rng = Rng::new(seed ^ 0x0a7c_41be_1a90_0000);
     std::iter::from_fn(move || {
-        let spec = corpus_spec(&mut rng);
+        let mut spec = corpus_spec(&mut rng);
         let seed = rng.next_u64();
+        // One case in eight finds islands without rows; taken from the seed, so that every
+        // other draw (and so every case of a corpus from before the flag) stays as it was.
+        spec.islands_without_rows = seed.is_multiple_of(8);
         let (model, batch) = batch(&spec, seed);
         Some(Case {
             spec,
@@ -307,6 +316,7 @@ fn corpus_spec(rng: &mut Rng) -> Spec {
         rowless: rng.pick(&[0, 0, 1, 3]),
         vary_rows: rng.chance(0.5),
         noise: rng.chance(0.6),
+        islands_without_rows: false,
     }
 }
 
@@ -373,7 +383,9 @@ fn world(spec: &Spec, rng: &mut Rng, b: &mut BatchBuilder) {
         let support: Vec<i32> = (0..width)
             .map(|k| active[(start + k) % active.len()])
             .collect();
-        b.rowless(rng.below(4) as i32, &support);
+        // Every kind couples alike; the kind follows the id so that the draws stay as they were.
+        let id = rng.below(4);
+        b.rowless_of(EdgeKind::ALL[id], id as i32, &support);
     }
     b.end_world();
 }

@@ -52,7 +52,11 @@ fn shuffled(batch: &Batch, rng: &mut Rng) -> (Batch, RowKeys) {
             }
         }
         for e in batch.edges_of(w) {
-            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
+            b.rowless_of(
+                batch.edge_kind[e],
+                batch.edge_id[e],
+                batch.edge_support_of(e),
+            );
         }
         b.end_world();
     }

@@ -353,7 +353,7 @@ fn generated_shapes_under_random_invalidation() {
                         .copied()
                         .filter(|&t| awake[w][t as usize])
                         .collect();
-                    b.rowless(base.edge_id[e], &s);
+                    b.rowless_of(base.edge_kind[e], base.edge_id[e], &s);
                 }
                 b.end_world();
             }

@@ -333,8 +333,127 @@ fn rowless_hyperedges_couple_but_do_not_make_islands_alone() {
     }
 }
 
+/// Native 4.0.0 with sleep on, the discrete integrator and a coupling flex
+/// (`tools/probe_native_rules.py`): `mj_island` does not return in a world without rows, and the
+/// rowless hyperedges alone make islands there, one-tree ones still none. Every CPU mode, the
+/// engine's modes and the oracle agree.
+#[test]
+fn a_model_may_find_islands_without_rows() {
+    let model = archipelago::Model::from_dofnum(&[6, 3, 3, 3, 3])
+        .unwrap()
+        .with_islands_without_rows(true);
+    let mut b = Batch::builder();
+    b.rowless_of(archipelago::EdgeKind::Tendon, 0, &[2, 3])
+        .rowless(0, &[4])
+        .rowless_of(archipelago::EdgeKind::PassiveContact, 5, &[0, 1])
+        .end_world();
+    b.end_world();
+    b.row(archipelago::RowType::ContactPyramidal, 0, &[0])
+        .rowless_of(archipelago::EdgeKind::Actuator, 1, &[1, 3])
+        .end_world();
+    let batch = b.finish();
+    let input = Input::new(&model, &batch).unwrap();
+    let expected = archipelago::oracle::solve(&input);
+    assert_eq!(expected.world(0).tree_island, &[0, 0, 1, 1, -1]);
+    assert_eq!(expected.world(1).nisland, 0);
+    assert_eq!(expected.world(2).tree_island, &[0, 1, -1, 1, -1]);
+    for name in cpu::NAMES {
+        let mut got = Islands::default();
+        cpu::by_name(name).unwrap().solve(&input, &mut got).unwrap();
+        assert_eq!(got.first_mismatch(&expected), None, "mode {name}");
+    }
+    for mode in [archipelago::Mode::Quotient, archipelago::Mode::Auto] {
+        let cap = archipelago::Capacity::fit(&model, &batch);
+        let options = archipelago::Options {
+            mode,
+            ..Default::default()
+        };
+        let mut engine = archipelago::Engine::new(&model, cap, options).unwrap();
+        for _ in 0..3 {
+            let got = engine.step(&batch, &invalidation::Events::new()).unwrap();
+            assert_eq!(got.first_mismatch(&expected), None, "{mode:?}");
+        }
+    }
+}
+
 #[path = "support/mini_trace.rs"]
 mod mini;
+
+/// A slot without rows whose tendon coupling makes an island: read only under
+/// `islands_without_rows`, and then replayed exactly; an unknown kind and an id past its kind's
+/// count are refused.
+#[test]
+fn a_trace_may_have_islands_without_rows() {
+    let set = |arrays: &mut mini::Arrays, name: &str, shape: Vec<usize>, v: &[i32]| match arrays
+        .iter_mut()
+        .find(|a| a.0 == name)
+    {
+        Some(a) => {
+            a.1 = shape;
+            a.3 = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        }
+        None => arrays.push((
+            name.into(),
+            shape,
+            "<i4",
+            v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        )),
+    };
+    // One step, two trees, no row; tendon 0 couples both.
+    let mut arrays = mini::arrays_of(1, 2);
+    set(&mut arrays, "slot_rowadr", vec![2], &[0, 0]);
+    set(&mut arrays, "row_supadr", vec![1], &[0]);
+    for name in ["row_id", "row_source", "row_support", "row_colid"] {
+        set(&mut arrays, name, vec![0], &[]);
+    }
+    set(&mut arrays, "row_geom", vec![0, 2], &[]);
+    set(&mut arrays, "row_flex", vec![0, 2], &[]);
+    let a = arrays.iter_mut().find(|a| a.0 == "row_type").unwrap();
+    (a.1, a.3) = (vec![0], vec![]);
+    for name in ["efc_island", "map_efc2iefc", "map_iefc2efc"] {
+        set(&mut arrays, name, vec![0], &[]);
+    }
+    set(&mut arrays, "ntendon", vec![], &[1]);
+    set(&mut arrays, "slot_edgeadr", vec![2], &[0, 1]);
+    set(&mut arrays, "edge_id", vec![1], &[0]);
+    arrays.push(("edge_kind".into(), vec![1], "|u1", vec![1]));
+    set(&mut arrays, "edge_supadr", vec![2], &[0, 2]);
+    set(&mut arrays, "edge_support", vec![2], &[0, 1]);
+    set(&mut arrays, "nidof", vec![1], &[2]);
+    for (name, v) in [
+        ("island_ntree", 2),
+        ("island_nv", 2),
+        ("island_nf", 0),
+        ("island_nefc", 0),
+    ] {
+        set(&mut arrays, name, vec![1], &[v]);
+    }
+    for name in ["tree_island", "dof_island"] {
+        set(&mut arrays, name, vec![1, 2], &[0, 0]);
+    }
+    // Without the flag, an island in a slot without rows is a corrupted file.
+    let detail = expect_trace_error(&mini::npz(&arrays));
+    assert!(detail.contains("islands_without_rows"), "{detail}");
+    set(&mut arrays, "islands_without_rows", vec![], &[1]);
+    let t = Trace::from_bytes(&mini::npz(&arrays), "mini.npz").unwrap();
+    assert!(t.model().islands_without_rows());
+    assert_eq!(trace::replay(&t, &mut Oracle).unwrap().mismatches, 0);
+    for name in cpu::NAMES {
+        let report = trace::replay(&t, cpu::by_name(name).unwrap().as_mut()).unwrap();
+        assert_eq!((report.steps, report.mismatches), (1, 0), "mode {name}");
+    }
+    let mut bad = arrays.clone();
+    bad.iter_mut().find(|a| a.0 == "edge_kind").unwrap().3 = vec![4];
+    let detail = expect_trace_error(&mini::npz(&bad));
+    assert!(detail.contains("edge_kind"), "{detail}");
+    let mut bad = arrays.clone();
+    set(&mut bad, "edge_id", vec![1], &[1]);
+    let detail = expect_trace_error(&mini::npz(&bad));
+    assert!(detail.contains("Tendon"), "{detail}");
+    set(&mut arrays, "islands_without_rows", vec![], &[2]);
+    let detail = expect_trace_error(&mini::npz(&arrays));
+    assert!(detail.contains("islands_without_rows"), "{detail}");
+}
 
 #[test]
 fn a_trace_written_from_scratch_replays() {

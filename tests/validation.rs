@@ -3,7 +3,8 @@
 
 use archipelago::synth::{self, Rng, Spec};
 use archipelago::{
-    Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType, cpu, oracle,
+    Batch, Capacity, EdgeKind, Engine, Error, Input, Islands, Mode, Model, Options, RowType, cpu,
+    oracle,
 };
 use proptest::prelude::*;
 
@@ -160,7 +161,7 @@ fn counts_over_capacity_are_refused() {
 #[test]
 fn inconsistent_offsets_are_refused() {
     type Edit = fn(&mut Batch);
-    let cases: [(&str, Edit); 10] = [
+    let cases: [(&str, Edit); 11] = [
         ("world_rowadr", |b| b.world_rowadr.clear()),
         ("world_rowadr", |b| b.world_rowadr[0] = 1),
         ("world_rowadr", |b| b.world_rowadr[1] = 4),
@@ -175,6 +176,7 @@ fn inconsistent_offsets_are_refused() {
             b.row_support.pop();
         }),
         ("edge_supadr", |b| b.edge_supadr[1] = 1),
+        ("edge_kind", |b| b.edge_kind.push(EdgeKind::Tendon)),
         ("edge_id", |b| b.edge_id.push(7)),
     ];
     for (array, edit) in cases {
@@ -271,15 +273,20 @@ fn row_types() -> impl Strategy<Value = Vec<RowType>> {
     prop::collection::vec(prop::sample::select(RowType::ALL.to_vec()), 0..8)
 }
 
+fn edge_kinds() -> impl Strategy<Value = Vec<EdgeKind>> {
+    prop::collection::vec(prop::sample::select(EdgeKind::ALL.to_vec()), 0..8)
+}
+
 prop_compose! {
     fn garbage_batch()(
         world_rowadr in small_u32s(), row_type in row_types(), row_id in small_i32s(),
         row_supadr in small_u32s(), row_support in small_i32s(), world_edgeadr in small_u32s(),
-        edge_id in small_i32s(), edge_supadr in small_u32s(), edge_support in small_i32s(),
+        edge_kind in edge_kinds(), edge_id in small_i32s(), edge_supadr in small_u32s(),
+        edge_support in small_i32s(),
     ) -> Batch {
         Batch {
             world_rowadr, row_type, row_id, row_supadr, row_support,
-            world_edgeadr, edge_id, edge_supadr, edge_support,
+            world_edgeadr, edge_kind, edge_id, edge_supadr, edge_support,
         }
     }
 }

@@ -2,7 +2,10 @@
 
 /// The source of a static row or rowless hyperedge, as MuJoCo names it: the equality of an
 /// equality row, the dof of a dof friction-loss row, the tendon of a tendon friction-loss row,
-/// the flex of a rowless stiffness coupling.
+/// the flex of a rowless stiffness coupling, and under the discrete integrator the tendon or
+/// actuator whose stiffness, damping, gain or bias couples trees without rows. (A passive flex
+/// contact couples without rows too, but it changes as contacts do: no edit reports it, and the
+/// guard notices it.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SourceId {
     /// Equality constraint id (`eq` in MuJoCo).
@@ -13,6 +16,10 @@ pub enum SourceId {
     Tendon(i32),
     /// Flex id of a rowless stiffness coupling.
     Flex(i32),
+    /// Tendon id of a rowless coupling by the tendon's stiffness or damping.
+    TendonCoupling(i32),
+    /// Actuator id of a rowless coupling by the actuator's gain, bias, damping or armature.
+    ActuatorCoupling(i32),
 }
 
 /// An edit to a static constraint of the model (or of one world's copy of it).
@@ -57,6 +64,18 @@ pub enum Edit {
         /// Flex id.
         flex: i32,
     },
+    /// A tendon's rowless coupling appeared, vanished or changed trees (its stiffness or damping
+    /// switched on or off, the integrator or solver changed, or its path now spans other trees).
+    TendonCoupling {
+        /// Tendon id.
+        tendon: i32,
+    },
+    /// An actuator's rowless coupling appeared, vanished or changed trees (its gain, bias,
+    /// damping or armature switched, or its transmission retargeted).
+    ActuatorCoupling {
+        /// Actuator id.
+        actuator: i32,
+    },
 }
 
 impl Edit {
@@ -69,6 +88,8 @@ impl Edit {
             Edit::DofFriction { dof, .. } => SourceId::Dof(dof),
             Edit::TendonFriction { tendon, .. } => SourceId::Tendon(tendon),
             Edit::FlexStiffness { flex } | Edit::FlexRigidity { flex } => SourceId::Flex(flex),
+            Edit::TendonCoupling { tendon } => SourceId::TendonCoupling(tendon),
+            Edit::ActuatorCoupling { actuator } => SourceId::ActuatorCoupling(actuator),
         }
     }
 }

@@ -135,7 +135,7 @@ impl CpuMode for Dense {
             let labels = &mut out.tree_island[tree];
             labels.fill(-1);
             dfs(tree_tree, &mut self.stack, ntree, labels);
-            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            let nisland = labels::canonicalize(labels, input.discovers(w));
             maps::fill_world(input, w, nisland, out, &mut self.maps);
         }
         Ok(Stats {

@@ -90,8 +90,8 @@ impl CpuMode for Dsu {
         for w in 0..batch.nworld() {
             let parent = &mut self.parent[..];
             parent.fill(-1);
-            // Without rows a world has no islands (`labels::canonicalize`): skip the unions.
-            if !batch.rows_of(w).is_empty() {
+            // A world without islands (`labels::canonicalize`) skips the unions.
+            if input.discovers(w) {
                 for support in batch.row_supports_of(w) {
                     join(parent, support);
                 }
@@ -103,7 +103,7 @@ impl CpuMode for Dsu {
             // tree, which is all the ranking needs: no final pass of finds.
             let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
             labels.copy_from_slice(parent);
-            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            let nisland = labels::canonicalize(labels, input.discovers(w));
             maps::fill_world(input, w, nisland, out, &mut self.maps);
         }
         let scratch_bytes = self.parent.capacity() * 4 + self.maps.bytes();

@@ -42,7 +42,7 @@ impl CpuMode for LabelProp {
             let tree = w * ntree..(w + 1) * ntree;
             let labels = &mut out.tree_island[tree];
             rounds = rounds.max(propagate(batch, w, labels));
-            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            let nisland = labels::canonicalize(labels, input.discovers(w));
             maps::fill_world(input, w, nisland, out, &mut self.maps);
         }
         Ok(Stats {

@@ -221,7 +221,7 @@ impl PinnedOrder {
 #[derive(Debug)]
 pub struct PinnedBatch {
     // Before `batch`: fields drop in declaration order, so the registrations end first.
-    pins: HostPins<9>,
+    pins: HostPins<10>,
     batch: Batch,
 }
 
@@ -238,6 +238,7 @@ impl PinnedBatch {
             row_supadr: Vec::with_capacity(rows + 1),
             row_support: Vec::with_capacity(entries),
             world_edgeadr: Vec::with_capacity(w + 1),
+            edge_kind: Vec::with_capacity(edges),
             edge_id: Vec::with_capacity(edges),
             edge_supadr: Vec::with_capacity(edges + 1),
             edge_support: Vec::with_capacity(entries),
@@ -277,6 +278,7 @@ impl PinnedBatch {
             span(&mut b.row_supadr),
             span(&mut b.row_support),
             span(&mut b.world_edgeadr),
+            span(&mut b.edge_kind),
             span(&mut b.edge_id),
             span(&mut b.edge_supadr),
             span(&mut b.edge_support),

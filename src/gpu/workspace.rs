@@ -132,7 +132,7 @@ impl Drop for DevBuf {
 }
 
 /// The argument block every kernel takes by value; field order and types match `struct Args`
-/// in `kernels/common.cu` exactly (device pointers, then five ints).
+/// in `kernels/common.cu` exactly (device pointers, then seven ints).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Args {
@@ -217,6 +217,8 @@ pub struct Args {
     pub dof_blocks: i32,
     /// Rows per world of `row_mirror`.
     pub mirror_rows: i32,
+    /// 1: a world without rows still has islands ([`Model::islands_without_rows`]).
+    pub rowless_islands: i32,
 }
 
 /// What a mode needs besides the common buffers.
@@ -467,6 +469,7 @@ impl Workspace {
             use_smem: (!needs.fallback) as i32,
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
             mirror_rows: 0,
+            rowless_islands: model.islands_without_rows() as i32,
         };
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),

@@ -50,6 +50,7 @@ pub fn gather(src: &Batch, order: &[u32], dst: &mut Batch) -> Result<()> {
         dst.row_supadr.push(dst.row_support.len() as u32);
     }
     copy_into(&mut dst.world_edgeadr, &src.world_edgeadr);
+    copy_into(&mut dst.edge_kind, &src.edge_kind);
     copy_into(&mut dst.edge_id, &src.edge_id);
     copy_into(&mut dst.edge_supadr, &src.edge_supadr);
     copy_into(&mut dst.edge_support, &src.edge_support);

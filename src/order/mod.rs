@@ -74,6 +74,7 @@ impl Canonicalizer {
                 row_supadr: Vec::with_capacity(rows + 1),
                 row_support: Vec::with_capacity(support),
                 world_edgeadr: Vec::with_capacity(capacity.nworld + 1),
+                edge_kind: Vec::with_capacity(edges),
                 edge_id: Vec::with_capacity(edges),
                 edge_supadr: Vec::with_capacity(edges + 1),
                 edge_support: Vec::with_capacity(support),
@@ -208,6 +209,7 @@ impl Canonicalizer {
             + self.rank.capacity()
             + self.keys32.capacity())
             * 4
+            + b.edge_kind.capacity()
             + b.row_type.capacity()
             + (self.keys64.capacity() + self.high.capacity()) * 8
             + self.sorter.bytes()

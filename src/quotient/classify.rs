@@ -70,7 +70,9 @@ pub struct Policy {
     pub eq: EqPolicy,
     /// Dof and tendon friction-loss rows are static.
     pub friction_static: bool,
-    /// Rowless flex couplings are static.
+    /// Rowless couplings are static: a flex's, and the discrete integrator's of tendons,
+    /// actuators and passive flex contacts (every [`crate::EdgeKind`]; a passive contact changes
+    /// as contacts do, and the guard rebuilds the worlds where it does).
     pub flex_static: bool,
 }
 
@@ -177,7 +179,7 @@ impl Classifier {
         self.row_source(kind, id).is_some()
     }
 
-    /// Whether rowless hyperedges (flex couplings) are static.
+    /// Whether rowless hyperedges (of every [`crate::EdgeKind`]) are static.
     #[inline]
     pub fn rowless_is_static(&self) -> bool {
         self.flex_static
@@ -325,7 +327,9 @@ impl Classifier {
         match source {
             SourceId::Eq(eq) => self.static_eqs.contains(&eq),
             SourceId::Dof(_) | SourceId::Tendon(_) => self.friction_static,
-            SourceId::Flex(_) => self.flex_static,
+            SourceId::Flex(_) | SourceId::TendonCoupling(_) | SourceId::ActuatorCoupling(_) => {
+                self.flex_static
+            }
         }
     }
 }

@@ -348,7 +348,7 @@ impl Quotient {
                     step::solve_direct(batch, w, &mut self.scratch, labels);
                 }
             }
-            let nisland = labels::canonicalize(labels, batch.rows_of(w).len());
+            let nisland = labels::canonicalize(labels, input.discovers(w));
             // The tree- and dof-level outputs follow from the partition alone: a world that
             // kept its cached step's takes them from the cache and maps only its rows.
             let tree = w * ntree..(w + 1) * ntree;

@@ -33,7 +33,7 @@ pub use tile::Tiled;
 
 use crate::islands::Islands;
 use crate::model::Model;
-use crate::rows::{Batch, Capacity, RowType};
+use crate::rows::{Batch, Capacity, EdgeKind, RowType};
 
 /// The format version this reader understands.
 pub const SCHEMA_VERSION: i32 = 1;
@@ -71,6 +71,7 @@ pub struct Trace {
     pub(crate) row_supadr: Vec<u32>,
     pub(crate) row_support: Vec<i32>,
     pub(crate) slot_edgeadr: Vec<u32>,
+    pub(crate) edge_kind: Vec<EdgeKind>,
     pub(crate) edge_id: Vec<i32>,
     pub(crate) edge_supadr: Vec<u32>,
     pub(crate) edge_support: Vec<i32>,
@@ -94,6 +95,8 @@ pub struct Counts {
     pub neq: usize,
     /// Flexes.
     pub nflex: usize,
+    /// Actuators (0 in traces from before rowless actuator couplings were recorded).
+    pub nactuator: usize,
 }
 
 /// Native island outputs of every slot. Island-level fields are CSR over slots
@@ -296,6 +299,10 @@ impl Trace {
         let sup = self.row_supadr[rows.start] as usize..self.row_supadr[rows.end] as usize;
         batch.row_support.clear();
         batch.row_support.extend_from_slice(&self.row_support[sup]);
+        batch.edge_kind.clear();
+        batch
+            .edge_kind
+            .extend_from_slice(&self.edge_kind[edges.clone()]);
         batch.edge_id.clear();
         batch
             .edge_id

@@ -5,7 +5,7 @@ use super::npz::{self, Array, Arrays, Data};
 use super::{Counts, ISLAND_FIELDS, Jacobian, Native, SCHEMA_VERSION, Trace};
 use crate::error::Error;
 use crate::model::Model;
-use crate::rows::RowType;
+use crate::rows::{EdgeKind, RowType};
 
 type R<T> = Result<T, String>;
 
@@ -61,6 +61,15 @@ fn text(a: &mut Arrays, name: &str) -> R<String> {
 fn count(a: &mut Arrays, name: &str) -> R<usize> {
     let v = i32s(a, name, &[])?[0];
     usize::try_from(v).map_err(|_| format!("`{name}` = {v} is negative"))
+}
+
+/// An array that traces from before it was added lack: `None` when absent.
+fn optional<T>(a: &mut Arrays, name: &str, read: impl FnOnce(&mut Arrays) -> R<T>) -> R<Option<T>> {
+    if a.contains_key(name) {
+        read(a).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Offsets: `n + 1` entries from 0, non-decreasing, ending at `len`; returned as u32.
@@ -134,6 +143,16 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         ntendon: count(a, "ntendon")?,
         neq: count(a, "neq")?,
         nflex: count(a, "nflex")?,
+        nactuator: optional(a, "nactuator", |a| count(a, "nactuator"))?.unwrap_or(0),
+    };
+    let islands_without_rows = match optional(a, "islands_without_rows", |a| {
+        i32s(a, "islands_without_rows", &[])
+    })?
+    .map_or(0, |v| v[0])
+    {
+        0 => false,
+        1 => true,
+        v => return Err(format!("`islands_without_rows` = {v} is not 0 or 1")),
     };
     if counts.nworld == 0 {
         return Err("`nworld` is 0".into());
@@ -147,7 +166,8 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         i32s(a, "tree_dofnum", &[ntree])?,
         i32s(a, "dof_treeid", &[nv])?,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())?
+    .with_islands_without_rows(islands_without_rows);
     let neq = counts.neq;
     let eq_type = i32s(a, "eq_type", &[neq])?;
     let eq_flex = i32s(a, "eq_flex", &[neq])?;
@@ -218,8 +238,32 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
 
     // Rowless hyperedges.
     let (slot_edgeadr, nedge) = open_offsets(a, "slot_edgeadr", nslot)?;
+    // Before `edge_kind` every rowless hyperedge was a flex's.
+    let edge_kind = match optional(a, "edge_kind", |a| u8s(a, "edge_kind", &[nedge]))? {
+        None => vec![EdgeKind::Flex; nedge],
+        Some(codes) => codes
+            .iter()
+            .enumerate()
+            .map(|(e, &c)| {
+                EdgeKind::from_code(c as i32)
+                    .ok_or(format!("`edge_kind`[{e}] = {c} is not a kind code"))
+            })
+            .collect::<R<Vec<_>>>()?,
+    };
     let edge_id = i32s(a, "edge_id", &[nedge])?;
-    in_range("edge_id", &edge_id, 0, counts.nflex)?;
+    for (e, (&kind, &id)) in edge_kind.iter().zip(&edge_id).enumerate() {
+        let limit = match kind {
+            EdgeKind::Flex => counts.nflex,
+            EdgeKind::Tendon => counts.ntendon,
+            EdgeKind::Actuator => counts.nactuator,
+            EdgeKind::PassiveContact => i32::MAX as usize,
+        };
+        if id < 0 || id as usize >= limit {
+            return Err(format!(
+                "rowless hyperedge {e} ({kind:?}): id {id} outside 0..{limit}"
+            ));
+        }
+    }
     let (edge_supadr, nesup) = open_offsets(a, "edge_supadr", nedge)?;
     let edge_support = i32s(a, "edge_support", &[nesup])?;
     for e in 0..nedge {
@@ -232,7 +276,7 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     let eq_active = u8s(a, "eq_active", &[nslot, neq])?;
     flags("eq_active", &eq_active)?;
 
-    let native = native(a, nslot, ntree, nv, nrow, &slot_rowadr)?;
+    let native = native(a, nslot, &model, nrow, &slot_rowadr)?;
     if let Some(name) = a.keys().next() {
         return Err(format!("unknown array `{name}`"));
     }
@@ -256,6 +300,7 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         row_supadr,
         row_support,
         slot_edgeadr,
+        edge_kind,
         edge_id,
         edge_supadr,
         edge_support,
@@ -295,20 +340,27 @@ fn check_support(kind: &str, index: usize, sup: &[i32], ntree: usize, min: usize
 fn native(
     a: &mut Arrays,
     nslot: usize,
-    ntree: usize,
-    nv: usize,
+    model: &Model,
     nrow: usize,
     slot_rowadr: &[u32],
 ) -> R<Native> {
+    let (ntree, nv) = (model.ntree(), model.nv());
     let nisland = i32s(a, "nisland", &[nslot])?;
     let nidof = i32s(a, "nidof", &[nslot])?;
     in_range("nisland", &nisland, 0, ntree + 1)?;
     in_range("nidof", &nidof, 0, nv + 1)?;
     for s in 0..nslot {
         let rows = slot_rowadr[s + 1] - slot_rowadr[s];
-        if (rows == 0) != (nisland[s] == 0) {
+        // A row makes an island; without rows only a model that finds islands there has any.
+        let bad = if rows > 0 {
+            nisland[s] == 0
+        } else {
+            nisland[s] > 0 && !model.islands_without_rows()
+        };
+        if bad {
             return Err(format!(
-                "slot {s}: {rows} rows but native nisland {} (a world has islands exactly when it has rows)",
+                "slot {s}: {rows} rows but native nisland {} (a world has islands exactly when it \
+                 has rows, or without rows where `islands_without_rows` is 1)",
                 nisland[s]
             ));
         }

@@ -390,7 +390,7 @@ pub fn batch_repeating(
                 b.row(prev.row_type[r], prev.row_id[r], prev.row_support_of(r));
             }
             for e in prev.edges_of(w) {
-                b.rowless(prev.edge_id[e], prev.edge_support_of(e));
+                b.rowless_of(prev.edge_kind[e], prev.edge_id[e], prev.edge_support_of(e));
             }
         } else {
             world.emit(scene, rng, &mut b);
@@ -409,7 +409,11 @@ pub fn reversed(batch: &Batch) -> Batch {
             b.row(batch.row_type[r], batch.row_id[r], batch.row_support_of(r));
         }
         for e in batch.edges_of(w).rev() {
-            b.rowless(batch.edge_id[e], batch.edge_support_of(e));
+            b.rowless_of(
+                batch.edge_kind[e],
+                batch.edge_id[e],
+                batch.edge_support_of(e),
+            );
         }
         b.end_world();
     }

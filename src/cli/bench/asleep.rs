@@ -81,7 +81,7 @@ pub(super) fn put_to_sleep(
                 .filter(awake)
                 .collect();
             if !live.is_empty() {
-                b.rowless(batch.edge_id[e], &live);
+                b.rowless_of(batch.edge_kind[e], batch.edge_id[e], &live);
             }
         }
         b.end_world();

@@ -305,7 +305,7 @@ fn world_without_eq(b: &mut BatchBuilder, src: &Batch, w: usize, eq: i32) {
         }
     }
     for e in src.edges_of(w) {
-        b.rowless(src.edge_id[e], src.edge_support_of(e));
+        b.rowless_of(src.edge_kind[e], src.edge_id[e], src.edge_support_of(e));
     }
     b.end_world();
 }
