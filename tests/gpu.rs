@@ -699,3 +699,63 @@ fn every_trace_in_every_mode_matches_native_and_the_oracle() {
         );
     }
 }
+
+/// `Args` is passed to every kernel by value: the host's `#[repr(C)]` block must have the size
+/// and field offsets of `struct Args` in `kernels/common.cu`, or the last fields (read as ints)
+/// would be garbage. NVRTC alone tells the device's layout: the size by a static assertion, the
+/// offsets by the parameter loads of a kernel that reads the ints.
+#[test]
+fn the_argument_block_matches_the_kernels() {
+    if !gpu::nvrtc_present() {
+        println!("skipped: no CUDA device (no NVRTC)");
+        return;
+    }
+    use archipelago::gpu::workspace::Args;
+    let ints = [
+        "nworld",
+        "ntree",
+        "nv",
+        "use_smem",
+        "dof_blocks",
+        "mirror_rows",
+        "rowless_islands",
+    ];
+    // One kernel a field, so that no two loads merge into one wider load.
+    let kernels: String = ints
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            format!(
+                "extern \"C\" __global__ void args_probe_{i}(Args a, int* o) {{ *o = a.{f}; }}\n"
+            )
+        })
+        .collect();
+    let probe = format!(
+        "\nstatic_assert(sizeof(Args) == {}, \"Args size\");\n{kernels}",
+        std::mem::size_of::<Args>()
+    );
+    let src = gpu::module::program_source() + &probe;
+    let (ptx, _) = gpu::module::compile_cached(&src, (9, 0)).unwrap();
+    // `ld.param.u32 %r1, [args_probe_6_param_0+296];`
+    let device: Vec<usize> = (0..ints.len())
+        .map(|i| {
+            let param = format!("args_probe_{i}_param_0+");
+            let line = ptx
+                .lines()
+                .find(|l| l.contains("ld.param") && l.contains(&param))
+                .unwrap_or_else(|| panic!("no load of `{}` in the PTX", ints[i]));
+            let at = line.find(&param).unwrap() + param.len();
+            line[at..].trim_end_matches([']', ';']).parse().unwrap()
+        })
+        .collect();
+    let host = vec![
+        std::mem::offset_of!(Args, nworld),
+        std::mem::offset_of!(Args, ntree),
+        std::mem::offset_of!(Args, nv),
+        std::mem::offset_of!(Args, use_smem),
+        std::mem::offset_of!(Args, dof_blocks),
+        std::mem::offset_of!(Args, mirror_rows),
+        std::mem::offset_of!(Args, rowless_islands),
+    ];
+    assert_eq!(device, host, "offsets of {ints:?}");
+}
