@@ -111,6 +111,23 @@ fn traces_cover_what_they_claim() {
         })
     });
     assert!(with_edges);
+    // Every kind of rowless coupling occurs, and islands in worlds without rows.
+    for kind in archipelago::EdgeKind::ALL {
+        let found = all.iter().any(|t| {
+            (0..t.nstep()).any(|s| {
+                t.batch(s, &mut batch);
+                batch.edge_kind.contains(&kind)
+            })
+        });
+        assert!(found, "no rowless coupling of kind {kind:?}");
+    }
+    let rowless_islands = all.iter().any(|t| {
+        (0..t.nstep()).any(|s| {
+            t.batch(s, &mut batch);
+            (0..t.nworld()).any(|w| batch.rows_of(w).is_empty() && t.native_nisland(s, w) > 0)
+        })
+    });
+    assert!(rowless_islands);
     // Both Jacobian settings are present.
     assert_eq!(
         open("island_tendon_wrap_dense.npz").jacobian(),

@@ -150,3 +150,19 @@ for j in dense sparse; do
 done
 off=(); for e in $(seq 0 53); do off+=(--eq "0:$e:0"); done
 rec flex_bunny_shell_eqoff flex_bunny_shell --worlds 2 --steps 60 --every 2 "${off[@]}"
+# The discrete integrator's couplings without rows: tendon springs and dampers (sleep on: the
+# trees they tie never sleep, the others do), actuators of every transmission kind, passive flex
+# contacts (in d.contact without rows) and, with sleep on and a coupling flex, worlds without rows
+# that have islands (the couplings' own), rows switched on and off, trees settled and woken.
+for j in dense sparse; do
+    rec discrete_tendons_$j $S/discrete_tendons/discrete_tendons.xml --worlds 3 --steps 150 \
+        --every 4 --jacobian $j --sleep --qvel-noise 0.3 --eq 120:0:1 --settle 200 --wake 260:13 \
+        --wake 300:9:1/2 --eq 340:0:0:0/1 --settle 400:0/2 --wake 460:11 --wake 500:12:1
+    rec discrete_actuators_$j $S/discrete_actuators/discrete_actuators.xml --worlds 3 --steps 150 \
+        --every 3 --jacobian $j --eq 90:0:1 --eq 200:0:0:1 --eq 300:0:0:0/2 --eq 360:0:1:1
+    rec passive_contacts_$j $S/passive_contacts/passive_contacts.xml --worlds 3 --steps 150 \
+        --every 4 --jacobian $j
+    rec discrete_sleep_flex_$j $S/discrete_sleep_flex/discrete_sleep_flex.xml --worlds 3 \
+        --steps 150 --every 4 --jacobian $j --eq 100:0:1 --eq 200:1:1:0/1 --settle 240 \
+        --wake 300:19 --wake 340:4:1/2 --eq 380:0:0 --eq 420:1:0 --settle 460:0/2 --wake 520:11
+done

@@ -3,8 +3,9 @@
 
 Steps NWORLD independent MjData of one scene (each with its own seeded perturbation of the
 initial velocities and, where the scene has actuators, of the controls) and records, at every
-recorded step and world, the active constraint rows with their tree supports, the rowless flex
-hyperedges, tree_awake, eq_active, contact identities and every native island output.
+recorded step and world, the active constraint rows with their tree supports, the rowless
+hyperedges (flexes; under the discrete integrator tendons, actuators and passive flex contacts),
+tree_awake, eq_active, contact identities and every native island output.
 
     tools/record_trace.py SCENE --out traces/NAME.npz [--worlds N] [--steps S] ...
 
@@ -215,7 +216,7 @@ class Writer:
         self.m = m
         self.cols = {k: [] for k in (
             "row_type", "row_id", "row_source", "row_geom", "row_flex", "row_colid",
-            "row_nsup", "row_support", "edge_id", "edge_nsup", "edge_support",
+            "row_nsup", "row_support", "edge_kind", "edge_id", "edge_nsup", "edge_support",
             "tree_awake", "eq_active", "nisland", "nidof", *ISLAND_FIELDS, *TREE_FIELDS,
             *DOF_FIELDS, *ROW_FIELDS)}
         self.slot_nrow, self.slot_nedge = [], []
@@ -226,11 +227,6 @@ class Writer:
         c = self.cols
         info = self.info
         nrow = rows["type"].size
-        # The format's rule (readers refuse anything else): islands exactly where rows are.
-        if (nrow == 0) != (native["nisland"] == 0):
-            raise TraceError(
-                f"native found {native['nisland']} islands among {nrow} rows"
-            )
         self.slot_nrow.append(nrow)
         c["row_type"].append(rows["type"])
         c["row_id"].append(rows["id"])
@@ -241,8 +237,9 @@ class Writer:
         c["row_nsup"].append(np.diff(rows["supadr"]))
         c["row_support"].append(rows["support"])
         self.slot_nedge.append(len(edges))
-        for f, trees in edges:
-            c["edge_id"].append([f])
+        for kind, i, trees in edges:
+            c["edge_kind"].append([kind])
+            c["edge_id"].append([i])
             c["edge_nsup"].append([trees.size])
             c["edge_support"].append(trees)
         c["tree_awake"].append(np.array(d.tree_awake[: info.ntree], dtype=np.uint8))
@@ -290,8 +287,10 @@ class Writer:
             nv=np.array(info.nv, i32),
             njnt=np.array(m.njnt, i32),
             ntendon=np.array(m.ntendon, i32),
+            nactuator=np.array(m.nactuator, i32),
             neq=np.array(m.neq, i32),
             nflex=np.array(m.nflex, i32),
+            islands_without_rows=np.array(int(info.islands_without_rows), i32),
             nworld=np.array(nworld, i32),
             nstep=np.array(nstep, i32),
             tree_dofadr=np.asarray(m.tree_dofadr, i32),
@@ -310,6 +309,7 @@ class Writer:
             row_supadr=offsets(cat("row_nsup", np.int64)),
             row_support=cat("row_support", i32),
             slot_edgeadr=offsets(self.slot_nedge),
+            edge_kind=cat("edge_kind", np.uint8),
             edge_id=cat("edge_id", i32),
             edge_supadr=offsets(cat("edge_nsup", np.int64)),
             edge_support=cat("edge_support", i32),
@@ -349,8 +349,8 @@ def step_world(m, info, w, step, events, recorded, writer, time_native):
     writer.step_mismatch += not same_islands(in_step, native)
     rows = extract_rows(info, d)
     edges = rowless_edges(info, d)
-    writer.add(rows, edges, d, native)
     check_partition(info, rows, edges, native)
+    writer.add(rows, edges, d, native)
     if not time_native:
         return []
     calls = []
@@ -430,6 +430,8 @@ def record(args, time_native=0):
         rows_max=int(nrows.max()),
         nisland_mean=float(arrays["nisland"].mean()),
         edges=int(arrays["edge_id"].size),
+        edges_by_kind=np.bincount(arrays["edge_kind"], minlength=4).tolist(),
+        islands_without_rows=bool(info.islands_without_rows),
         in_step_mismatch=int(writer.step_mismatch),
         native_ns_per_world_step=float(np.median(native_ns)) if native_ns else None,
         native_ns_per_step_mean=float(np.sum(native_ns) / len(recorded)) if native_ns else None,

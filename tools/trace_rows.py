@@ -19,11 +19,17 @@ The support of a row is derived the way native MuJoCo 4.0.0's mj_island derives 
 * consecutive rows with the same (type, id) are one constraint and share the trees of its first
   row, except flex equalities (mjEQ_FLEX, mjEQ_FLEXVERT, mjEQ_FLEXSTRAIN), scanned row by row.
 
+Couplings without rows (`rowless_edges`, the hyperedges native mj_island adds to the rows'):
+a flex's stiffness or passive contacts; under the discrete integrator, tendon springs and
+dampers, actuators whose force depends on the state, and passive flex contacts (`d.contact`
+entries without rows). With sleep on, the discrete integrator and a coupling flex, native finds
+islands even in a world without rows (`islands_without_rows`).
+
 Every rule-derived support is cross-checked against the Jacobian (sparse: equal sets; dense:
 Jacobian trees within the rule's trees), tendon and joint-equality rows against the model, and
-any disagreement raises TraceError. Last, `check_partition` checks that the supports give
-native's islands (every tree's island, every row's), so that no trace is written whose rows
-disagree with the native outputs recorded beside them.
+any disagreement raises TraceError. Last, `check_partition` checks that the supports and the
+rowless hyperedges give native's islands (their count, every tree's island, every row's), so
+that no trace is written whose rows disagree with the native outputs recorded beside them.
 """
 
 import numpy as np
@@ -44,6 +50,8 @@ EQ = mujoco.mjtEq
 FLEX_EQ = (int(EQ.mjEQ_FLEX), int(EQ.mjEQ_FLEXVERT), int(EQ.mjEQ_FLEXSTRAIN))
 # flex_edgeequality of a flex held by a strain equality (`<edge equality="strain"/>`).
 STRAIN = 3
+# edge_kind of a rowless hyperedge; its edge_id is the flex, tendon, actuator or contact index.
+EDGE_FLEX, EDGE_TENDON, EDGE_ACTUATOR, EDGE_PASSIVE_CONTACT = 0, 1, 2, 3
 
 
 class TraceError(RuntimeError):
@@ -146,17 +154,20 @@ class ModelInfo:
                     self.twist_tree[(f, e)] = int(body_tree[jnt_body[j]])
                 for v, e in vert_edge.items():
                     self.vert_edge[(f, v)] = e
-        # Flexes whose stiffness couples their trees without rows (mj_island's rule, as native
-        # 4.0.0 shows it: tools/probe_native_rules.py): deformable, and a rod with bending (its
-        # vertex trees and its twist hinges' trees), or of dim >= 2 with bending or an elastic
-        # stiffness block with a nonzero entry. A flex held by a strain equality
-        # (edgeequality 3) has a block filled for the equality, not for elasticity (the two
-        # exclude each other): it couples only by its bending, the equality switched on or off.
-        # A block is allocated but all zeros for a shell whose elasticity leaves both stretch and
-        # bending out (`elastic2d` "none", the default): native does not couple it. Any entry
-        # decides, not the first: a stretch-only shell's first is 0 and native couples it.
+        # Flexes that couple their trees without rows (mj_island's rule, as native 4.0.0 shows it:
+        # tools/probe_native_rules.py): deformable, and a rod with bending (its vertex trees and
+        # its twist hinges' trees), or of dim >= 2 with bending, an elastic stiffness block with a
+        # nonzero entry, or passive contacts (`<contact passive="true"/>`, whatever its
+        # elasticity; MuJoCo ignores the flag on 1-D and rigid flexes). A flex held by a strain
+        # equality (edgeequality 3) has a block filled for the equality, not for elasticity (the
+        # two exclude each other): it couples only by its bending, the equality switched on or
+        # off. A block is allocated but all zeros for a shell whose elasticity leaves both stretch
+        # and bending out (`elastic2d` "none", the default): native does not couple it. Any entry
+        # decides, not the first: a stretch-only shell's first is 0 and native couples it. The
+        # spring and damper flags change nothing here.
         stiffness = np.asarray(m.flex_stiffness).reshape(-1)
         starts = sorted({int(a) for a in np.asarray(m.flex_stiffnessadr).reshape(-1) if a >= 0})
+        self.flex_passive = np.asarray(m.flex_passive, dtype=bool).reshape(nflex)
         self.flex_trees = []
         for f in range(nflex):
             if m.flex_rigid[f]:
@@ -174,7 +185,7 @@ class ModelInfo:
                 and m.flex_edgeequality[f] != STRAIN
                 and bool(np.any(stiffness[begin:end]))
             )
-            if m.flex_bendingadr[f] < 0 and not elastic:
+            if m.flex_bendingadr[f] < 0 and not elastic and not self.flex_passive[f]:
                 continue
             self.flex_trees.append((f, flex_trees[f]))
         # Flex contacts: per flex, its vertices' trees (by global vertex).
@@ -187,6 +198,8 @@ class ModelInfo:
         self.flex_elemedgeadr = np.asarray(m.flex_elemedgeadr, dtype=np.int64).reshape(nflex)
         self.flex_elemedge = np.asarray(m.flex_elemedge, dtype=np.int64).reshape(-1)
         self.vert_tree = body_tree[np.asarray(m.flex_vertbodyid, dtype=np.int64).reshape(-1)]
+        self.discrete_trees = discrete_couplings(m, self.dof_treeid, body_tree, self.jnt_tree)
+        self.islands_without_rows = islands_without_rows(m, self.flex_trees)
 
     def contact_trees(self, d, con):
         """Contact `con`'s trees by its structure on its sides that are not interpolated flexes
@@ -220,6 +233,83 @@ class ModelInfo:
             else:
                 named.add(int(self.vert_tree[self.flex_vertadr[f] + int(c.vert[k])]))
         return named - {-1}, nodes - {-1}
+
+
+def discrete_integrator(m):
+    """Whether the discrete integrator's effective metric M + hD + h^2K is in use: integrator
+    "discrete" with a primal solver (PGS leaves the metric out)."""
+    return (
+        m.opt.integrator == mujoco.mjtIntegrator.mjINT_DISCRETE
+        and m.opt.solver != mujoco.mjtSolver.mjSOL_PGS
+    )
+
+
+def discrete_couplings(m, dof_tree, body_tree, jnt_tree):
+    """(kind, id, trees) of every tendon and actuator whose terms in the discrete integrator's
+    effective metric couple two trees or more without rows (static trees left out); none under
+    another integrator.
+
+    A tendon with stiffness (spring flag on) or damping (damper flag on), any polynomial
+    coefficient, couples the trees of its Jacobian's structure (ten_J); its armature does not
+    couple. An actuator whose gain is not fixed or that has a bias (actuation flag on; its
+    activation, control, saturation, sign and group do not matter) or that has damping or
+    armature (damper flag on) couples its transmission's trees by the model: a joint's, a
+    tendon's structure, a site's and its refsite's bodies, a slider-crank's two sites' bodies (not
+    the moment's runtime structure, which drops a tree whose moment is zero). Body transmissions
+    couple nothing (where one would span trees native stops: "MakeMetricLower: metric rank-1 term
+    spans islands")."""
+    if not discrete_integrator(m):
+        return []
+    disabled = int(m.opt.disableflags)
+    spring = not disabled & int(mujoco.mjtDisableBit.mjDSBL_SPRING)
+    damper = not disabled & int(mujoco.mjtDisableBit.mjDSBL_DAMPER)
+    actuation = not disabled & int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+
+    def tendon_trees(k):
+        a, n = int(m.ten_J_rowadr[k]), int(m.ten_J_rownnz[k])
+        return dof_tree[np.asarray(m.ten_J_colind[a : a + n], dtype=np.int64)]
+
+    out = []
+    for k in range(int(m.ntendon)):
+        stiff = np.any(m.tendon_stiffness[k]) or np.any(m.tendon_stiffnesspoly[k])
+        damped = np.any(m.tendon_damping[k]) or np.any(m.tendon_dampingpoly[k])
+        if (spring and stiff) or (damper and damped):
+            out.append((EDGE_TENDON, k, tendon_trees(k)))
+    T = mujoco.mjtTrn
+    sites = (int(T.mjTRN_SITE), int(T.mjTRN_SO3), int(T.mjTRN_SLIDERCRANK))
+    for i in range(int(m.nactuator)):
+        state = (
+            m.actuator_gaintype[i] != mujoco.mjtGain.mjGAIN_FIXED
+            or m.actuator_biastype[i] != mujoco.mjtBias.mjBIAS_NONE
+        )
+        passive = (
+            np.any(m.actuator_damping[i]) or np.any(m.actuator_dampingpoly[i])
+            or np.any(m.actuator_armature[i])
+        )
+        if not ((actuation and state) or (damper and passive)):
+            continue
+        trn, ids = int(m.actuator_trntype[i]), [int(x) for x in m.actuator_trnid[i]]
+        if trn in (int(T.mjTRN_JOINT), int(T.mjTRN_JOINTINPARENT)):
+            trees = jnt_tree[ids[:1]]
+        elif trn == int(T.mjTRN_TENDON):
+            trees = tendon_trees(ids[0])
+        elif trn in sites:
+            trees = body_tree[np.asarray(m.site_bodyid)[[x for x in ids if x >= 0]]]
+        else:
+            continue
+        out.append((EDGE_ACTUATOR, i, trees))
+    out = [(kind, i, np.unique(trees[trees >= 0])) for kind, i, trees in out]
+    return [(kind, i, trees) for kind, i, trees in out if trees.size >= 2]
+
+
+def islands_without_rows(m, flex_trees):
+    """Whether native mj_island finds islands in a world without rows (it returns early in one
+    otherwise): with sleep on, the discrete integrator and a coupling flex with a tree of its own
+    (a flex in one tree will do, one all pinned will not), whatever the state (the flex may sleep,
+    the spring and damper flags be off). Such a world's islands are then its rowless
+    hyperedges' components."""
+    sleep = bool(m.opt.enableflags & int(mujoco.mjtEnableBit.mjENBL_SLEEP))
+    return sleep and discrete_integrator(m) and any(trees.size for _, trees in flex_trees)
 
 
 def rod_chain(m, f):
@@ -450,10 +540,41 @@ def flex_contact_support(info, d, r, con, jac_trees):
 
 def check_partition(info, rows, edges, native):
     """Raises TraceError unless the rows' supports and the rowless hyperedges give native's
-    islands: each tree's island (numbered by smallest tree) and each row's (its first tree's)."""
+    islands: their count, each tree's island (numbered by smallest tree) and each row's (its
+    first tree's). A world without rows has none unless the model finds islands without rows,
+    and then those of its hyperedges."""
     ntree, nrow = info.ntree, rows["type"].size
-    if nrow == 0:
-        return  # no islands (Writer.add checks that native found none)
+    supadr, support = rows["supadr"].tolist(), rows["support"].tolist()
+    groups = [support[supadr[r] : supadr[r + 1]] for r in range(nrow)]
+    if nrow or info.islands_without_rows:
+        groups += [trees.tolist() for _, _, trees in edges]
+    island = components(ntree, groups)
+    nisland = int(island.max()) + 1 if ntree else 0
+    if nisland != native["nisland"]:
+        raise TraceError(
+            f"native found {native['nisland']} islands where the {nrow} rows' supports and "
+            f"{len(edges)} rowless hyperedges give {nisland}"
+            + ("" if nrow or info.islands_without_rows else
+               " (a world without rows has islands only with sleep on, the discrete integrator "
+               "and a coupling flex)")
+        )
+    if nisland == 0:
+        return
+    first = np.asarray([support[supadr[r]] for r in range(nrow)], dtype=np.int64)
+    for name, got in (("tree_island", island), ("efc_island", island[first])):
+        want = native[name]
+        if not np.array_equal(got, want):
+            at = int(np.nonzero(got != want)[0][0])
+            raise TraceError(
+                f"the rows' supports and rowless hyperedges give {name}[{at}] = {got[at]}, native "
+                f"{want[at]}: a row's support or a coupling without rows is derived otherwise "
+                "than native mj_island derives it"
+            )
+
+
+def components(ntree, groups):
+    """Island of each tree (-1 for trees in no group) by union of the groups of trees, islands
+    numbered in order of their smallest tree, as native numbers them."""
     parent = list(range(ntree))
 
     def find(x):
@@ -463,9 +584,6 @@ def check_partition(info, rows, edges, native):
         return x
 
     touched = np.zeros(ntree, dtype=bool)
-    supadr, support = rows["supadr"].tolist(), rows["support"].tolist()
-    groups = [support[supadr[r] : supadr[r + 1]] for r in range(nrow)]
-    groups += [trees.tolist() for _, trees in edges]
     for trees in groups:
         touched[trees] = True
         a = find(trees[0])
@@ -478,31 +596,49 @@ def check_partition(info, rows, edges, native):
     label = {}
     for t in np.nonzero(touched)[0].tolist():
         island[t] = label.setdefault(find(t), len(label))
-    first = np.asarray([support[supadr[r]] for r in range(nrow)], dtype=np.int64)
-    for name, got in (("tree_island", island), ("efc_island", island[first])):
-        want = native[name]
-        if not np.array_equal(got, want):
-            at = int(np.nonzero(got != want)[0][0])
-            raise TraceError(
-                f"the rows' supports and rowless hyperedges give {name}[{at}] = {got[at]}, native "
-                f"{want[at]}: a row's support or a flex's coupling without rows is derived "
-                "otherwise than native mj_island derives it"
-            )
+    return island
 
 
 def rowless_edges(info, d):
-    """Rowless hyperedges: awake vertex (or node) trees of each stiffness-coupled flex, and an
-    elastic rod's awake twist-hinge trees with them.
+    """Rowless hyperedges of the current state, (kind, id, awake trees), in the format's order:
+    coupling flexes by id (awake vertex or node trees, an elastic rod's awake twist-hinge trees
+    with them), discrete-integrator tendons and actuators by id, passive flex contacts by index.
 
-    Native mj_island stars each flex's awake trees around the first one, so a flex with fewer
-    than two awake trees adds no coupling at all (not even a one-tree island): only flexes with
-    at least two awake trees are recorded."""
+    Native mj_island joins only awake trees, each flex's as a star around its first one, so a
+    coupling with fewer than two awake trees adds nothing at all (not even a one-tree island):
+    only those with at least two are recorded."""
     awake = np.asarray(d.tree_awake, dtype=bool)
+    edges = [(EDGE_FLEX, f, trees) for f, trees in info.flex_trees]
+    edges += info.discrete_trees
+    edges += passive_contact_edges(info, d)
     out = []
-    for f, trees in info.flex_trees:
+    for kind, i, trees in edges:
         live = trees[awake[trees]]
         if live.size >= 2:
-            out.append((f, live))
+            out.append((kind, i, live))
+    return out
+
+
+def passive_contact_edges(info, d):
+    """(EDGE_PASSIVE_CONTACT, contact index, trees) of each passive flex contact: a contact
+    without rows (efc_address < 0) of a passive flex with a flex or static geometry (one with a
+    body that can move gets rows from the constraint solver). Native joins the trees of its sides
+    as a contact row would (`ModelInfo.contact_trees`), whatever its distance (one in the gap
+    included)."""
+    if not info.flex_passive.any():
+        return []
+    out = []
+    for c in range(int(d.ncon)):
+        con = d.contact[c]
+        if con.efc_address >= 0:
+            continue
+        flex = [int(x) for x in con.flex]
+        if not any(f >= 0 and info.flex_passive[f] for f in flex):
+            continue
+        if any(flex[k] < 0 and info.geom_tree[int(con.geom[k])] >= 0 for k in range(2)):
+            continue
+        named, nodes = info.contact_trees(d, c)
+        out.append((EDGE_PASSIVE_CONTACT, c, np.asarray(sorted(named | nodes), dtype=np.int64)))
     return out
 
 
