@@ -64,7 +64,8 @@ pub enum Mode {
     /// The static quotient with explicit invalidation.
     Quotient,
     /// Measures the quotient against a full rebuild (`dsu` on the CPU, the fastest full-rebuild
-    /// mode on a GPU) and keeps the faster.
+    /// mode on a GPU) and keeps the faster: measured again every 1,024 steps, and at once when
+    /// the kept quotient's steps grow well past the full rebuild's.
     #[default]
     Auto,
 }
@@ -146,6 +147,15 @@ const TRIAL_STEPS: usize = 4;
 const RETRIAL_EVERY: u32 = 1024;
 /// The step (within [`RETRIAL_EVERY`]) after a trial's last.
 const TRIAL_END: u32 = 2 + 2 * TRIAL_STEPS as u32;
+/// Steps of the kept quotient watched for drift ([`DRIFT`]), a ring of the latest.
+const WATCH_STEPS: usize = 8;
+/// A kept quotient whose median over its last [`WATCH_STEPS`] steps exceeds this multiple of
+/// the last trial's full-rebuild median starts a trial at once instead of at the next
+/// [`RETRIAL_EVERY`]: the input changed under it (on `passive_contacts`, bodies landing on
+/// passive flexes after a quiet start, the guard then rebuilt worlds every step and `auto` ran
+/// a quotient 3.9× slower than `dsu` for the rest of the trace). Well above the trial's
+/// margin, so that timing noise does not start trial after trial.
+const DRIFT: f64 = 1.25;
 /// The quotient is kept only when its median is below this share of the full rebuild's: a
 /// wrong choice of the quotient costs up to its whole overhead, a wrong choice of the full
 /// rebuild at most this margin, and whole-step wall times are noisy (PCIe, host).
@@ -182,16 +192,21 @@ struct Auto {
     quotient: [Duration; TRIAL_STEPS],
     full: [Duration; TRIAL_STEPS],
     use_quotient: bool,
+    /// The last trial's full-rebuild median, and the kept quotient's latest steps since.
+    full_median: Duration,
+    watch: [Duration; WATCH_STEPS],
+    watched: usize,
 }
 
 impl Auto {
-    /// Whether this step runs the quotient, and whether it is timed.
+    /// Whether this step runs the quotient, and whether it is timed (a trial's steps, and a
+    /// kept quotient's, watched for drift).
     fn plan(&self) -> (bool, bool) {
         match self.step % RETRIAL_EVERY {
             k @ (0 | 1) => (k == 0, false),
             // Each pair of timed steps holds one of each, in turn q f, f q.
             k if k < TRIAL_END => (k % 2 != (k / 2) % 2, true),
-            _ => (self.use_quotient, false),
+            _ => (self.use_quotient, self.use_quotient),
         }
     }
 
@@ -201,27 +216,47 @@ impl Auto {
     }
 
     fn record(&mut self, quotient: bool, timed: Option<Duration>) {
-        if let Some(t) = timed {
-            let i = ((self.step % RETRIAL_EVERY - 2) / 2) as usize;
-            let times = if quotient {
-                &mut self.quotient
-            } else {
-                &mut self.full
-            };
-            times[i] = t;
+        let k = self.step % RETRIAL_EVERY;
+        match timed {
+            Some(t) if k < TRIAL_END => {
+                let i = ((k - 2) / 2) as usize;
+                let times = if quotient {
+                    &mut self.quotient
+                } else {
+                    &mut self.full
+                };
+                times[i] = t;
+            }
+            Some(t) => {
+                self.watch[self.watched % WATCH_STEPS] = t;
+                self.watched += 1;
+            }
+            None => {}
         }
         self.step = self.step.wrapping_add(1);
         if self.step % RETRIAL_EVERY == TRIAL_END {
             let (q, f) = (median(&mut self.quotient), median(&mut self.full));
             self.use_quotient = auto_keeps_quotient(q.as_secs_f64(), f.as_secs_f64());
+            (self.full_median, self.watched) = (f, 0);
+        } else if self.watched >= WATCH_STEPS
+            && median(&mut self.watch.clone()).as_secs_f64()
+                > DRIFT * self.full_median.as_secs_f64()
+        {
+            // The next step starts a trial (the one at a multiple of RETRIAL_EVERY, which
+            // divides 2^32: past the last, step 0).
+            self.step = self
+                .step
+                .checked_next_multiple_of(RETRIAL_EVERY)
+                .unwrap_or(0);
+            self.watched = 0;
         }
     }
 }
 
-/// The median of a trial's times (the mean of the middle two).
-fn median(times: &mut [Duration; TRIAL_STEPS]) -> Duration {
+/// The median of some times (the mean of the middle two); sorts them.
+fn median<const N: usize>(times: &mut [Duration; N]) -> Duration {
     times.sort_unstable();
-    (times[TRIAL_STEPS / 2 - 1] + times[TRIAL_STEPS / 2]) / 2
+    (times[N / 2 - 1] + times[N / 2]) / 2
 }
 
 /// A full rebuild's step on the device, with `keys` for deterministic mode: its events are
@@ -619,8 +654,9 @@ impl Engine {
     }
 
     /// For `auto`: whether the last step was one of a trial's, where the quotient and the full
-    /// rebuild take turns (the first steps, then a few every 1,024), rather than a step of the
-    /// contender the last trial kept. False for the other modes.
+    /// rebuild take turns (the first steps, then a few every 1,024, or at once when a kept
+    /// quotient's steps grow past the full rebuild's), rather than a step of the contender the
+    /// last trial kept. False for the other modes.
     pub fn auto_in_trial(&self) -> bool {
         self.options.mode == Mode::Auto && self.auto.in_trial()
     }
@@ -844,7 +880,7 @@ mod tests {
             // The trial's steps are the untimed pair and the timed ones, none after them.
             assert_eq!(auto.in_trial(), k < TRIAL_END, "step {k}");
             if auto.step >= TRIAL_END && auto.step < RETRIAL_EVERY {
-                assert_eq!(auto.plan(), (true, false));
+                assert_eq!(auto.plan(), (true, true), "the kept quotient is watched");
             }
         }
         assert_eq!(
@@ -854,5 +890,58 @@ mod tests {
         );
         auto.record(true, None);
         assert!(auto.in_trial());
+    }
+
+    /// Runs a trial that keeps the quotient (1 ms against 2), then `steps` quotient steps of
+    /// `ms` each; returns the auto and the step at which a new trial started, if one did.
+    fn kept_then(ms: &[u64]) -> (Auto, Option<usize>) {
+        let mut auto = Auto::default();
+        for _ in 0..TRIAL_END {
+            let (q, timed) = auto.plan();
+            auto.record(
+                q,
+                timed.then(|| Duration::from_millis(if q { 1 } else { 2 })),
+            );
+        }
+        assert_eq!(auto.plan(), (true, true));
+        for (i, &t) in ms.iter().enumerate() {
+            let (q, timed) = auto.plan();
+            if !q || !timed {
+                return (auto, Some(i));
+            }
+            auto.record(q, Some(Duration::from_millis(t)));
+        }
+        let retrial = (auto.step % RETRIAL_EVERY == 0).then_some(ms.len());
+        (auto, retrial)
+    }
+
+    #[test]
+    fn a_kept_quotient_that_drifts_past_the_full_rebuild_is_tried_again_at_once() {
+        // The input changed: the quotient now costs 4 ms a step against the trial's 2 ms full
+        // rebuild. After a window of such steps a trial starts, not 1,024 steps later.
+        let (auto, retrial) = kept_then(&[4; 20]);
+        assert_eq!(retrial, Some(WATCH_STEPS));
+        assert_eq!(auto.step % RETRIAL_EVERY, 0, "the next step is a trial's first");
+        // Up to DRIFT times the full rebuild (noise, or a small loss) waits for the next trial,
+        // and so do a few slow steps among fast ones (the median decides).
+        assert_eq!(kept_then(&[2; 100]).1, None);
+        let mut bursts = [1; 100];
+        for t in bursts.iter_mut().step_by(3) {
+            *t = 9;
+        }
+        assert_eq!(kept_then(&bursts).1, None);
+    }
+
+    #[test]
+    fn a_kept_full_rebuild_is_not_timed() {
+        let mut auto = Auto::default();
+        for _ in 0..TRIAL_END {
+            let (q, timed) = auto.plan();
+            auto.record(
+                q,
+                timed.then(|| Duration::from_millis(if q { 3 } else { 1 })),
+            );
+        }
+        assert_eq!(auto.plan(), (false, false));
     }
 }
