@@ -13,6 +13,8 @@ use scenes::{Rng, Scene, Tally, World};
 
 struct Run {
     world_steps: u64,
+    /// World-steps without rows that have islands (odd seeds: islands without rows).
+    rowless_islands: u64,
     tally: Tally,
     /// Per engine: equalities static, dynamic, learned (each with reuse), the default without.
     counters: [Counters; 4],
@@ -50,6 +52,8 @@ fn check(label: &str, step: usize, got: &Islands, want: &Islands, batch: &Batch)
 fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run {
     let mut rng = Rng::new(seed);
     let mut scene = Scene::random(&mut rng, ntree, ntree / 2, ntree / 6);
+    // Odd seeds find islands in worlds without rows too (rowless couplings alone).
+    scene.model = scene.model.clone().with_islands_without_rows(seed % 2 == 1);
     let cap = scene.capacity(nworld);
     let mut worlds = vec![World::new(&scene); nworld];
     let dynamic_eq = Policy {
@@ -90,7 +94,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
     let mut events = Events::new();
     let mut tally = Tally::default();
     let mut last = Islands::default();
-    let mut world_steps = 0;
+    let (mut world_steps, mut rowless_islands) = (0, 0);
     for step in 0..steps {
         events.clear();
         // Half the worlds left alone emit last step's rows again, as resting worlds do.
@@ -147,6 +151,9 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
         let batch = scenes::batch_repeating(&scene, &worlds, &prev, &repeat, &mut rng);
         let input = Input::new(&scene.model, &batch).unwrap();
         let want = oracle::solve(&input);
+        rowless_islands += (0..nworld)
+            .filter(|&w| batch.rows_of(w).is_empty() && want.nisland[w] > 0)
+            .count() as u64;
         dsu.solve(&input, &mut full).unwrap();
         check("dsu", step, &full, &want, &batch);
         for (k, engine) in engines.iter_mut().enumerate() {
@@ -170,6 +177,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
     }
     Run {
         world_steps,
+        rowless_islands,
         tally,
         counters: [0, 1, 2, 3].map(|k| engines[k].quotient().counters()),
     }
@@ -181,6 +189,7 @@ fn mostly_reported_sequences_match_full_rebuild_and_oracle() {
     for (seed, nworld, ntree, steps) in [(1, 32, 24, 2000), (2, 16, 40, 1200), (3, 64, 12, 400)] {
         let r = run(seed, nworld, ntree, steps, 0.85);
         paths_taken(&r);
+        assert_eq!(r.rowless_islands > 0, seed % 2 == 1, "seed {seed}");
         total += r.world_steps;
         let t = r.tally;
         assert!(t.eq_toggles > 0 && t.sleeps > 0 && t.wakes > 0 && t.edits > 0);
@@ -246,6 +255,7 @@ fn generated_shapes_under_random_invalidation() {
     for (seed, topology) in [(1u64, Topology::Scene), (2, Topology::Mixed)] {
         let spec = Spec {
             topology,
+            islands_without_rows: seed == 2,
             ..Spec::realistic(16, 48, 60)
         };
         let (model, base) = synth::batch(&spec, seed);
