@@ -609,8 +609,8 @@ __device__ void q_restore(const Args& a, int w, int nr) {
 }
 
 // Partial reuse: whether world w's partition of trees this step is the partition of the
-// cached step, whose tree_island is still in place (both steps with rows: MuJoCo makes no
-// islands without). It is when every tree is touched in both or in neither, each new
+// cached step, whose tree_island is still in place (both steps able to have islands:
+// world_discovers). It is when every tree is touched in both or in neither, each new
 // component lies inside one old island (each touched tree has its component's smallest
 // tree's old island), and there are as many components as old islands: then the map from
 // components to old islands is onto, hence one-to-one, and the canonical numbering is the
@@ -974,8 +974,10 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
     const int ntree = a.ntree, tid = threadIdx.x, bd = blockDim.x;
     // The tree-level maps below leave no node-level key.
     if (tid == 0) q.c_node[(size_t)w * Q_CACHE_NODE] = 0;
-    // Partial reuse is tried when the cached step could have islands and so can this one.
-    const bool check = world_discovers(a, nr) && world_discovers(a, cached_rows);
+    // Partial reuse is tried when a step is cached (rows -1: none) and it could have islands,
+    // and so can this one.
+    const bool check =
+        cached_rows >= 0 && world_discovers(a, nr) && world_discovers(a, cached_rows);
     const size_t T = (size_t)w * ntree;
     int* isl = cnt;
     int diff = 0, roots = 0;

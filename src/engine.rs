@@ -921,7 +921,11 @@ mod tests {
         // rebuild. After a window of such steps a trial starts, not 1,024 steps later.
         let (auto, retrial) = kept_then(&[4; 20]);
         assert_eq!(retrial, Some(WATCH_STEPS));
-        assert_eq!(auto.step % RETRIAL_EVERY, 0, "the next step is a trial's first");
+        assert_eq!(
+            auto.step % RETRIAL_EVERY,
+            0,
+            "the next step is a trial's first"
+        );
         // Up to DRIFT times the full rebuild (noise, or a small loss) waits for the next trial,
         // and so do a few slow steps among fast ones (the median decides).
         assert_eq!(kept_then(&[2; 100]).1, None);

@@ -410,6 +410,35 @@ fn reuse_world(b: &mut archipelago::BatchBuilder, w: usize, variant: usize) {
     b.end_world();
 }
 
+/// Partial reuse needs a cached step, also where a world without rows may have islands: with
+/// reuse off, and at a new solver's first step (its buffers most likely a freed solver's
+/// outputs), no world keeps the tree- and dof-level outputs it finds in place.
+#[test]
+fn islands_without_rows_never_take_outputs_nothing_cached() {
+    let Some(gpu) = open() else { return };
+    let (model, cap) = (
+        eight().with_islands_without_rows(true),
+        four_of_eight(40, 2),
+    );
+    let mut b = Batch::builder();
+    for w in 0..4 {
+        reuse_world(&mut b, w, 0);
+    }
+    let (base, events) = (b.finish(), Events::new());
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    s.set_node_maps(false);
+    s.set_reuse(false).unwrap();
+    for k in 0..3 {
+        step(&mut s, &model, &base, &events);
+        assert_eq!(s.last_counts().rows_only, 0, "step {k}");
+    }
+    drop(s);
+    let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
+    s.set_node_maps(false);
+    step(&mut s, &model, &base, &events);
+    assert_eq!(s.last_counts().rows_only, 0);
+}
+
 #[test]
 fn unchanged_worlds_reuse_their_outputs_exactly() {
     let Some(gpu) = open() else { return };

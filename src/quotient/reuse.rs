@@ -79,9 +79,11 @@ pub struct Reuse {
     /// [`Islands::fields_mut`] order.
     outputs: Vec<Vec<i32>>,
     /// The dof layout of the cached steps' model (`tree_dofadr`, `tree_dofnum`, `dof_treeid`:
-    /// the whole model), allocated for the capacity; empty before the first step, when nothing
-    /// is cached to forget.
+    /// the model's topology), allocated for the capacity; empty before the first step, when
+    /// nothing is cached to forget.
     layout: [Vec<i32>; 3],
+    /// The rest of the cached steps' model: whether it finds islands without rows.
+    islands_without_rows: bool,
 }
 
 impl Reuse {
@@ -109,6 +111,7 @@ impl Reuse {
                 Vec::with_capacity(cap.ntree),
                 Vec::with_capacity(cap.nv),
             ],
+            islands_without_rows: false,
         }
     }
 
@@ -130,16 +133,19 @@ impl Reuse {
     }
 
     /// Starts a step of `model`: call once before the step's [`check`](Reuse::check)s and
-    /// stores. A model other than the cached steps' forgets every world.
+    /// stores. A model other than the cached steps' (its dof layout, or whether it finds
+    /// islands without rows) forgets every world.
     pub fn begin_step(&mut self, model: &Model) {
         let now = [model.tree_dofadr(), model.tree_dofnum(), model.dof_treeid()];
-        if !self
-            .layout
-            .iter()
-            .zip(now)
-            .all(|(kept, new)| kept[..] == *new)
+        if self.islands_without_rows != model.islands_without_rows()
+            || !self
+                .layout
+                .iter()
+                .zip(now)
+                .all(|(kept, new)| kept[..] == *new)
         {
             self.clear();
+            self.islands_without_rows = model.islands_without_rows();
             for (kept, new) in self.layout.iter_mut().zip(now) {
                 kept.clear();
                 kept.extend_from_slice(new);
