@@ -274,9 +274,7 @@ fn gpu(c: &mut Criterion) {
                 for r in one.rows_of(src) {
                     b.row(one.row_type[r], one.row_id[r], one.row_support_of(r));
                 }
-                for e in one.edges_of(src) {
-                    b.rowless_of(one.edge_kind[e], one.edge_id[e], one.edge_support_of(e));
-                }
+                b.edges_from(&one, src);
                 b.end_world();
             }
             let batch = b.finish();

@@ -487,10 +487,16 @@ impl BatchBuilder {
         for r in src.rows_of(w) {
             self.row(src.row_type[r], src.row_id[r], src.row_support_of(r));
         }
+        self.edges_from(src, w).end_world()
+    }
+
+    /// Appends world `w`'s rowless hyperedges of `src` (kinds, ids and supports as they are) to
+    /// the current world: for a copy of a world whose rows change.
+    pub fn edges_from(&mut self, src: &Batch, w: usize) -> &mut Self {
         for e in src.edges_of(w) {
             self.rowless_of(src.edge_kind[e], src.edge_id[e], src.edge_support_of(e));
         }
-        self.end_world()
+        self
     }
 
     /// Appends every world of `src`, in order ([`world_from`](Self::world_from) for each).
@@ -542,7 +548,8 @@ pub struct Capacity {
     pub njmax: usize,
     /// Support entries per world, rows and rowless hyperedges together.
     pub nsupport: usize,
-    /// Rowless hyperedges per world.
+    /// Rowless hyperedges per world. Passive flex contacts (the discrete integrator's) come and
+    /// go as contacts do: size it for the busiest step, not a quiet first one.
     pub nedge: usize,
 }
 

@@ -151,7 +151,7 @@ pub struct Spec {
     pub inactive: f64,
     /// Fraction of worlds with no rows at all.
     pub empty_worlds: f64,
-    /// Rowless hyperedges (flex couplings) per world, at most.
+    /// Rowless hyperedges (couplings without rows, of every kind) per world, at most.
     pub rowless: usize,
     /// Worlds draw their row count from `0..=2·rows` instead of exactly `rows`.
     pub vary_rows: bool,

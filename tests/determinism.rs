@@ -499,13 +499,7 @@ fn rebuild_keyed(
             }
             contact += i32::from(batch.row_type[group[0]].is_contact());
         }
-        for e in batch.edges_of(w) {
-            b.rowless_of(
-                batch.edge_kind[e],
-                batch.edge_id[e],
-                batch.edge_support_of(e),
-            );
-        }
+        b.edges_from(batch, w);
         b.end_world();
     }
     (b.finish(), out, tags)

@@ -51,13 +51,7 @@ fn shuffled(batch: &Batch, rng: &mut Rng) -> (Batch, RowKeys) {
                 keys.push_other();
             }
         }
-        for e in batch.edges_of(w) {
-            b.rowless_of(
-                batch.edge_kind[e],
-                batch.edge_id[e],
-                batch.edge_support_of(e),
-            );
-        }
+        b.edges_from(batch, w);
         b.end_world();
     }
     (b.finish(), keys)

@@ -6,14 +6,14 @@
 
 use archipelago::cpu::{self, CpuMode};
 use archipelago::synth::{self, Rng, Spec, Topology};
-use archipelago::{Batch, Input, Islands, Model, RowType, oracle};
+use archipelago::{Batch, EdgeKind, Input, Islands, Model, RowType, oracle};
 use proptest::prelude::*;
 
 /// One world's rows and rowless hyperedges, in an editable form.
 #[derive(Debug, Clone)]
 struct World {
     rows: Vec<(RowType, i32, Vec<i32>)>,
-    edges: Vec<(i32, Vec<i32>)>,
+    edges: Vec<(EdgeKind, i32, Vec<i32>)>,
 }
 
 fn worlds(batch: &Batch) -> Vec<World> {
@@ -28,7 +28,10 @@ fn worlds(batch: &Batch) -> Vec<World> {
                 .collect(),
             edges: batch
                 .edges_of(w)
-                .map(|e| (batch.edge_id[e], batch.edge_support_of(e).to_vec()))
+                .map(|e| {
+                    let s = batch.edge_support_of(e).to_vec();
+                    (batch.edge_kind[e], batch.edge_id[e], s)
+                })
                 .collect(),
         })
         .collect()
@@ -40,8 +43,8 @@ fn build(worlds: &[World]) -> Batch {
         for (kind, id, s) in &w.rows {
             b.row(*kind, *id, s);
         }
-        for (id, s) in &w.edges {
-            b.rowless(*id, s);
+        for (kind, id, s) in &w.edges {
+            b.rowless_of(*kind, *id, s);
         }
         b.end_world();
     }
@@ -118,9 +121,9 @@ fn expand(worlds: &[World], star: bool) -> Vec<World> {
             edges: w
                 .edges
                 .iter()
-                .flat_map(|(id, s)| {
+                .flat_map(|(kind, id, s)| {
                     let parts = if s.is_empty() { vec![] } else { pieces(s) };
-                    parts.into_iter().map(move |p| (*id, p))
+                    parts.into_iter().map(move |p| (*kind, *id, p))
                 })
                 .collect(),
         })
@@ -218,7 +221,7 @@ proptest! {
         let mut ws = worlds(&batch);
         let mut rng = Rng::new(pick);
         for w in &mut ws {
-            let supports = w.rows.iter_mut().map(|r| &mut r.2).chain(w.edges.iter_mut().map(|e| &mut e.1));
+            let supports = w.rows.iter_mut().map(|r| &mut r.2).chain(w.edges.iter_mut().map(|e| &mut e.2));
             for s in supports {
                 if rng.chance(0.5) {
                     s.reverse();

@@ -283,6 +283,7 @@ fn check_gathered(src: &Batch, order: &[u32], dst: &Batch, rank: &[u32]) {
             &src.edge_support
         )
     );
+    assert_eq!(dst.edge_kind, src.edge_kind);
 }
 
 #[test]

@@ -8,7 +8,9 @@ mod traces;
 
 use archipelago::cpu::{CpuMode, dsu::Dsu};
 use archipelago::quotient::{EqPolicy, Policy};
-use archipelago::{Batch, Capacity, Engine, Error, Input, Islands, Mode, Model, Options, RowType};
+use archipelago::{
+    Batch, Capacity, EdgeKind, Engine, Error, Input, Islands, Mode, Model, Options, RowType,
+};
 use archipelago::{cpu, oracle};
 use invalidation::{Cause, Edit, Event, Events, GuardFinding, Verdict};
 
@@ -24,6 +26,8 @@ struct Spec {
     friction: bool,
     tendon: bool,
     flex: Option<Vec<i32>>,
+    /// A rowless coupling of another kind (the discrete integrator's), if any.
+    coupling: Option<(EdgeKind, i32, Vec<i32>)>,
     asleep: Vec<i32>,
     contacts: Vec<Vec<i32>>,
 }
@@ -38,6 +42,7 @@ impl Default for Spec {
             friction: true,
             tendon: true,
             flex: Some(vec![6, 7]),
+            coupling: None,
             asleep: vec![],
             contacts: vec![vec![2, 3]],
         }
@@ -91,6 +96,10 @@ fn build(specs: &[Spec]) -> Batch {
             if !live.is_empty() {
                 b.rowless(0, &live);
             }
+        }
+        if let Some((kind, id, trees)) = &s.coupling {
+            let live: Vec<i32> = trees.iter().copied().filter(|t| awake(&[*t])).collect();
+            b.rowless_of(*kind, *id, &live);
         }
         b.end_world();
     }
@@ -959,7 +968,7 @@ fn a_contact_on_a_sleeping_component_does_not_bind_its_trees() {
 #[test]
 fn every_static_edit_rebuilds_reported_or_not() {
     type EditCase = (Edit, fn(&mut Spec));
-    let edits: [EditCase; 5] = [
+    let edits: [EditCase; 7] = [
         (Edit::EqRetargeted { eq: 1 }, |s| s.eq1 = vec![2, 3]),
         (Edit::DofFriction { dof: 4, on: false }, |s| {
             s.friction = false
@@ -974,6 +983,12 @@ fn every_static_edit_rebuilds_reported_or_not() {
         (Edit::FlexStiffness { flex: 0 }, |s| s.flex = None),
         (Edit::FlexRigidity { flex: 0 }, |s| {
             s.flex = Some(vec![3, 7])
+        }),
+        (Edit::TendonCoupling { tendon: 1 }, |s| {
+            s.coupling = Some((EdgeKind::Tendon, 1, vec![2, 5]))
+        }),
+        (Edit::ActuatorCoupling { actuator: 0 }, |s| {
+            s.coupling = Some((EdgeKind::Actuator, 0, vec![3, 5]))
         }),
     ];
     for (edit, apply) in edits {

@@ -600,8 +600,8 @@ impl Workspace {
             return Err(Error::Refused {
                 mode: "gpu",
                 reason: "the solver was built for a model of as many trees and dofs but another \
-                         dof layout (its dof-level outputs follow the layout it was built with): \
-                         build a solver for this model"
+                         dof layout or islands_without_rows (its outputs follow the model it was \
+                         built with): build a solver for this model"
                     .into(),
             });
         }

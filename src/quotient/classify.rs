@@ -2,7 +2,8 @@
 //! step), and the source each static row comes from.
 //!
 //! Contacts and joint/tendon limits are always dynamic. Equalities, friction-loss rows and
-//! rowless flex couplings are static by default; each class can be made dynamic, and so can
+//! rowless couplings (flexes, and the discrete integrator's tendons, actuators and passive flex
+//! contacts) are static by default; each class can be made dynamic, and so can
 //! chosen equalities — those whose `eq_active` toggles at run time, so a toggle costs no rebuild.
 //! By default an equality turns dynamic once it has been reported switched twice, in any worlds
 //! ([`EqPolicy::Learn`]): where nothing toggles that is the all-static quotient, and where worlds

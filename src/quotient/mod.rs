@@ -1,6 +1,6 @@
 //! `quotient`: the static quotient mode (DESIGN.md §§1, 5).
 //!
-//! Static rows (equalities, friction loss, flex couplings — see [`classify`]) are contracted once
+//! Static rows (equalities, friction loss, rowless couplings — see [`classify`]) are contracted once
 //! per world by a host DSU into a quotient ([`contract`]); worlds with identical static incidence
 //! share one. Each step only the dynamic rows are unioned over the quotient's nodes and the labels
 //! pulled back to trees ([`step`]), then the shared canonical numbering and maps produce every

@@ -2,8 +2,8 @@
 //! every output of a world is a function of its hyperedges alone (row types and supports, rows
 //! then rowless; ids do not matter), so a world whose hyperedges equal those of the last step it
 //! was solved in takes that step's outputs instead of being solved again. That holds for one
-//! model: the dof-level outputs follow its dof layout, so a step of another model forgets every
-//! world ([`Reuse::begin_step`]).
+//! model: the dof-level outputs follow its dof layout, and a world without rows has islands or
+//! not by the model, so a step of another model forgets every world ([`Reuse::begin_step`]).
 //!
 //! The cache keeps, per world and padded to the capacity, the hyperedges and every output of
 //! its last solved step; [`Reuse::check`] compares exactly (and keeps the backoff below),

@@ -389,9 +389,7 @@ pub fn batch_repeating(
             for r in prev.rows_of(w) {
                 b.row(prev.row_type[r], prev.row_id[r], prev.row_support_of(r));
             }
-            for e in prev.edges_of(w) {
-                b.rowless_of(prev.edge_kind[e], prev.edge_id[e], prev.edge_support_of(e));
-            }
+            b.edges_from(prev, w);
         } else {
             world.emit(scene, rng, &mut b);
         }

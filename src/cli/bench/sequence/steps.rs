@@ -304,9 +304,7 @@ fn world_without_eq(b: &mut BatchBuilder, src: &Batch, w: usize, eq: i32) {
             b.row(kind, id, src.row_support_of(r));
         }
     }
-    for e in src.edges_of(w) {
-        b.rowless_of(src.edge_kind[e], src.edge_id[e], src.edge_support_of(e));
-    }
+    b.edges_from(src, w);
     b.end_world();
 }
 
