@@ -701,9 +701,9 @@ fn every_trace_in_every_mode_matches_native_and_the_oracle() {
 }
 
 /// `Args` is passed to every kernel by value: the host's `#[repr(C)]` block must have the size
-/// and field offsets of `struct Args` in `kernels/common.cu`, or the last fields (read as ints)
-/// would be garbage. NVRTC alone tells the device's layout: the size by a static assertion, the
-/// offsets by the parameter loads of a kernel that reads the ints.
+/// and field offsets of `struct Args` in `kernels/common.cu`, or a kernel would read one field
+/// for another. NVRTC alone tells the device's layout: the size by a static assertion, each
+/// field's offset by the parameter load of a kernel that reads it.
 #[test]
 fn the_argument_block_matches_the_kernels() {
     if !gpu::nvrtc_present() {
@@ -711,22 +711,63 @@ fn the_argument_block_matches_the_kernels() {
         return;
     }
     use archipelago::gpu::workspace::Args;
-    let ints = [
-        "nworld",
-        "ntree",
-        "nv",
-        "use_smem",
-        "dof_blocks",
-        "mirror_rows",
-        "rowless_islands",
-    ];
+    macro_rules! fields {
+        ($($f:ident),* $(,)?) => { [$((stringify!($f), std::mem::offset_of!(Args, $f))),*] };
+    }
+    let host = fields!(
+        world_rowadr,
+        world_edgeadr,
+        supadr,
+        support,
+        row_type,
+        rank,
+        dof_treeid,
+        tree_dofadr,
+        tree_dofnum,
+        labels,
+        fallback,
+        rounds,
+        dense_mat,
+        dense_stack,
+        nisland,
+        nidof,
+        tree_island,
+        island_ntree,
+        island_itreeadr,
+        map_itree2tree,
+        dof_island,
+        island_nv,
+        island_idofadr,
+        island_dofadr,
+        map_dof2idof,
+        map_idof2dof,
+        efc_island,
+        island_ne,
+        island_nf,
+        island_nefc,
+        island_iefcadr,
+        map_efc2iefc,
+        map_iefc2efc,
+        row_mirror,
+        nworld,
+        ntree,
+        nv,
+        use_smem,
+        dof_blocks,
+        mirror_rows,
+        rowless_islands,
+    );
+    // Every field listed: the last one ends the block, up to its alignment.
+    let (_, last) = host[host.len() - 1];
+    assert_eq!((last + 4).next_multiple_of(8), std::mem::size_of::<Args>());
     // One kernel a field, so that no two loads merge into one wider load.
-    let kernels: String = ints
+    let kernels: String = host
         .iter()
         .enumerate()
-        .map(|(i, f)| {
+        .map(|(i, (f, _))| {
             format!(
-                "extern \"C\" __global__ void args_probe_{i}(Args a, int* o) {{ *o = a.{f}; }}\n"
+                "extern \"C\" __global__ void args_probe_{i}(Args a, unsigned long long* o) \
+                 {{ *o = (unsigned long long)a.{f}; }}\n"
             )
         })
         .collect();
@@ -736,26 +777,19 @@ fn the_argument_block_matches_the_kernels() {
     );
     let src = gpu::module::program_source() + &probe;
     let (ptx, _) = gpu::module::compile_cached(&src, (9, 0)).unwrap();
-    // `ld.param.u32 %r1, [args_probe_6_param_0+296];`
-    let device: Vec<usize> = (0..ints.len())
-        .map(|i| {
-            let param = format!("args_probe_{i}_param_0+");
-            let line = ptx
-                .lines()
-                .find(|l| l.contains("ld.param") && l.contains(&param))
-                .unwrap_or_else(|| panic!("no load of `{}` in the PTX", ints[i]));
-            let at = line.find(&param).unwrap() + param.len();
-            line[at..].trim_end_matches([']', ';']).parse().unwrap()
-        })
-        .collect();
-    let host = vec![
-        std::mem::offset_of!(Args, nworld),
-        std::mem::offset_of!(Args, ntree),
-        std::mem::offset_of!(Args, nv),
-        std::mem::offset_of!(Args, use_smem),
-        std::mem::offset_of!(Args, dof_blocks),
-        std::mem::offset_of!(Args, mirror_rows),
-        std::mem::offset_of!(Args, rowless_islands),
-    ];
-    assert_eq!(device, host, "offsets of {ints:?}");
+    for (i, &(field, offset)) in host.iter().enumerate() {
+        // `ld.param.u64 %rd1, [args_probe_3_param_0+24];` (no `+` for the first field)
+        let param = format!("args_probe_{i}_param_0");
+        let line = ptx
+            .lines()
+            .find(|l| l.contains("ld.param") && l.contains(&format!("[{param}")))
+            .unwrap_or_else(|| panic!("no load of `{field}` in the PTX"));
+        let at = line.find(&param).unwrap() + param.len();
+        let rest = line[at..].trim_start_matches('+');
+        let device: usize = rest[..rest.find(']').unwrap()].parse().unwrap_or(0);
+        assert_eq!(
+            device, offset,
+            "`{field}`: device offset {device}, host {offset}"
+        );
+    }
 }
