@@ -702,8 +702,7 @@ fn every_trace_in_every_mode_matches_native_and_the_oracle() {
 
 /// `Args` is passed to every kernel by value: the host's `#[repr(C)]` block must have the size
 /// and field offsets of `struct Args` in `kernels/common.cu`, or a kernel would read one field
-/// for another. NVRTC alone tells the device's layout: the size by a static assertion, each
-/// field's offset by the parameter load of a kernel that reads it.
+/// for another. NVRTC alone tells the device's layout (`gpu::module::device_layout`).
 #[test]
 fn the_argument_block_matches_the_kernels() {
     if !gpu::nvrtc_present() {
@@ -758,38 +757,15 @@ fn the_argument_block_matches_the_kernels() {
         rowless_islands,
     );
     // Every field listed: the last one ends the block, up to its alignment.
-    let (_, last) = host[host.len() - 1];
-    assert_eq!((last + 4).next_multiple_of(8), std::mem::size_of::<Args>());
-    // One kernel a field, so that no two loads merge into one wider load.
-    let kernels: String = host
-        .iter()
-        .enumerate()
-        .map(|(i, (f, _))| {
-            format!(
-                "extern \"C\" __global__ void args_probe_{i}(Args a, unsigned long long* o) \
-                 {{ *o = (unsigned long long)a.{f}; }}\n"
-            )
-        })
-        .collect();
-    let probe = format!(
-        "\nstatic_assert(sizeof(Args) == {}, \"Args size\");\n{kernels}",
-        std::mem::size_of::<Args>()
-    );
-    let src = gpu::module::program_source() + &probe;
-    let (ptx, _) = gpu::module::compile_cached(&src, (9, 0)).unwrap();
-    for (i, &(field, offset)) in host.iter().enumerate() {
-        // `ld.param.u64 %rd1, [args_probe_3_param_0+24];` (no `+` for the first field)
-        let param = format!("args_probe_{i}_param_0");
-        let line = ptx
-            .lines()
-            .find(|l| l.contains("ld.param") && l.contains(&format!("[{param}")))
-            .unwrap_or_else(|| panic!("no load of `{field}` in the PTX"));
-        let at = line.find(&param).unwrap() + param.len();
-        let rest = line[at..].trim_start_matches('+');
-        let device: usize = rest[..rest.find(']').unwrap()].parse().unwrap_or(0);
+    let size = std::mem::size_of::<Args>();
+    assert_eq!((host[host.len() - 1].1 + 4).next_multiple_of(8), size);
+    let names: Vec<&str> = host.iter().map(|f| f.0).collect();
+    let src = gpu::module::program_source();
+    let device = gpu::module::device_layout(&src, "Args", size, &names).unwrap();
+    for ((field, offset), got) in host.iter().zip(device) {
         assert_eq!(
-            device, offset,
-            "`{field}`: device offset {device}, host {offset}"
+            got, *offset,
+            "`{field}`: device offset {got}, host {offset}"
         );
     }
 }

@@ -232,6 +232,46 @@ pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
     Ok((Arc::new(text), built.compile_s))
 }
 
+/// Where the device puts each of `fields` of `struct ty` (a kernel argument block that `src`
+/// defines), in bytes, after checking that the struct is `size` bytes: for tests that a host
+/// `#[repr(C)]` mirror of it matches. NVRTC alone answers (no GPU): a static assertion for the
+/// size, and for each field the parameter load of a kernel that reads it, one kernel a field so
+/// that no two loads merge. A size that differs is a compile error naming `sizeof`.
+pub fn device_layout(src: &str, ty: &str, size: usize, fields: &[&str]) -> Result<Vec<usize>> {
+    let mut probe = format!("\nstatic_assert(sizeof({ty}) == {size}, \"sizeof({ty})\");\n");
+    for (i, f) in fields.iter().enumerate() {
+        probe += &format!(
+            "extern \"C\" __global__ void layout_probe_{i}({ty} a, unsigned long long* o) \
+             {{ *o = (unsigned long long)a.{f}; }}\n"
+        );
+    }
+    let (ptx, _) = compile_cached(&(src.to_string() + &probe), (9, 0))?;
+    let missing = |field: &str| Error::Compile {
+        source_name: "layout probe".into(),
+        log: format!("no parameter load of `{field}` in the PTX"),
+    };
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            // `ld.param.u64 %rd1, [layout_probe_3_param_0+24];` (no `+` at offset 0)
+            let param = format!("[layout_probe_{i}_param_0");
+            let line = ptx
+                .lines()
+                .find(|l| l.contains("ld.param") && l.contains(&param))
+                .ok_or_else(|| missing(field))?;
+            let rest = &line[line.find(&param).unwrap_or(0) + param.len()..];
+            let offset = rest.trim_start_matches('+');
+            let offset = &offset[..offset.find(']').ok_or_else(|| missing(field))?];
+            Ok(if offset.is_empty() {
+                0
+            } else {
+                offset.parse().map_err(|_| missing(field))?
+            })
+        })
+        .collect()
+}
+
 /// The machine code of `src` for compute capability `cc` (e.g. `sm_90`): from this process's
 /// cache, else from the on-disk cache ([`kernel_cache`]), else compiled by NVRTC and its
 /// assembler and stored in both. An error carries NVRTC's log, the assembler's included.

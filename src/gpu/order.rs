@@ -615,3 +615,55 @@ impl DeviceOrder {
         self.status()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{OrderArgs, program_source};
+    use crate::gpu::{self, module};
+
+    /// The host's `OrderArgs` has the size and every field offset of `struct OrderArgs` in
+    /// `kernels/order.cu`, as NVRTC lays it out (no GPU needed).
+    #[test]
+    fn the_order_argument_block_matches_the_kernels() {
+        if !gpu::nvrtc_present() {
+            println!("skipped: no CUDA device (no NVRTC)");
+            return;
+        }
+        macro_rules! fields {
+            ($($f:ident),* $(,)?) => {
+                [$((stringify!($f), std::mem::offset_of!(OrderArgs, $f))),*]
+            };
+        }
+        let host = fields!(
+            world_rowadr,
+            row_type,
+            row_id,
+            geom,
+            colid,
+            layout,
+            order,
+            rank,
+            status,
+            keys_a,
+            keys_b,
+            vals_a,
+            vals_b,
+            chunks,
+            counts,
+            nworld,
+            idx_bits,
+            pass,
+            nchunk,
+        );
+        let size = std::mem::size_of::<OrderArgs>();
+        assert_eq!(host[host.len() - 1].1 + 4, size, "nchunk ends the block");
+        let names: Vec<&str> = host.iter().map(|f| f.0).collect();
+        let device = module::device_layout(&program_source(), "OrderArgs", size, &names).unwrap();
+        for ((field, offset), got) in host.iter().zip(device) {
+            assert_eq!(
+                got, *offset,
+                "`{field}`: device offset {got}, host {offset}"
+            );
+        }
+    }
+}
