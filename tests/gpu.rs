@@ -710,51 +710,14 @@ fn the_argument_block_matches_the_kernels() {
         return;
     }
     use archipelago::gpu::workspace::Args;
-    macro_rules! fields {
-        ($($f:ident),* $(,)?) => { [$((stringify!($f), std::mem::offset_of!(Args, $f))),*] };
-    }
-    let host = fields!(
-        world_rowadr,
-        world_edgeadr,
-        supadr,
-        support,
-        row_type,
-        rank,
-        dof_treeid,
-        tree_dofadr,
-        tree_dofnum,
-        labels,
-        fallback,
-        rounds,
-        dense_mat,
-        dense_stack,
-        nisland,
-        nidof,
-        tree_island,
-        island_ntree,
-        island_itreeadr,
-        map_itree2tree,
-        dof_island,
-        island_nv,
-        island_idofadr,
-        island_dofadr,
-        map_dof2idof,
-        map_idof2dof,
-        efc_island,
-        island_ne,
-        island_nf,
-        island_nefc,
-        island_iefcadr,
-        map_efc2iefc,
-        map_iefc2efc,
-        row_mirror,
-        nworld,
-        ntree,
-        nv,
-        use_smem,
-        dof_blocks,
-        mirror_rows,
-        rowless_islands,
+    #[rustfmt::skip]
+    let host = archipelago::field_offsets!(Args;
+        world_rowadr, world_edgeadr, supadr, support, row_type, rank, dof_treeid, tree_dofadr,
+        tree_dofnum, labels, fallback, rounds, dense_mat, dense_stack, nisland, nidof, tree_island,
+        island_ntree, island_itreeadr, map_itree2tree, dof_island, island_nv, island_idofadr,
+        island_dofadr, map_dof2idof, map_idof2dof, efc_island, island_ne, island_nf, island_nefc,
+        island_iefcadr, map_efc2iefc, map_iefc2efc, row_mirror, nworld, ntree, nv, use_smem,
+        dof_blocks, mirror_rows, rowless_islands,
     );
     // Every field listed: the last one ends the block, up to its alignment.
     let size = std::mem::size_of::<Args>();
@@ -762,10 +725,8 @@ fn the_argument_block_matches_the_kernels() {
     let names: Vec<&str> = host.iter().map(|f| f.0).collect();
     let src = gpu::module::program_source();
     let device = gpu::module::device_layout(&src, "Args", size, &names).unwrap();
-    for ((field, offset), got) in host.iter().zip(device) {
-        assert_eq!(
-            got, *offset,
-            "`{field}`: device offset {got}, host {offset}"
-        );
-    }
+    assert_eq!(
+        device, host,
+        "(field, offset) on the device and on the host"
+    );
 }

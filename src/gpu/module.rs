@@ -232,12 +232,33 @@ pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
     Ok((Arc::new(text), built.compile_s))
 }
 
+/// Each named field of a host type with its byte offset, `[(name, offset), ...]`: the host side
+/// of [`device_layout`]'s comparison.
+///
+/// ```
+/// #[repr(C)]
+/// struct Pair { a: u64, b: i32 }
+/// assert_eq!(archipelago::field_offsets!(Pair; a, b), [("a", 0), ("b", 8)]);
+/// ```
+#[macro_export]
+macro_rules! field_offsets {
+    ($ty:ty; $($f:ident),* $(,)?) => {
+        [$((stringify!($f), ::std::mem::offset_of!($ty, $f))),*]
+    };
+}
+
 /// Where the device puts each of `fields` of `struct ty` (a kernel argument block that `src`
-/// defines), in bytes, after checking that the struct is `size` bytes: for tests that a host
-/// `#[repr(C)]` mirror of it matches. NVRTC alone answers (no GPU): a static assertion for the
-/// size, and for each field the parameter load of a kernel that reads it, one kernel a field so
-/// that no two loads merge. A size that differs is a compile error naming `sizeof`.
-pub fn device_layout(src: &str, ty: &str, size: usize, fields: &[&str]) -> Result<Vec<usize>> {
+/// defines), as `(name, offset)` pairs like [`field_offsets!`](crate::field_offsets)'s, after
+/// checking that the struct is `size` bytes: for tests that a host `#[repr(C)]` mirror of it
+/// matches. NVRTC alone answers (no GPU): a static assertion for the size, and for each field
+/// the parameter load of a kernel that reads it, one kernel a field so that no two loads merge.
+/// A size that differs is a compile error naming `sizeof`.
+pub fn device_layout<'f>(
+    src: &str,
+    ty: &str,
+    size: usize,
+    fields: &[&'f str],
+) -> Result<Vec<(&'f str, usize)>> {
     let mut probe = format!("\nstatic_assert(sizeof({ty}) == {size}, \"sizeof({ty})\");\n");
     for (i, f) in fields.iter().enumerate() {
         probe += &format!(
@@ -263,11 +284,12 @@ pub fn device_layout(src: &str, ty: &str, size: usize, fields: &[&str]) -> Resul
             let rest = &line[line.find(&param).unwrap_or(0) + param.len()..];
             let offset = rest.trim_start_matches('+');
             let offset = &offset[..offset.find(']').ok_or_else(|| missing(field))?];
-            Ok(if offset.is_empty() {
+            let offset = if offset.is_empty() {
                 0
             } else {
                 offset.parse().map_err(|_| missing(field))?
-            })
+            };
+            Ok((*field, offset))
         })
         .collect()
 }

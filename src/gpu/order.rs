@@ -629,41 +629,18 @@ mod tests {
             println!("skipped: no CUDA device (no NVRTC)");
             return;
         }
-        macro_rules! fields {
-            ($($f:ident),* $(,)?) => {
-                [$((stringify!($f), std::mem::offset_of!(OrderArgs, $f))),*]
-            };
-        }
-        let host = fields!(
-            world_rowadr,
-            row_type,
-            row_id,
-            geom,
-            colid,
-            layout,
-            order,
-            rank,
-            status,
-            keys_a,
-            keys_b,
-            vals_a,
-            vals_b,
-            chunks,
-            counts,
-            nworld,
-            idx_bits,
-            pass,
-            nchunk,
+        #[rustfmt::skip]
+        let host = crate::field_offsets!(OrderArgs;
+            world_rowadr, row_type, row_id, geom, colid, layout, order, rank, status, keys_a,
+            keys_b, vals_a, vals_b, chunks, counts, nworld, idx_bits, pass, nchunk,
         );
         let size = std::mem::size_of::<OrderArgs>();
         assert_eq!(host[host.len() - 1].1 + 4, size, "nchunk ends the block");
         let names: Vec<&str> = host.iter().map(|f| f.0).collect();
         let device = module::device_layout(&program_source(), "OrderArgs", size, &names).unwrap();
-        for ((field, offset), got) in host.iter().zip(device) {
-            assert_eq!(
-                got, *offset,
-                "`{field}`: device offset {got}, host {offset}"
-            );
-        }
+        assert_eq!(
+            device, host,
+            "(field, offset) on the device and on the host"
+        );
     }
 }

@@ -130,71 +130,24 @@ mod tests {
             println!("skipped: no CUDA device (no NVRTC)");
             return;
         }
-        macro_rules! fields {
-            ($($f:ident),* $(,)?) => { [$((stringify!($f), std::mem::offset_of!(QArgs, $f))),*] };
-        }
-        let host = fields!(
-            row_id,
-            world_slot,
-            nnode,
-            tree_node,
-            node_mintree,
-            node_rows,
-            node_sum,
-            node_treeadr,
-            node_trees,
-            node_dofpre,
-            node_head,
-            tree_place,
-            node_efc,
-            row_node,
-            runs,
-            nstatic,
-            nstatic_rows,
-            stream_kind,
-            stream_adr,
-            stream_support,
-            stale,
-            c_count,
-            c_rowadr,
-            c_type,
-            c_adr,
-            c_support,
-            c_node,
-            trace,
-            lists,
-            eq_ids,
-            eq_lo,
-            eq_hi,
-            eq_static,
-            friction_static,
-            flex_static,
-            max_static,
-            max_entries,
-            reuse,
-            reuse_nodes,
-            cap_rows,
-            cap_hyper,
-            cap_entries,
-            node_maps,
-            run_bytes,
-            one_slot,
-            one_nnode,
-            one_k,
-            one_nstatic,
-            aside_blocks,
-            asleep,
+        #[rustfmt::skip]
+        let host = crate::field_offsets!(QArgs;
+            row_id, world_slot, nnode, tree_node, node_mintree, node_rows, node_sum, node_treeadr,
+            node_trees, node_dofpre, node_head, tree_place, node_efc, row_node, runs, nstatic,
+            nstatic_rows, stream_kind, stream_adr, stream_support, stale, c_count, c_rowadr, c_type,
+            c_adr, c_support, c_node, trace, lists, eq_ids, eq_lo, eq_hi, eq_static,
+            friction_static, flex_static, max_static, max_entries, reuse, reuse_nodes, cap_rows,
+            cap_hyper, cap_entries, node_maps, run_bytes, one_slot, one_nnode, one_k, one_nstatic,
+            aside_blocks, asleep,
         );
         let size = std::mem::size_of::<QArgs>();
         assert_eq!(host[host.len() - 1].1 + 8, size, "asleep ends the block");
         let names: Vec<&str> = host.iter().map(|f| f.0).collect();
         let src = programs::block_program_source();
         let device = module::device_layout(&src, "QArgs", size, &names).unwrap();
-        for ((field, offset), got) in host.iter().zip(device) {
-            assert_eq!(
-                got, *offset,
-                "`{field}`: device offset {got}, host {offset}"
-            );
-        }
+        assert_eq!(
+            device, host,
+            "(field, offset) on the device and on the host"
+        );
     }
 }
