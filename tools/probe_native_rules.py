@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Probes what native MuJoCo 4.0.0's mj_island does with couplings without rows.
 
-Prints thirteen facts (each asserted):
+Prints sixteen facts (each asserted):
 1. a world with no efc rows has no islands, even with stiff flexes (flex_trampoline, early steps);
 2. one contact on a stiff flex puts every awake vertex tree of the flex in its island
    (flex_trampoline: all 253 trees);
@@ -29,7 +29,22 @@ Prints thirteen facts (each asserted):
    its couplings' components (a tendon pair's, a sheet's), the pair's alone once the sheet
    sleeps; a flex in one tree or a passive flex without stiffness will do, with the spring and
    damper flags off too; no island without sleep, under Euler, with a tendon alone, with a
-   flex that does not couple (elastic2d "none") or whose vertices are all pinned.
+   flex that does not couple (elastic2d "none") or whose vertices are all pinned;
+14. under integrator "discrete" an actuator couples by the state only with a gain or bias type
+   that native counts as state-dependent (affine, muscle, dcmotor, so3: trace_rows.STATE_GAINS,
+   STATE_BIASES): a tendon actuator between two trees with a user gain, a user bias, or both
+   with callbacks whose force depends on the state, does not join them; a position servo (an
+   affine bias) does;
+15. with the ipc flag on, a passive flex without elasticity couples nothing without rows (its
+   vertex trees stay apart while the world has rows; an elastic sheet still couples) and its
+   contacts get rows (exclude 0): a passive cube on the floor, each vertex tree its own island;
+   without ipc the same contacts have no rows (exclude 4) and join the cube's trees;
+16. a passive flex contact is one native marks `exclude` 4, not any contact without rows of a
+   flex with m.flex_passive: a 1-D rod and a rigid flex keep flex_passive 1 (MuJoCo ignores the
+   attribute there) but their contacts in the gap with another flex are exclude 1, without rows,
+   and join nothing; a passive board with all its vertices pinned (rigid to MuJoCo: flex_rigid 1)
+   gets rows (exclude 0) and gap contacts (exclude 1) against a sheet that is not passive,
+   exclude 4 against a passive one.
 """
 
 import os
@@ -174,7 +189,7 @@ def main():
 PAIR = """
 <mujoco>
   <option timestep="0.002" integrator="{integrator}" solver="{solver}" gravity="{gravity}">
-    <flag sleep="{sleep}" spring="{spring}" damper="{spring}"/>
+    <flag sleep="{sleep}" spring="{spring}" damper="{spring}" ipc="{ipc}"/>
   </option>
   <worldbody>
     <geom type="plane" size="5 5 .1"/>
@@ -201,15 +216,18 @@ CHAIN_FLEX = """<deformable><flex name="o" dim="2" body="c0 c1 c2 c3" vertex="0 
 
 
 def pair(body="", extra="", integrator="discrete", solver="Newton", sleep=False, rows=True,
-         spring=True, steps=5):
-    """Steps the PAIR model; returns (model, data) after mj_island."""
+         spring=True, steps=5, ipc=False, setup=None):
+    """Steps the PAIR model (`setup(m, d)` called first if given); returns (model, data) after
+    mj_island."""
     xml = PAIR.format(
         integrator=integrator, solver=solver, gravity="0 0 -9.81" if rows else "0 0 0",
         sleep="enable" if sleep else "disable", spring="enable" if spring else "disable",
-        box=BOX if rows else "", body=body, extra=extra)
+        ipc="enable" if ipc else "disable", box=BOX if rows else "", body=body, extra=extra)
     m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
     d.qvel[:] = 0.01
+    if setup:
+        setup(m, d)
     for _ in range(steps):
         mujoco.mj_step(m, d)
     mujoco.mj_island(m, d)
@@ -310,6 +328,148 @@ def discrete_facts():
           f"{d.tree_island[: m.ntree].tolist()} (the couplings' components); sheet asleep: "
           f"{d2.tree_island[: m2.ntree].tolist()}; islands too with {', '.join(yes)}; none with "
           f"{', '.join(no)}")
+
+    user_facts()
+
+
+def user_facts():
+    """Facts 14-16: actuator types, the ipc flag, native's passive contact mark."""
+    tendon = '<tendon><spatial name="t"><site site="a"/><site site="b"/></spatial></tendon>'
+    cases = {
+        "user gain": '<general tendon="t" gaintype="user"/>',
+        "user bias": '<general tendon="t" biastype="user"/>',
+        "affine-bias servo": '<position tendon="t" kp="5"/>',
+    }
+    runs = {k: pair(extra=f"{tendon}<actuator>{v}</actuator>") for k, v in cases.items()}
+    # User gain and bias with callbacks whose force depends on the state (installed after
+    # compiling): still no coupling.
+    def callbacks(m, d):
+        mujoco.set_mjcb_act_gain(lambda m, d, i: 5.0 - 2.0 * float(d.actuator_length[i]))
+        mujoco.set_mjcb_act_bias(lambda m, d, i: -5.0 * float(d.actuator_length[i]))
+        d.ctrl[:] = 1
+
+    try:
+        runs["user callbacks"] = pair(
+            extra=f'{tendon}<actuator><general tendon="t" gaintype="user" biastype="user"/>'
+                  '</actuator>', setup=callbacks)
+    finally:
+        mujoco.set_mjcb_act_gain(None)
+        mujoco.set_mjcb_act_bias(None)
+    force = float(runs["user callbacks"][1].actuator_force[0])
+    for label, (m, d) in runs.items():
+        assert d.nefc > 0 and joined(m, d, [0, 1]) == (label == "affine-bias servo"), label
+        assert bool(ModelInfo(m).discrete_trees) == (label == "affine-bias servo"), label
+    assert force != 0
+    print(f"14. discrete: a tendon actuator between trees 0, 1 with "
+          f"{', '.join(k for k in runs if k != 'affine-bias servo')} (force {force:.2f}) -> "
+          f"islands {runs['user gain'][1].tree_island[:2].tolist()}; an affine-bias servo -> "
+          f"{runs['affine-bias servo'][1].tree_island[:2].tolist()}")
+
+    m, d = pair(body=sheet("", 'passive="true"'), ipc=True)
+    m2, d2 = pair(body=sheet(), ipc=True)
+    verts = list(range(3, m.ntree))
+    assert d.nefc > 0 and m.flex_passive[0] and all(d.tree_island[t] == -1 for t in verts)
+    assert not ModelInfo(m).flex_trees and joined(m2, d2, verts)
+    cube = {ipc: pair(body=CUBE, ipc=ipc, steps=20) for ipc in (False, True)}
+    marks = {ipc: [c for c in dd.contact[: dd.ncon] if c.flex[0] >= 0 or c.flex[1] >= 0]
+             for ipc, (mm, dd) in cube.items()}
+    corners = list(range(3, cube[True][0].ntree))
+    assert marks[False] and all(c.exclude == 4 and c.efc_address < 0 for c in marks[False])
+    assert marks[True] and all(c.exclude == 0 and c.efc_address >= 0 for c in marks[True])
+    assert joined(*cube[False], corners) and not joined(*cube[True], corners)
+    print(f"15. ipc on: passive sheet without elasticity, nefc {d.nefc}: its vertex trees -> "
+          f"{sorted(set(d.tree_island[verts].tolist()))}; an elastic sheet -> island "
+          f"{int(d2.tree_island[verts[0]])}; a passive cube on the floor: {len(marks[True])} "
+          f"contacts with rows (exclude 0), corner trees -> "
+          f"{cube[True][1].tree_island[corners].tolist()}; without ipc {len(marks[False])} "
+          f"without rows (exclude 4) -> island {int(cube[False][1].tree_island[corners[0]])}")
+
+    found = {label: gap_step(xml.format(sheet="")) for label, xml in GAPS.items()}
+    m = mujoco.MjModel.from_xml_string(GAPS["all-pinned board"].format(sheet='passive="true"'))
+    d = mujoco.MjData(m)
+    mujoco.mj_step(m, d)
+    passive = flex_contacts(m, d)
+    assert m.flex_rigid[0] and not m.flex_rigid[1]
+    assert passive and all(c.exclude == 4 and c.efc_address < 0 for c in passive)
+    print("16. passive flag without native's mark (exclude 4): gap contacts (exclude 1, no rows) "
+          "couple nothing: " + "; ".join(
+              f"{k}: at step {s} {n} gap contacts, tree_island {t}; up to {r} contacts with rows "
+              f"(exclude 0) by step {GAP_STEPS}" for k, (s, n, t, r) in found.items()) +
+          f"; the board (flex_rigid 1) against a passive sheet: {len(passive)} contacts "
+          f"without rows (exclude 4)")
+
+# A passive cube (a 3-D flex of 8 vertex trees, no elasticity) resting on the floor.
+CUBE = """<flexcomp name="v" type="grid" count="2 2 2" spacing=".1 .1 .1" pos="0 2 .06"
+  radius=".01" mass=".1" dim="3"><contact passive="true" selfcollide="none"/></flexcomp>"""
+# Flex pairs within each other's contact margin, passive="true" on one of them: a 1-D rod and a
+# rigid flex (MuJoCo warns the attribute is ignored, m.flex_passive stays 1; gravity off, no
+# rows from the box, which rests at distance 0) and an elastic board with all its vertices pinned
+# (no tree) under a loose sheet that is not passive unless `sheet` says so (weak gravity, the box
+# gives rows).
+GAP = """<mujoco>
+  <option timestep="0.002" integrator="discrete" gravity="0 0 {gravity}"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1"/>
+    <body pos="2 2 .05"><freejoint/><geom type="box" size=".05 .05 .05"/></body>{flexes}
+  </worldbody>
+</mujoco>"""
+GAPS = {
+    "1-D rod": GAP.format(gravity=0, flexes="""
+    <flexcomp name="r" type="grid" count="4 1 1" spacing=".1 .1 .1" pos="0 0 .3" radius=".01"
+      mass=".1" dim="1"><contact passive="true" margin=".04" gap=".035" selfcollide="none"/>
+    </flexcomp>
+    <flexcomp name="r2" type="grid" count="4 1 1" spacing=".1 .1 .1" pos="0 0 .33"
+      euler="0 0 90" radius=".01" mass=".1" dim="1">
+      <contact margin=".04" gap=".035" selfcollide="none"/></flexcomp>"""),
+    "rigid flex": GAP.format(gravity=0, flexes="""
+    <body name="rb" pos="0 0 .3"><freejoint/>
+      <geom type="sphere" size=".01" contype="0" conaffinity="0"/>
+      <flexcomp name="r" type="grid" count="3 3 1" spacing=".1 .1 .1" radius=".01" mass=".1"
+        dim="2" rigid="true">
+        <contact passive="true" margin=".06" gap=".055" selfcollide="none"/></flexcomp>
+    </body>
+    <flexcomp name="s" type="grid" count="3 3 1" spacing=".1 .1 .1" pos=".03 .03 .345"
+      radius=".01" mass=".1" dim="2"><contact margin=".06" gap=".055" selfcollide="none"/>
+    </flexcomp>"""),
+    "all-pinned board": GAP.format(gravity=-1, flexes="""
+    <flexcomp name="b" type="grid" count="4 4 1" spacing=".1 .1 .1" pos="0 0 .3" radius=".01"
+      mass=".1" dim="2">""" + ELASTIC + """<pin id="0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15"/>
+      <contact passive="true" selfcollide="none" margin=".03" gap=".02"/></flexcomp>
+    <flexcomp name="l" type="grid" count="3 3 1" spacing=".1 .1 .1" pos=".03 .03 .34"
+      radius=".01" mass=".05" dim="2">
+      <contact {sheet} selfcollide="none" margin=".03" gap=".02"/></flexcomp>"""),
+}
+GAP_STEPS = 150
+
+
+def flex_contacts(m, d):
+    """The current flex-flex contacts."""
+    return [c for c in d.contact[: d.ncon] if c.flex[0] >= 0 and c.flex[1] >= 0]
+
+
+def gap_step(xml):
+    """Steps a GAPS scene: the first step where a flex-flex contact in the gap (exclude 1, no
+    rows) has trees that native leaves apart while rows exist, how many gap contacts then, native's
+    tree_island, and how many flex-flex contacts had rows by GAP_STEPS. Asserts that no contact
+    is marked passive (exclude 4) and that the recorder's rules give no rowless hyperedge."""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    info = ModelInfo(m)
+    assert m.flex_passive[0] and not any(t.size for _, t in info.flex_trees)
+    first, rows = None, 0
+    for step in range(1, GAP_STEPS + 1):
+        mujoco.mj_step(m, d)
+        mujoco.mj_island(m, d)
+        cons = flex_contacts(m, d)
+        assert all(c.exclude != 4 for c in cons) and not rowless_edges(info, d)
+        rows = max(rows, sum(c.efc_address >= 0 for c in cons))
+        gap = [i for i, c in enumerate(d.contact[: d.ncon]) if c.flex[0] >= 0 and c.flex[1] >= 0
+               and c.exclude == 1 and c.efc_address < 0]
+        if first is None and d.nefc and any(
+                not joined(m, d, sorted(info.contact_trees(d, i)[0])) for i in gap):
+            first = step, len(gap), d.tree_island[: m.ntree].tolist()
+    assert first is not None and rows
+    return (*first, rows)
 
 
 SCENES_OWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "traces", "scenes")

@@ -166,3 +166,14 @@ for j in dense sparse; do
         --steps 150 --every 4 --jacobian $j --eq 100:0:1 --eq 200:1:1:0/1 --settle 240 \
         --wake 300:19 --wake 340:4:1/2 --eq 380:0:0 --eq 420:1:0 --settle 460:0/2 --wake 520:11
 done
+# Couplings native does not make under the discrete integrator: user gain and bias types (beside a
+# position servo and a user gain with an affine bias, which couple), passive="true" on a 1-D rod
+# and a rigid flex (their gap contacts are exclude 1, not passive), a passive board with every
+# vertex pinned under a sheet that is not passive (ordinary contacts) and under a passive one
+# (exclude 4); the ipc variant: a passive flex without elasticity couples nothing.
+for j in dense sparse; do
+    rec discrete_edge_cases_$j $S/discrete_edge_cases/discrete_edge_cases.xml --worlds 3 \
+        --steps 150 --every 2 --jacobian $j
+done
+rec discrete_edge_cases_ipc $S/discrete_edge_cases/discrete_edge_cases_ipc.xml --worlds 3 \
+    --steps 150 --every 2 --jacobian sparse

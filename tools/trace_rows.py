@@ -52,6 +52,13 @@ FLEX_EQ = (int(EQ.mjEQ_FLEX), int(EQ.mjEQ_FLEXVERT), int(EQ.mjEQ_FLEXSTRAIN))
 STRAIN = 3
 # edge_kind of a rowless hyperedge; its edge_id is the flex, tendon, actuator or contact index.
 EDGE_FLEX, EDGE_TENDON, EDGE_ACTUATOR, EDGE_PASSIVE_CONTACT = 0, 1, 2, 3
+# Gain and bias types whose force depends on the state in native's metric (probe fact 14).
+STATE_GAINS = {int(mujoco.mjtGain.mjGAIN_AFFINE), int(mujoco.mjtGain.mjGAIN_MUSCLE),
+               int(mujoco.mjtGain.mjGAIN_DCMOTOR), int(mujoco.mjtGain.mjGAIN_SO3)}
+STATE_BIASES = {int(mujoco.mjtBias.mjBIAS_AFFINE), int(mujoco.mjtBias.mjBIAS_MUSCLE),
+                int(mujoco.mjtBias.mjBIAS_DCMOTOR), int(mujoco.mjtBias.mjBIAS_SO3)}
+# mjContact.exclude of a passive flex contact (in d.contact, without rows).
+EXCLUDE_PASSIVE = 4
 
 
 class TraceError(RuntimeError):
@@ -168,6 +175,10 @@ class ModelInfo:
         stiffness = np.asarray(m.flex_stiffness).reshape(-1)
         starts = sorted({int(a) for a in np.asarray(m.flex_stiffnessadr).reshape(-1) if a >= 0})
         self.flex_passive = np.asarray(m.flex_passive, dtype=bool).reshape(nflex)
+        # With the ipc flag on, passive contacts are solved with rows and a passive flex without
+        # elasticity couples nothing without rows.
+        ipc = bool(m.opt.enableflags & int(mujoco.mjtEnableBit.mjENBL_IPC))
+        passive_couples = self.flex_passive & (not ipc)
         self.flex_trees = []
         for f in range(nflex):
             if m.flex_rigid[f]:
@@ -185,7 +196,7 @@ class ModelInfo:
                 and m.flex_edgeequality[f] != STRAIN
                 and bool(np.any(stiffness[begin:end]))
             )
-            if m.flex_bendingadr[f] < 0 and not elastic and not self.flex_passive[f]:
+            if m.flex_bendingadr[f] < 0 and not elastic and not passive_couples[f]:
                 continue
             self.flex_trees.append((f, flex_trees[f]))
         # Flex contacts: per flex, its vertices' trees (by global vertex).
@@ -251,8 +262,9 @@ def discrete_couplings(m, dof_tree, body_tree, jnt_tree):
 
     A tendon with stiffness (spring flag on) or damping (damper flag on), any polynomial
     coefficient, couples the trees of its Jacobian's structure (ten_J); its armature does not
-    couple. An actuator whose gain is not fixed or that has a bias (actuation flag on; its
-    activation, control, saturation, sign and group do not matter) or that has damping or
+    couple. An actuator whose gain or bias depends on the state (affine, muscle, dcmotor or so3,
+    STATE_GAINS and STATE_BIASES; not user types; actuation flag on; its activation, control,
+    saturation, sign and group do not matter) or that has damping or
     armature (damper flag on) couples its transmission's trees by the model: a joint's, a
     tendon's structure, a site's and its refsite's bodies, a slider-crank's two sites' bodies (not
     the moment's runtime structure, which drops a tree whose moment is zero). Body transmissions
@@ -278,9 +290,11 @@ def discrete_couplings(m, dof_tree, body_tree, jnt_tree):
     T = mujoco.mjtTrn
     sites = (int(T.mjTRN_SITE), int(T.mjTRN_SO3), int(T.mjTRN_SLIDERCRANK))
     for i in range(int(m.nactuator)):
+        # Native's list of state-dependent types; user gain and bias types are not in it, even
+        # with callbacks whose force depends on the state (a pid gain comes with an affine bias).
         state = (
-            m.actuator_gaintype[i] != mujoco.mjtGain.mjGAIN_FIXED
-            or m.actuator_biastype[i] != mujoco.mjtBias.mjBIAS_NONE
+            int(m.actuator_gaintype[i]) in STATE_GAINS
+            or int(m.actuator_biastype[i]) in STATE_BIASES
         )
         passive = (
             np.any(m.actuator_damping[i]) or np.any(m.actuator_dampingpoly[i])
@@ -620,23 +634,23 @@ def rowless_edges(info, d):
 
 
 def passive_contact_edges(info, d):
-    """(EDGE_PASSIVE_CONTACT, contact index, trees) of each passive flex contact: a contact
-    without rows (efc_address < 0) of a passive flex with a flex or static geometry (one with a
-    body that can move gets rows from the constraint solver). Native joins the trees of its sides
-    as a contact row would (`ModelInfo.contact_trees`), whatever its distance (one in the gap
-    included)."""
+    """(EDGE_PASSIVE_CONTACT, contact index, trees) of each passive flex contact: one native
+    marks passive (`exclude` 4; it has no rows): of a 2-D or 3-D passive flex with a flex or
+    static geometry (one with a body that can move gets rows from the constraint solver), not all
+    pinned against a flex that is not passive. Native joins the trees of its sides as a contact
+    row would (`ModelInfo.contact_trees`), whatever its distance (one in the gap included)."""
     if not info.flex_passive.any():
         return []
     out = []
     for c in range(int(d.ncon)):
         con = d.contact[c]
+        # Native's own mark, not the flag: a 1-D or rigid flex keeps flex_passive but gets rows
+        # (its gap contacts are exclude 1), as does a passive flex whose vertices are all pinned
+        # against a flex that is not passive.
+        if int(con.exclude) != EXCLUDE_PASSIVE:
+            continue
         if con.efc_address >= 0:
-            continue
-        flex = [int(x) for x in con.flex]
-        if not any(f >= 0 and info.flex_passive[f] for f in flex):
-            continue
-        if any(flex[k] < 0 and info.geom_tree[int(con.geom[k])] >= 0 for k in range(2)):
-            continue
+            raise TraceError(f"contact {c}: marked passive (exclude 4) but has rows")
         named, nodes = info.contact_trees(d, c)
         out.append((EDGE_PASSIVE_CONTACT, c, np.asarray(sorted(named | nodes), dtype=np.int64)))
     return out
