@@ -330,6 +330,21 @@ class Writer:
         return out
 
 
+def finite_state(m, info, d):
+    """Refuses a diverged world: with autoreset off (`<flag autoreset="disable"/>`) MuJoCo keeps a
+    non-finite state, whose NaN Jacobian entries native mj_island takes for nonzeros (a dense weld
+    row then reaches every tree) and whose rows and islands are meaningless."""
+    nefc = int(d.nefc)
+    if nefc and info.sparse:
+        nnz = int(d.efc_J_rowadr[nefc - 1] + d.efc_J_rownnz[nefc - 1])
+    else:
+        nnz = nefc * info.nv
+    arrays = (d.qpos, d.qvel, d.qacc, d.efc_J[:nnz])
+    if not all(np.isfinite(a).all() for a in arrays):
+        raise TraceError("native MuJoCo diverged: the state or the constraint Jacobian is not finite "
+                         "(autoreset is off, so MuJoCo kept it): nothing meaningful to record")
+
+
 def step_world(m, info, w, step, events, recorded, writer, time_native):
     """Steps world `w` once with the step's events; at a recorded step, writes its rows, rowless
     hyperedges and native outputs and checks them. Returns the native timings it took."""
@@ -342,6 +357,7 @@ def step_world(m, info, w, step, events, recorded, writer, time_native):
     if not recorded:
         return []
     d = w.d
+    finite_state(m, info, d)
     in_step = native_islands(info, d)
     # Recompute from exactly the recorded rows and tree_awake.
     mujoco.mj_island(m, d)
@@ -361,9 +377,20 @@ def step_world(m, info, w, step, events, recorded, writer, time_native):
     return [float(np.median(calls))]
 
 
+def check_args(args):
+    """One-line refusals of arguments that would otherwise end in a traceback."""
+    for name, low in (("worlds", 1), ("steps", 1), ("every", 1), ("start", 0), ("seed", 0)):
+        if getattr(args, name) < low:
+            raise SystemExit(f"record_trace: --{name} {getattr(args, name)}: must be at least {low}")
+    for name in ("qvel_noise", "ctrl_noise"):
+        if not np.isfinite(getattr(args, name)):
+            raise SystemExit(f"record_trace: --{name.replace('_', '-')} must be finite")
+
+
 def record(args, time_native=0):
     """Runs the recording; returns (arrays, summary). With time_native > 0, also times native
     mj_island (that many calls per recorded world-step) and reports it in the summary."""
+    check_args(args)
     name, xml = resolve_scene(args.scene)
     try:
         m = mujoco.MjModel.from_xml_path(xml)
@@ -382,7 +409,10 @@ def record(args, time_native=0):
     replay = None
     if args.replay:
         path = args.replay if os.path.exists(args.replay) else os.path.join(os.path.dirname(xml), args.replay)
-        replay = aloha_setup(m, path)
+        try:
+            replay = aloha_setup(m, path)
+        except (OSError, ValueError, KeyError) as e:
+            raise SystemExit(f"record_trace: --replay {args.replay!r}: {e}") from None
     info = ModelInfo(m)
     rng = np.random.default_rng(args.seed)
     try:
@@ -463,8 +493,11 @@ def parser():
 def main():
     args = parser().parse_args()
     arrays, summary = record(args)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    np.savez_compressed(args.out, **arrays)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        np.savez_compressed(args.out, **arrays)
+    except OSError as e:
+        raise SystemExit(f"record_trace: --out {args.out!r}: {e}") from None
     summary["bytes"] = os.path.getsize(args.out)
     print(json.dumps(summary))
 
