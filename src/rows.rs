@@ -82,7 +82,8 @@ pub enum EdgeKind {
     Flex = 0,
     /// A tendon's stiffness or damping in the discrete integrator's metric (id: the tendon).
     Tendon = 1,
-    /// An actuator's gain, bias, damping or armature in that metric (id: the actuator).
+    /// An actuator's state-dependent gain or bias, damping or armature in that metric (id: the
+    /// actuator).
     Actuator = 2,
     /// A passive flex contact: a contact without rows (id: its index among the step's contacts).
     PassiveContact = 3,
