@@ -504,6 +504,44 @@ fn a_compile_failure_carries_the_nvrtc_log() {
     }
 }
 
+/// Without libnvrtc every function that compiles returns [`Error::NoDevice`] (cudarc itself
+/// would panic on loading it). Where NVRTC is on the loader's path through `LD_LIBRARY_PATH`
+/// (CI fetches it so), the test runs itself again in a child process without it.
+#[test]
+fn without_nvrtc_the_compile_functions_are_typed_errors() {
+    const CHILD: &str = "ARCHIPELAGO_TEST_NO_NVRTC_CHILD";
+    let name = "without_nvrtc_the_compile_functions_are_typed_errors";
+    if gpu::nvrtc_present() {
+        if std::env::var_os(CHILD).is_some() || std::env::var_os("LD_LIBRARY_PATH").is_none() {
+            println!("skipped: NVRTC is on the loader's default path");
+            return;
+        }
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args([name, "--exact", "--nocapture", "--test-threads=1"])
+            .env_remove("LD_LIBRARY_PATH")
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("1 passed"), "{text}");
+        return;
+    }
+    let src = "extern \"C\" __global__ void k(int* o) { *o = 1; }";
+    let no_device = |r: archipelago::Result<()>| match r {
+        Err(Error::NoDevice(why)) => assert!(why.contains("NVRTC"), "{why}"),
+        other => panic!("expected no device, got {other:?}"),
+    };
+    no_device(gpu::module::compile_cached(src, (9, 0)).map(drop));
+    no_device(gpu::module::check_assembles(src, (9, 0)));
+    no_device(gpu::module::machine_code_with(src, (9, 0), Split::Off, None).map(drop));
+    no_device(gpu::module::device_layout(src, "int", 4, &[]).map(drop));
+    // The key of a program is still made (no build will ever match it).
+    gpu::module::disk_key(src, (9, 0), Split::Off);
+}
+
 /// A kernel the front end accepts and the assembler rejects: more static shared memory than a
 /// block may have.
 const TOO_MUCH_SHARED: &str = "extern \"C\" __global__ void k(int* o) {

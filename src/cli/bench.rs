@@ -541,12 +541,14 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
                 i.sm_count,
                 i.total_mem as f64 / (1u64 << 30) as f64,
+                i.driver_version / 1000,
+                i.driver_version % 1000 / 10,
                 i.compile_s,
                 i.load_s,
                 FLOOR_BYTES_PER_S / 1e12,

@@ -87,6 +87,8 @@ pub struct DeviceInfo {
     pub smem_optin: usize,
     /// Total device memory in bytes.
     pub total_mem: usize,
+    /// The CUDA version the driver supports, as `cuDriverGetVersion` gives it (13000: 13.0).
+    pub driver_version: i32,
     /// Seconds NVRTC took for the main kernel module in this process, its assembler included
     /// (0 when the machine code came from this process's or the on-disk cache:
     /// [`kernel_cache`]).
@@ -101,11 +103,22 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// A switch set in the environment: `Some(true)` for `1`, `Some(false)` for `0`, `None` when
+/// unset or anything else. Every `ARCHIPELAGO_*` switch reads so, so that `=0` never turns one
+/// on.
+pub(crate) fn env_choice(name: &str) -> Option<bool> {
+    match std::env::var(name).ok()?.trim() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
 /// Whether the CUDA driver and NVRTC libraries can be loaded at all. Checked before any other
 /// cudarc call: cudarc panics when it has to load a library that is missing.
 pub fn libraries_present() -> std::result::Result<(), String> {
-    if std::env::var_os("ARCHIPELAGO_NO_GPU").is_some() {
-        return Err("disabled by ARCHIPELAGO_NO_GPU".into());
+    if env_choice("ARCHIPELAGO_NO_GPU") == Some(true) {
+        return Err("disabled by ARCHIPELAGO_NO_GPU=1".into());
     }
     // SAFETY: these only try to dlopen the libraries by their usual names.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -140,6 +153,31 @@ pub fn supports(name: &str, cc: (i32, i32)) -> std::result::Result<(), String> {
     ))
 }
 
+/// The oldest CUDA version a driver must support, in `cuDriverGetVersion`'s encoding (1000 ×
+/// major plus 10 × minor). The build's driver bindings are CUDA 13.0's, which cudarc resolves
+/// one entry point at a time on first use, and it would panic on one that an older driver lacks.
+pub const MIN_DRIVER_VERSION: i32 = 13000;
+
+/// Whether a driver supporting CUDA `version` (`cuDriverGetVersion`'s encoding) can run this
+/// build; if not, why (reported as no usable device).
+///
+/// ```
+/// use archipelago::gpu::driver_supports;
+/// assert!(driver_supports(13000).is_ok());
+/// assert!(driver_supports(12080).unwrap_err().contains("CUDA 12.8"));
+/// ```
+pub fn driver_supports(version: i32) -> std::result::Result<(), String> {
+    if version >= MIN_DRIVER_VERSION {
+        return Ok(());
+    }
+    let cuda = |v: i32| format!("CUDA {}.{}", v / 1000, v % 1000 / 10);
+    Err(format!(
+        "the CUDA driver supports {}; this build needs {} or newer (driver 580 or later)",
+        cuda(version),
+        cuda(MIN_DRIVER_VERSION)
+    ))
+}
+
 /// Whether NVRTC alone can be loaded (enough to compile the kernels, not to run them).
 pub fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the library by its usual names.
@@ -156,6 +194,12 @@ impl Gpu {
         let opened = std::panic::catch_unwind(|| -> Result<(Arc<CudaContext>, DeviceInfo)> {
             result::init()
                 .map_err(|e| Error::NoDevice(format!("cuInit failed: {}", describe(e))))?;
+            let mut driver_version = 0;
+            // SAFETY: one out-parameter; the driver is initialised.
+            unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+                .result()
+                .map_err(|e| Error::NoDevice(describe(e)))?;
+            driver_supports(driver_version).map_err(Error::NoDevice)?;
             let count = result::device::get_count().map_err(|e| Error::NoDevice(describe(e)))?;
             if count < 1 {
                 return Err(Error::NoDevice("the driver reports no CUDA device".into()));
@@ -175,6 +219,7 @@ impl Gpu {
                 smem_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
                     as usize,
                 total_mem: ctx.total_mem().map_err(cuda("cuDeviceTotalMem"))?,
+                driver_version,
                 compile_s: 0.0,
                 load_s: 0.0,
             };

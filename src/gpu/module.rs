@@ -123,12 +123,12 @@ fn building(key: u128) -> Arc<Mutex<()>> {
     map.entry(key).or_default().clone()
 }
 
-/// NVRTC's options for `arch` (e.g. `compute_90` or `sm_90`). With `ARCHIPELAGO_LINEINFO` set
+/// NVRTC's options for `arch` (e.g. `compute_90` or `sm_90`). With `ARCHIPELAGO_LINEINFO=1`
 /// the code carries line tables for profilers (Nsight Compute's source view); the code itself
 /// is unchanged.
 fn options(arch: &str, split: Split) -> Vec<String> {
     let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
-    if std::env::var_os("ARCHIPELAGO_LINEINFO").is_some() {
+    if super::env_choice("ARCHIPELAGO_LINEINFO") == Some(true) {
         options.push("--generate-line-info".into());
     }
     if split == Split::Kernels {
@@ -142,12 +142,29 @@ fn sm(cc: (i32, i32)) -> String {
     format!("sm_{}{}", cc.0, cc.1)
 }
 
+/// `Ok` where libnvrtc can be loaded, else the typed error every NVRTC entry point returns:
+/// cudarc panics when it has to load a library that is missing.
+fn require_nvrtc() -> Result<()> {
+    if super::nvrtc_present() {
+        Ok(())
+    } else {
+        Err(Error::NoDevice(
+            "the NVRTC library (libnvrtc) is not installed; the kernels cannot be compiled".into(),
+        ))
+    }
+}
+
 /// NVRTC's version, which the machine code depends on (part of every key); asked once.
+/// Without libnvrtc, a version no build has, so that no key made then matches one made by a
+/// build.
 fn nvrtc_version() -> &'static str {
     static VERSION: OnceLock<String> = OnceLock::new();
     VERSION.get_or_init(|| {
+        if require_nvrtc().is_err() {
+            return "nvrtc absent".into();
+        }
         let (mut major, mut minor) = (0, 0);
-        // SAFETY: two out-parameters; callers checked that libnvrtc is present.
+        // SAFETY: two out-parameters; libnvrtc is present (checked above).
         let status = unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) };
         match status {
             nvrtc_sys::nvrtcResult::NVRTC_SUCCESS => format!("nvrtc {major}.{minor}"),
@@ -176,6 +193,7 @@ fn build(
     output: Output,
     disk: Option<&DiskCache>,
 ) -> Result<(Arc<Vec<u8>>, Built)> {
+    require_nvrtc()?;
     let options = options(arch, split);
     let key = key(src, &options, output);
     // One build of a program at a time: threads that need it at once wait for the first build
@@ -222,8 +240,8 @@ fn build(
 
 /// Compiles `src` for compute capability `cc` to PTX, or returns this process's cached PTX;
 /// also the seconds NVRTC took (0 for a cache hit). For inspecting a program (which kernels it
-/// has, what they use); the solvers load [`machine_code`]. Needs libnvrtc (see
-/// [`super::libraries_present`]).
+/// has, what they use); the solvers load [`machine_code`]. Needs libnvrtc, no device: without
+/// it, [`Error::NoDevice`] (as from every function here that compiles).
 pub fn compile_cached(src: &str, cc: (i32, i32)) -> Result<(Arc<String>, f64)> {
     let arch = format!("compute_{}{}", cc.0, cc.1);
     let (ptx, built) = build(src, &arch, Split::Off, Output::Ptx, None)?;
@@ -297,7 +315,7 @@ pub fn device_layout<'f>(
 /// The machine code of `src` for compute capability `cc` (e.g. `sm_90`): from this process's
 /// cache, else from the on-disk cache ([`kernel_cache`]), else compiled by NVRTC and its
 /// assembler and stored in both. An error carries NVRTC's log, the assembler's included.
-/// Needs libnvrtc, no device.
+/// Needs libnvrtc (else [`Error::NoDevice`]), no device.
 ///
 /// ```no_run
 /// # fn main() -> archipelago::Result<()> {
@@ -346,6 +364,7 @@ pub fn check_assembles(src: &str, cc: (i32, i32)) -> Result<()> {
 
 /// One NVRTC compile of `src` with `options`, and its `output`.
 fn nvrtc_compile(src: &str, options: &[String], output: Output) -> Result<Vec<u8>> {
+    require_nvrtc()?;
     let text = std::ffi::CString::new(src).map_err(|_| Error::Compile {
         source_name: "kernels/*.cu".into(),
         log: "the program's text holds a NUL byte".into(),

@@ -1,6 +1,6 @@
 //! Where a world's time goes inside the quotient kernel: phase marks, for the people tuning it.
 //!
-//! With `ARCHIPELAGO_Q_TRACE` set when a [`QuotientSolver`](super::quotient::QuotientSolver) is
+//! With `ARCHIPELAGO_Q_TRACE=1` set when a [`QuotientSolver`](super::quotient::QuotientSolver) is
 //! built, its kernel is compiled with `Q_TRACE` (`kernels/quotient.cu`): thread 0 of each world
 //! stores `clock64()` at [`MARKS`] points of the kernel (0 the start, then after each phase's
 //! barrier, the last after a barrier of its own at the end). Each download reads the marks back
@@ -27,9 +27,9 @@ use std::fmt::Write as _;
 /// Marks per world (`Q_TRACE_MARKS` in `kernels/quotient.cu`).
 pub const MARKS: usize = 10;
 
-/// Whether `ARCHIPELAGO_Q_TRACE` asks for phase marks.
+/// Whether `ARCHIPELAGO_Q_TRACE=1` asks for phase marks.
 pub fn requested() -> bool {
-    std::env::var_os("ARCHIPELAGO_Q_TRACE").is_some()
+    super::env_choice("ARCHIPELAGO_Q_TRACE") == Some(true)
 }
 
 /// The define that compiles the marks in, to put before the kernel source.

@@ -43,7 +43,7 @@ pub fn source(maxnreg: u32, source: &str) -> String {
 /// [`MANY_WAVES`](super::maps::MANY_WAVES) waves ([`beyond_waves`]), so that a capped copy of
 /// `f` pays (and the caps are not turned off).
 pub fn pays(f: &CudaFunction, shape: BlockShape, nworld: usize, info: &DeviceInfo) -> Result<bool> {
-    if std::env::var("ARCHIPELAGO_REGCAP").is_ok_and(|v| v.trim() == "0") {
+    if super::env_choice("ARCHIPELAGO_REGCAP") == Some(false) {
         return Ok(false);
     }
     let sms = info.sm_count.max(1) as usize;

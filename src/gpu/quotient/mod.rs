@@ -73,6 +73,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 
+use super::env_choice;
 use super::graph::KeptGraphs;
 use super::maps::BlockShape;
 use super::module::function;
@@ -93,8 +94,8 @@ use invalidation::GuardFinding;
 use kernels::{Kernel, WARP_PER_BLOCK, Warps};
 use node_tables::{NODE_CACHE_WORDS, NODE_HEAD, NODE_MAPS_MAX, NodeTables, run_bytes};
 use rules::{
-    WARP_TREES_MAX, aside_cap, aside_from_env, choice_from_env, guard_warps_from_env,
-    masked_for_blocks_from_env, masked_share_set, warp_worlds_from_env, warps_reachable,
+    WARP_TREES_MAX, aside_cap, aside_from_env, guard_warps_from_env, masked_for_blocks_from_env,
+    masked_share_set, warp_worlds_from_env, warps_reachable,
 };
 use slots::BatchSlots;
 use world_lists::lists_len;
@@ -401,7 +402,7 @@ impl QuotientSolver {
             uploaded: false,
             fallen: Vec::with_capacity(w),
             merged: Vec::with_capacity(w),
-            take_fallen: choice_from_env("ARCHIPELAGO_Q_FELL") != Some(false),
+            take_fallen: env_choice("ARCHIPELAGO_Q_FELL") != Some(false),
             aside_on: aside_from_env(),
             lists_on_device: Vec::with_capacity(lists_len(w)),
             lists_next: Vec::with_capacity(lists_len(w)),
@@ -410,7 +411,7 @@ impl QuotientSolver {
             lists_stale: false,
             masked_before: Vec::with_capacity(w),
             walked_before: Vec::with_capacity(w),
-            twins_always: choice_from_env("ARCHIPELAGO_Q_TWINS") == Some(true),
+            twins_always: env_choice("ARCHIPELAGO_Q_TWINS") == Some(true),
             aside_on_device: Vec::with_capacity(aside_cap(w)),
             listed_on_device: Vec::with_capacity(w),
             last_aside: false,

@@ -3,6 +3,8 @@
 //! behind it; then the `ARCHIPELAGO_Q_*` switches that override them (for measurements). Pure
 //! functions of counts, so they are tested without a device.
 
+use crate::gpu::env_choice;
+
 // Named in the docs only.
 #[cfg(doc)]
 use super::QuotientSolver;
@@ -143,17 +145,17 @@ pub(super) fn masked_share(pairs: bool, aside: bool, forced: Option<f64>) -> f64
 /// `ARCHIPELAGO_Q_ASIDE=0` turns the aside blocks off, `=1` sets worlds aside even where the
 /// launch then spans two waves (for measurements; see `QuotientSolver::aside_blocks`).
 pub(super) fn aside_from_env() -> Option<bool> {
-    choice_from_env("ARCHIPELAGO_Q_ASIDE")
+    env_choice("ARCHIPELAGO_Q_ASIDE")
 }
 
 /// `ARCHIPELAGO_Q_WARP=0|1` (see [`QuotientSolver::set_warp_worlds`]).
 pub(super) fn warp_worlds_from_env() -> Option<bool> {
-    choice_from_env("ARCHIPELAGO_Q_WARP")
+    env_choice("ARCHIPELAGO_Q_WARP")
 }
 
 /// `ARCHIPELAGO_Q_PAIR=0|1` (see [`QuotientSolver::set_guard_warps`]).
 pub(super) fn guard_warps_from_env() -> Option<bool> {
-    choice_from_env("ARCHIPELAGO_Q_PAIR")
+    env_choice("ARCHIPELAGO_Q_PAIR")
 }
 
 /// `ARCHIPELAGO_Q_MASKED=<share>` (for measurements: one share for every kernel; clamped to
@@ -167,14 +169,6 @@ pub(super) fn masked_for_blocks_from_env() -> Option<f64> {
 /// `ARCHIPELAGO_Q_MASKED`): clamped to 0..=1, NaN read as none set.
 pub(super) fn masked_share_set(share: Option<f64>) -> Option<f64> {
     share.filter(|x| !x.is_nan()).map(|x| x.clamp(0.0, 1.0))
-}
-
-pub(super) fn choice_from_env(name: &str) -> Option<bool> {
-    match std::env::var(name).ok()?.trim() {
-        "0" => Some(false),
-        "1" => Some(true),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
