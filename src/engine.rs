@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use invalidation::{Decision, Events};
 
 use crate::cpu::dense::{self, Dense};
-use crate::cpu::{self, CpuMode, dsu::Dsu};
+use crate::cpu::{CpuMode, dsu::Dsu, labelprop::LabelProp};
 use crate::error::{Error, Result};
 use crate::gpu::pinned::PinnedOrder;
 use crate::gpu::{self, Gpu, PinnedIslands, quotient::QuotientSolver};
@@ -55,11 +55,11 @@ use crate::rows::{Batch, Capacity, Input};
 /// How the engine finds islands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// MuJoCo Warp's former dense kernel (when the build has it).
+    /// MuJoCo Warp's former dense kernel.
     Dense,
     /// Min-root union-find rebuilt every step (native MuJoCo 3.11+, MuJoCo Warp 4.0.0).
     Dsu,
-    /// Min-label propagation (when the build has it).
+    /// Min-label propagation.
     Labelprop,
     /// The static quotient with explicit invalidation.
     Quotient,
@@ -395,12 +395,8 @@ impl Engine {
     ) -> Result<Engine> {
         holds_model(&capacity, model)?;
         let mut full: Box<dyn CpuMode> = match options.mode {
-            Mode::Dense | Mode::Labelprop => {
-                cpu::by_name(options.mode.name()).ok_or_else(|| Error::Refused {
-                    mode: options.mode.name(),
-                    reason: "this build has no CPU implementation of it".into(),
-                })?
-            }
+            Mode::Dense => Box::new(Dense::default()),
+            Mode::Labelprop => Box::new(LabelProp::default()),
             _ => Box::new(Dsu::default()),
         };
         // Every buffer a step needs is allocated here, the full rebuild's scratch too.

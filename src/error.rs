@@ -64,15 +64,6 @@ pub enum Error {
         row: usize,
     },
 
-    /// A row type code that is not one of MuJoCo's `mjtConstraint` values.
-    #[error("row {row}: unknown constraint type code {code}")]
-    RowType {
-        /// The row (global index).
-        row: usize,
-        /// The code given.
-        code: i32,
-    },
-
     /// A capacity larger than any batch could need ([`Capacity::check_sizes`]).
     ///
     /// [`Capacity::check_sizes`]: crate::Capacity::check_sizes
@@ -158,6 +149,15 @@ pub enum Error {
     /// A trace file could not be read or is malformed.
     #[error("trace {path}: {detail}")]
     Trace {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
+
+    /// An output file (a report the tools were asked to write) could not be written.
+    #[error("cannot write {path}: {detail}")]
+    Write {
         /// The file.
         path: String,
         /// What went wrong.

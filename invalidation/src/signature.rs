@@ -59,13 +59,6 @@ impl Signature {
         self.sum = self.sum.wrapping_add(hash);
     }
 
-    /// Adds another signature.
-    #[inline]
-    pub fn merge(&mut self, other: Signature) {
-        self.rows = self.rows.wrapping_add(other.rows);
-        self.sum = self.sum.wrapping_add(other.sum);
-    }
-
     /// No rows.
     pub fn is_empty(&self) -> bool {
         self.rows == 0

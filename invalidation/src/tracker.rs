@@ -512,6 +512,11 @@ mod tests {
                 }
             )]
         );
+        let toggled = Cause::EqActive {
+            eq: 5,
+            active: true,
+        };
+        assert_eq!((d.cause_of(2), d.cause_of(0)), (Some(toggled), None));
         // Not rebuilt yet: still stale next step.
         t.record(&Events::new(), all_static).unwrap();
         t.decide(&mut d);
@@ -616,6 +621,8 @@ mod tests {
             d.all_cause(),
             Some(Cause::Edit(Edit::FlexStiffness { flex: 0 }))
         );
+        // Every world has the rebuild of all as its cause.
+        assert_eq!(d.cause_of(1), d.all_cause());
         t.mark_all_built();
         t.decide(&mut d);
         assert_eq!(d.verdict(), Verdict::Reuse);

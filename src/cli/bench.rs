@@ -610,7 +610,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         report.push_str(&table);
     }
     if let Some(path) = &args.out {
-        std::fs::write(path, &report).map_err(|e| Error::Trace {
+        std::fs::write(path, &report).map_err(|e| Error::Write {
             path: path.display().to_string(),
             detail: e.to_string(),
         })?;

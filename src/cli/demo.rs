@@ -72,8 +72,9 @@ pub struct Runner {
 /// again, so `quotient` runs with reuse off (every step solves every world over its quotient),
 /// and `quotient-reuse` with it on: there every world keeps its last outputs, so it times the
 /// reuse check and copy, the floor of a quotient step (`bench --quotient` measures reuse on
-/// step sequences). The same two for the device quotient.
-pub fn runners() -> Vec<Runner> {
+/// step sequences). The same two for the device quotient. Without `with_gpu` the device is not
+/// opened (nor its kernels built): the CPU runners alone.
+pub fn runners(with_gpu: bool) -> Vec<Runner> {
     let cpu_runner = |name: &str, reuse: bool| {
         let mut mode = cpu::by_name(name)?;
         mode.set_reuse(reuse);
@@ -93,6 +94,9 @@ pub fn runners() -> Vec<Runner> {
         .filter_map(|&name| cpu_runner(name, false))
         .collect();
     list.extend(cpu_runner("quotient", true));
+    if !with_gpu {
+        return list;
+    }
     match gpu::Gpu::open() {
         Ok(device) => {
             let device = std::rc::Rc::new(device);
@@ -195,7 +199,14 @@ enum Outcome {
 
 /// Runs the subcommand.
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
-    let mut runners = runners();
+    // The device only where a mode asked for may be one of its runners: opening it builds its
+    // kernels, which a process of CPU modes need not wait for.
+    let cpu_only = !args.modes.is_empty()
+        && args
+            .modes
+            .iter()
+            .all(|m| m == "quotient-reuse" || cpu::NAMES.contains(&m.as_str()));
+    let mut runners = runners(!cpu_only);
     if !args.modes.is_empty() {
         if let Some(unknown) = args
             .modes

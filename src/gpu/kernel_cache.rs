@@ -10,9 +10,9 @@
 //! (cut short, or of another format) is a miss and is built again. The cache is a shortcut,
 //! never a source of errors: a folder that cannot be made, read or written only costs the build.
 //!
-//! Each build of the kernels adds its programs (about 6 MB on Hopper), so the folder is kept
-//! under [`MAX_BYTES`] by removing the files used least recently after each write (a read
-//! marks a file used).
+//! Each build of the kernels adds its programs (about 13 MB for sm_90, 10 of them the warp
+//! program), so the folder is kept under [`MAX_BYTES`] by removing the files used least
+//! recently after each write (a read marks a file used).
 //!
 //! ```
 //! use archipelago::gpu::kernel_cache::{DiskCache, key};
@@ -38,7 +38,7 @@ const HEAD: usize = MAGIC.len() + 16 + 8;
 /// The first bytes of machine code (an ELF image), checked before it is handed to the driver.
 const ELF: &[u8; 4] = b"\x7fELF";
 
-/// The bytes a cache folder keeps at most: about forty builds' programs.
+/// The bytes a cache folder keeps at most: about twenty builds' programs.
 pub const MAX_BYTES: u64 = 256 << 20;
 
 /// A folder of machine code, by key ([`key`]).

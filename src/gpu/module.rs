@@ -8,8 +8,8 @@
 //! the driver loads that as it is ([`load`]). The machine code is kept per process and on disk
 //! ([`super::kernel_cache`]), so only the first process of a build on a machine waits for
 //! NVRTC: the quotient's programs took NVRTC and the assembler most of a minute on an H200's
-//! host. The quotient's warp program, sixteen kernels of about 380 KB of machine code each, is
-//! assembled a kernel a thread ([`Split::Kernels`]).
+//! host. The quotient's warp program, twenty-four kernels of about 400 KB of machine code
+//! each, is assembled a kernel a thread ([`Split::Kernels`]).
 //!
 //! Until session 53 NVRTC emitted PTX and the driver assembled it at load, keeping the result
 //! in its own on-disk cache; NVRTC then ran in every process, and the driver's assembler on

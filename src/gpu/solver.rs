@@ -72,9 +72,9 @@ impl FromStr for Mode {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| Error::Refused {
-                mode: "gpu",
-                reason: format!("unknown GPU mode `{s}`"),
+            .ok_or_else(|| Error::UnknownMode {
+                name: s.to_string(),
+                known: Mode::ALL.map(|m| m.name()).join(", "),
             })
     }
 }

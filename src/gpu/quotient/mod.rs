@@ -22,7 +22,7 @@
 //! quotient_block.cu), which every solver loads, and the warp program
 //! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
 //! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
-//! sixteen kernels are most of the quotient's machine code, and most of what NVRTC's assembler
+//! twenty-four kernels are most of the quotient's machine code, and most of what NVRTC's assembler
 //! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program
 //! has three entry points of one body: `quotient_kernel`; `quotient_few_kernel` for a batch
 //! whose every world has a slot of at most 32 nodes, with the masked solve and the tree-level

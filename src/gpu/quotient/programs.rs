@@ -69,7 +69,7 @@ fn marked(names: (&'static str, &'static str), source: fn() -> String) -> Progra
     }
 }
 
-/// The warp program ([`warp_program_source`]): its sixteen kernels assemble a thread each
+/// The warp program ([`warp_program_source`]): its twenty-four kernels assemble a thread each
 /// ([`Split::Kernels`]: the same machine code, most of a cold start's assembly otherwise).
 pub const WARP_PROGRAM: Program = Program {
     name: "quotient (warp kernels)",
