@@ -287,6 +287,18 @@ fn solve_recording(
     solved.and(recorded)
 }
 
+/// Where an engine's steps run: on the host, or on a device. Each holds only its own state, so
+/// that a GPU engine allocates no host quotient nor CPU scratch it would never use.
+enum Backend {
+    /// The CPU: the quotient and the full rebuild (`dsu`, or `dense` or `labelprop` by name).
+    Host {
+        quotient: Box<Quotient>,
+        full: Box<dyn CpuMode>,
+    },
+    /// A device ([`Engine::with_gpu`]).
+    Device(Box<Device>),
+}
+
 /// The device half of an engine built with [`Engine::with_gpu`].
 struct Device {
     gpu: Gpu,
@@ -305,13 +317,11 @@ pub struct Engine {
     model: Arc<Model>,
     capacity: Capacity,
     options: Options,
-    quotient: Quotient,
-    full: Box<dyn CpuMode>,
+    backend: Backend,
     /// Page-locked on a GPU engine, so that a step's downloads run at the link's speed.
     out: PinnedIslands,
     auto: Auto,
     last_mode: Mode,
-    device: Option<Device>,
     /// Deterministic mode's host-side sort (scratch sized once from the capacity).
     canon: Option<Canonicalizer>,
     /// Deterministic mode on a GPU engine with a full-rebuild mode: the order is computed on the
@@ -325,12 +335,8 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("capacity", &self.capacity)
             .field("options", &self.options)
-            .field("full", &self.full.name())
             .field("last_mode", &self.last_mode)
-            .field(
-                "gpu",
-                &self.device.as_ref().map(|d| d.gpu.info().name.clone()),
-            )
+            .field("gpu", &self.device().map(|d| d.gpu.info().name.clone()))
             .finish_non_exhaustive()
     }
 }
@@ -353,6 +359,16 @@ fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `capacity` with `model`'s own tree and dof counts: what the host's quotient and sorter are
+/// sized for.
+fn sized(capacity: &Capacity, model: &Model) -> Capacity {
+    Capacity {
+        ntree: model.ntree(),
+        nv: model.nv(),
+        ..*capacity
+    }
 }
 
 /// Refuses a CPU `dense` engine whose capacity needs more scratch than the mode's cap, as the
@@ -379,57 +395,53 @@ impl Engine {
     /// An engine for `model` with room for `capacity`; all buffers are allocated here. `dense`
     /// is refused where the capacity's `8·nworld·ntree²` bytes of scratch exceed its cap (1 GiB).
     pub fn new(model: &Model, capacity: Capacity, options: Options) -> Result<Engine> {
+        holds_model(&capacity, model)?;
         if options.mode == Mode::Dense {
             dense_fits(&capacity, model)?;
         }
-        let reuse = options.reuse;
-        Engine::on_host(model, capacity, options, reuse)
+        let backend = Engine::host_backend(model, &capacity, &options);
+        Ok(Engine::assemble(model, capacity, options, backend))
     }
 
-    /// [`Engine::new`], with the host quotient's reuse cache (the CPU's) allocated or not.
-    fn on_host(
-        model: &Model,
-        capacity: Capacity,
-        options: Options,
-        host_reuse: bool,
-    ) -> Result<Engine> {
-        holds_model(&capacity, model)?;
+    /// The host's quotient and full rebuild for `model` at `capacity`, every buffer a step
+    /// needs allocated, the full rebuild's scratch too.
+    fn host_backend(model: &Model, capacity: &Capacity, options: &Options) -> Backend {
         let mut full: Box<dyn CpuMode> = match options.mode {
             Mode::Dense => Box::new(Dense::default()),
             Mode::Labelprop => Box::new(LabelProp::default()),
             _ => Box::new(Dsu::default()),
         };
-        // Every buffer a step needs is allocated here, the full rebuild's scratch too.
         full.reserve(model);
-        let sized = Capacity {
-            ntree: model.ntree(),
-            nv: model.nv(),
-            ..capacity
-        };
+        let mut quotient = Quotient::new(&sized(capacity, model), options.policy.clone());
+        quotient.set_reuse(options.reuse);
+        Backend::Host {
+            quotient: quotient.into(),
+            full,
+        }
+    }
+
+    /// The engine around `backend`: its outputs and, in deterministic mode, the host's sorter.
+    fn assemble(model: &Model, capacity: Capacity, options: Options, backend: Backend) -> Engine {
         // Until a step: the mode that will solve the first (`auto` starts with the quotient).
         let last_mode = match options.mode {
             Mode::Auto => Mode::Quotient,
             mode => mode,
         };
-        let mut engine = Engine {
+        let canon = options
+            .deterministic
+            .then(|| Canonicalizer::new(&sized(&capacity, model)));
+        Engine {
             model: Arc::new(model.clone()),
             capacity,
-            quotient: Quotient::new(&sized, options.policy.clone()),
             options,
-            full,
+            backend,
             out: PinnedIslands::unpinned(Islands::default(), &capacity),
             auto: Auto::default(),
             last_mode,
-            device: None,
-            canon: None,
+            canon,
             device_order: PinnedOrder::default(),
             order_on_device: false,
-        };
-        if engine.options.deterministic {
-            engine.canon = Some(Canonicalizer::new(&sized));
         }
-        engine.quotient.set_reuse(host_reuse);
-        Ok(engine)
     }
 
     /// An engine whose modes run on `gpu` (see the module documentation); every device buffer is
@@ -441,10 +453,8 @@ impl Engine {
         capacity: Capacity,
         options: Options,
     ) -> Result<Engine> {
-        // The device quotient keeps its own reuse cache; the host one would go unused.
-        let mut engine = Engine::on_host(model, capacity, options, false)?;
-        let mode = engine.options.mode;
-        let full = match mode {
+        holds_model(&capacity, model)?;
+        let full = match options.mode {
             Mode::Dense => Some(gpu::Mode::Dense),
             Mode::Dsu => Some(gpu::Mode::Dsu),
             Mode::Labelprop => Some(gpu::Mode::Labelprop),
@@ -453,38 +463,45 @@ impl Engine {
         .map(|m| {
             // Deterministic full rebuilds sort on the device, in the same captured step.
             let opts = gpu::solver::Options {
-                deterministic: engine.options.deterministic,
+                deterministic: options.deterministic,
                 ..gpu::solver::Options::default()
             };
             gpu::Solver::with_options(gpu, m, capacity, model, opts)
         })
         .transpose()?;
-        if engine.options.deterministic {
-            engine.device_order = PinnedOrder::new(gpu, capacity.nworld * capacity.njmax);
-        }
-        let mut quotient =
-            QuotientSolver::new(gpu, capacity, model, engine.options.policy.clone())?;
-        quotient.set_reuse(engine.options.reuse)?;
-        // Page-locked outputs: a step's downloads run at the link's speed.
-        engine.out.pin_to(gpu);
-        engine.device = Some(Device {
+        let mut quotient = QuotientSolver::new(gpu, capacity, model, options.policy.clone())?;
+        quotient.set_reuse(options.reuse)?;
+        let device = Device {
             gpu: gpu.clone(),
             full,
             full_refused: None,
             quotient,
-        });
+        };
+        let mut engine = Engine::assemble(model, capacity, options, Backend::Device(device.into()));
+        if engine.options.deterministic {
+            engine.device_order = PinnedOrder::new(gpu, capacity.nworld * capacity.njmax);
+        }
+        // Page-locked outputs: a step's downloads run at the link's speed.
+        engine.out.pin_to(gpu);
         Ok(engine)
+    }
+
+    /// The device half, on a GPU engine.
+    fn device(&self) -> Option<&Device> {
+        match &self.backend {
+            Backend::Device(d) => Some(d),
+            Backend::Host { .. } => None,
+        }
     }
 
     /// Whether the engine runs on a GPU.
     pub fn on_gpu(&self) -> bool {
-        self.device.is_some()
+        self.device().is_some()
     }
 
     /// The full-rebuild GPU mode in use (for `auto`, once chosen).
     pub fn gpu_full_mode(&self) -> Option<gpu::Mode> {
-        self.device
-            .as_ref()
+        self.device()
             .and_then(|d| d.full.as_ref())
             .map(|s| s.mode())
     }
@@ -493,12 +510,12 @@ impl Engine {
     /// happened (every mode refused, its memory taken by the quotient's, say); the quotient then
     /// solves every step.
     pub fn gpu_full_refused(&self) -> Option<&str> {
-        self.device.as_ref()?.full_refused.as_deref()
+        self.device()?.full_refused.as_deref()
     }
 
     /// The device quotient, on a GPU engine.
     pub fn gpu_quotient(&self) -> Option<&QuotientSolver> {
-        self.device.as_ref().map(|d| &d.quotient)
+        self.device().map(|d| &d.quotient)
     }
 
     /// Validates `batch` (structure and capacity), then finds every island output. A
@@ -547,7 +564,7 @@ impl Engine {
         let input = Input::with_capacity(&model, batch, &self.capacity)?;
         // Refused events fail the step before any output or the order is touched.
         self.quotient().check(events)?;
-        if let Some(device) = &mut self.device
+        if let Backend::Device(device) = &mut self.backend
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
             let quotient = device.quotient.quotient_mut();
@@ -605,35 +622,35 @@ impl Engine {
         let input = &fitted;
         // Refused events fail the step before any output is touched (`fill` resizes them
         // first); every mode records them.
-        match &self.device {
-            Some(device) => device.quotient.quotient().check(events)?,
-            None => self.quotient.check(events)?,
-        }
+        self.quotient().check(events)?;
         let (use_quotient, timed) = match self.options.mode {
             Mode::Quotient => (true, false),
             Mode::Auto => self.auto.plan(),
             _ => (false, false),
         };
         let start = timed.then(Instant::now);
-        if let Some(device) = &mut self.device {
-            let by_quotient = self
-                .out
-                .fill(input, |o| device.step(input, events, use_quotient, o))?;
-            self.last_mode = match (by_quotient, device.full.as_ref()) {
-                (true, _) => Mode::Quotient,
-                (false, Some(full)) => Mode::of_gpu(full.mode()),
-                (false, None) => Mode::Dsu,
-            };
-        } else if use_quotient {
-            self.out
-                .fill(input, |o| self.quotient.step(input, events, o))?;
-            self.last_mode = Mode::Quotient;
-        } else {
-            // Keep the tracker current so a later quotient step rebuilds what changed.
-            self.quotient.record(events)?;
-            self.out.fill(input, |o| self.full.solve(input, o))?;
-            self.last_mode = Mode::from_name(self.full.name()).unwrap_or(Mode::Dsu);
-        }
+        self.last_mode = match &mut self.backend {
+            Backend::Device(device) => {
+                let by_quotient = self
+                    .out
+                    .fill(input, |o| device.step(input, events, use_quotient, o))?;
+                match (by_quotient, device.full.as_ref()) {
+                    (true, _) => Mode::Quotient,
+                    (false, Some(full)) => Mode::of_gpu(full.mode()),
+                    (false, None) => Mode::Dsu,
+                }
+            }
+            Backend::Host { quotient, .. } if use_quotient => {
+                self.out.fill(input, |o| quotient.step(input, events, o))?;
+                Mode::Quotient
+            }
+            Backend::Host { quotient, full } => {
+                // Keep the tracker current so a later quotient step rebuilds what changed.
+                quotient.record(events)?;
+                self.out.fill(input, |o| full.solve(input, o))?;
+                Mode::from_name(full.name()).unwrap_or(Mode::Dsu)
+            }
+        };
         if self.options.mode == Mode::Auto {
             self.auto.record(use_quotient, start.map(|s| s.elapsed()));
         }
@@ -668,9 +685,9 @@ impl Engine {
     /// The quotient engine (cache, tracker, counters); on a GPU engine, the device quotient's
     /// host half.
     pub fn quotient(&self) -> &Quotient {
-        match &self.device {
-            Some(d) => d.quotient.quotient(),
-            None => &self.quotient,
+        match &self.backend {
+            Backend::Device(d) => d.quotient.quotient(),
+            Backend::Host { quotient, .. } => quotient,
         }
     }
 
@@ -691,9 +708,9 @@ impl Engine {
 
     /// Changes the quotient's classification policy; every world is rebuilt at the next step.
     pub fn set_policy(&mut self, policy: Policy) {
-        self.quotient.set_policy(policy.clone());
-        if let Some(d) = &mut self.device {
-            d.quotient.set_policy(policy.clone());
+        match &mut self.backend {
+            Backend::Device(d) => d.quotient.set_policy(policy.clone()),
+            Backend::Host { quotient, .. } => quotient.set_policy(policy.clone()),
         }
         self.options.policy = policy;
     }
@@ -707,12 +724,17 @@ impl Engine {
     pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
         holds_model(&capacity, self.model.as_ref())?;
         let (model, options) = (self.model.clone(), self.options.clone());
-        let Some(d) = self.device.take() else {
+        let Some(gpu) = self.device().map(|d| d.gpu.clone()) else {
             *self = Engine::new(&model, capacity, options)?;
             return Ok(());
         };
-        let (gpu, old) = (d.gpu.clone(), self.capacity);
-        drop(d);
+        let old = self.capacity;
+        // The device's buffers go first, to make room for the new ones. Until an engine on the
+        // device replaces it, this one is the host engine at the old capacity that it stays if
+        // neither capacity can be built there.
+        self.backend = Engine::host_backend(&model, &old, &options);
+        self.out = PinnedIslands::unpinned(Islands::default(), &old);
+        self.device_order = PinnedOrder::default();
         match Engine::with_gpu(&gpu, &model, capacity, options.clone()) {
             Ok(engine) => {
                 *self = engine;
@@ -727,9 +749,10 @@ impl Engine {
         }
     }
 
-    /// Bytes of the outputs and of the CPU quotient (cache, scratch, reuse copies); a step never
-    /// changes it. Deterministic mode's sorter and, on a GPU engine, the device's buffers are not
-    /// counted.
+    /// Bytes of the outputs and of the host's quotient (cache, scratch, reuse copies; on a GPU
+    /// engine the device quotient's host half, which tracks the events and contracts the worlds);
+    /// a step never changes it. Deterministic mode's sorter, the CPU full rebuild's scratch and
+    /// the device's buffers are not counted.
     pub fn held_bytes(&self) -> usize {
         let o = &self.out;
         let i32s = [
@@ -755,7 +778,7 @@ impl Engine {
         ];
         i32s.iter().map(|v| v.capacity() * 4).sum::<usize>()
             + o.world_rowadr.capacity() * 4
-            + self.quotient.bytes()
+            + self.quotient().bytes()
     }
 }
 
