@@ -33,19 +33,26 @@ pub mod auto;
 pub mod block;
 pub(crate) mod dense;
 pub(crate) mod dsu;
-pub mod graph;
 pub mod kernel_cache;
 pub(crate) mod labelprop;
-pub mod maps;
+pub(crate) mod maps;
 pub mod module;
 pub mod order;
-pub mod phase_trace;
 pub mod pinned;
 pub mod quotient;
-pub mod regcap;
 pub mod solver;
 pub(crate) mod tiled;
 pub(crate) mod warp;
+
+// The backend's internals: public for the command-line tool's benches and the device tests
+// (timers, launch shapes, argument blocks, register caps, phase marks), not for users.
+#[doc(hidden)]
+pub mod graph;
+#[doc(hidden)]
+pub mod phase_trace;
+#[doc(hidden)]
+pub mod regcap;
+#[doc(hidden)]
 pub mod workspace;
 
 use std::collections::HashMap;

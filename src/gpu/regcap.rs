@@ -4,7 +4,7 @@
 //! registers a thread, and `block`'s and the quotient's take about that many: at 64 threads a
 //! world, 16 worlds fit a multiprocessor, half the warps it holds. That costs nothing while
 //! every world is resident at once. Where a batch spans more than
-//! [`MANY_WAVES`](super::maps::MANY_WAVES) waves, the solver launches a copy of its kernel
+//! `maps::MANY_WAVES` waves, the solver launches a copy of its kernel
 //! compiled with fewer registers instead (`WORLD_MAXNREG` in `kernels/common.cu`): what no
 //! longer fits spills to the L1 cache, and more worlds are in flight. Measured on the H200 at
 //! 8,192 worlds (benches/results/gpu-h200-notes.md, session 26): `block` 94.1 → 79.0–79.3 µs
@@ -40,7 +40,7 @@ pub fn source(maxnreg: u32, source: &str) -> String {
 }
 
 /// Whether `nworld` worlds launched as `shape` of `f` span more than
-/// [`MANY_WAVES`](super::maps::MANY_WAVES) waves ([`beyond_waves`]), so that a capped copy of
+/// `maps::MANY_WAVES` waves (`beyond_waves`), so that a capped copy of
 /// `f` pays (and the caps are not turned off).
 pub fn pays(f: &CudaFunction, shape: BlockShape, nworld: usize, info: &DeviceInfo) -> Result<bool> {
     if super::env_choice("ARCHIPELAGO_REGCAP") == Some(false) {
