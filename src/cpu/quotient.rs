@@ -45,12 +45,7 @@ impl QuotientMode {
 
 /// Whether `cap` holds everything `fit` needs, for the same model size.
 fn covers(cap: &Capacity, fit: &Capacity) -> bool {
-    cap.ntree == fit.ntree
-        && cap.nv == fit.nv
-        && cap.nworld >= fit.nworld
-        && cap.njmax >= fit.njmax
-        && cap.nsupport >= fit.nsupport
-        && cap.nedge >= fit.nedge
+    (cap.ntree, cap.nv) == (fit.ntree, fit.nv) && fit.within(cap)
 }
 
 impl CpuMode for QuotientMode {

@@ -477,10 +477,7 @@ impl Quotients {
         let parent = &mut self.parent[..];
         parent.fill(-1);
         let _ = walk::each_static::<()>(batch, world, classifier, |_, support, _| {
-            let first = support[0];
-            for &t in support {
-                dsu::union(parent, first, t);
-            }
+            dsu::join(parent, support);
             Ok(())
         });
         let s = s as usize;

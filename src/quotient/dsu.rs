@@ -2,4 +2,4 @@
 //! same primitive as the CPU `dsu` mode (the larger root is hooked under the smaller, so every
 //! root is its component's minimum).
 
-pub(crate) use crate::cpu::dsu::{find, union};
+pub(crate) use crate::cpu::dsu::{find, join, union};

@@ -169,11 +169,7 @@ pub fn solve_direct(batch: &Batch, w: usize, scratch: &mut StepScratch, labels: 
     let parent = &mut scratch.parent[..labels.len()];
     parent.fill(-1);
     for support in batch.hyperedges_of(w) {
-        if let Some(&first) = support.first() {
-            for &t in support {
-                dsu::union(parent, first, t);
-            }
-        }
+        dsu::join(parent, support);
     }
     for t in 0..labels.len() {
         labels[t] = if parent[t] < 0 {
