@@ -33,6 +33,9 @@
 //! [`gpu::PinnedBatch`] gets the same for the uploads, and with the quotient the step's host
 //! half (its events, the rebuilds they cause) runs while the rows cross the link.
 //!
+//! An engine is `Send`: a simulation's worker thread may own one and step it (a GPU engine makes
+//! its context current on the thread that steps it).
+//!
 //! With [`Options::reuse`] (the default) the quotient, on either side, gives a world whose rows
 //! are unchanged since the last step it solved the outputs of that step without solving it.
 
@@ -300,6 +303,9 @@ enum Backend {
 }
 
 /// The device half of an engine built with [`Engine::with_gpu`].
+///
+/// Every step binds its context to the calling thread first ([`Device::bind`]), so that an
+/// engine moved to another thread steps there as on the one that built it.
 struct Device {
     gpu: Gpu,
     /// The full-rebuild solver (for `auto`, chosen on the first batch).
@@ -564,6 +570,9 @@ impl Engine {
         let input = Input::with_capacity(&model, batch, &self.capacity)?;
         // Refused events fail the step before any output or the order is touched.
         self.quotient().check(events)?;
+        if let Backend::Device(device) = &self.backend {
+            device.bind()?;
+        }
         if let Backend::Device(device) = &mut self.backend
             && let Some(full) = device.full.as_mut().filter(|s| s.deterministic())
         {
@@ -631,6 +640,7 @@ impl Engine {
         let start = timed.then(Instant::now);
         self.last_mode = match &mut self.backend {
             Backend::Device(device) => {
+                device.bind()?;
                 let by_quotient = self
                     .out
                     .fill(input, |o| device.step(input, events, use_quotient, o))?;
@@ -782,7 +792,20 @@ impl Engine {
     }
 }
 
+// SAFETY: the members that are not `Send` are cudarc's CUDA graphs, driver handles that any
+// thread may launch or destroy (cudarc binds the context for both); the engine's own raw launches
+// run only after `Device::bind` made the context current on the stepping thread.
+unsafe impl Send for Device {}
+
 impl Device {
+    /// Makes the device's context current on the calling thread, as a step's raw launches need.
+    fn bind(&self) -> Result<()> {
+        self.gpu
+            .ctx()
+            .bind_to_thread()
+            .map_err(gpu::cuda("cuCtxSetCurrent"))
+    }
+
     /// One step on the device: the quotient, or the full rebuild (choosing it first for `auto`)
     /// while the quotient's tracker records the events. Says whether the quotient solved it.
     fn step(

@@ -432,3 +432,33 @@ fn before_its_first_step_an_engine_names_the_mode_that_will_solve_it() {
         assert_eq!(before, e.last_mode(), "{}", mode.name());
     }
 }
+
+#[test]
+fn an_engine_steps_on_the_thread_it_is_moved_to() {
+    let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
+    let mut b = Batch::builder();
+    b.row(RowType::Equality, 0, &[0, 1]).end_world();
+    b.row(RowType::ContactPyramidal, 0, &[1, 2]).end_world();
+    let batch = b.finish();
+    let input = Input::new(&model, &batch).unwrap();
+    let want = oracle::solve(&input);
+    for mode in [
+        Mode::Auto,
+        Mode::Quotient,
+        Mode::Dsu,
+        Mode::Dense,
+        Mode::Labelprop,
+    ] {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut engine = Engine::new(&model, Capacity::fit(&model, &batch), options).unwrap();
+        let (batch, want) = (batch.clone(), want.clone());
+        // A simulation's worker thread owns the engine from here on.
+        let got = std::thread::spawn(move || engine.step(&batch, &Events::new()).unwrap().clone())
+            .join()
+            .unwrap();
+        assert_eq!(got.first_mismatch(&want), None, "{mode:?}");
+    }
+}

@@ -1896,6 +1896,38 @@ fn a_refused_resize_leaves_the_engine_on_its_device() {
     assert_eq!(got.first_mismatch(&want), None);
 }
 
+/// A GPU engine built on one thread steps exactly on another, in every mode: each step binds
+/// its context to the stepping thread before its own launches.
+#[test]
+fn a_gpu_engine_steps_on_the_thread_it_is_moved_to() {
+    let Some(gpu) = open() else { return };
+    let model = eight();
+    let cap = four_of_eight(32, 1);
+    let mut b = Batch::builder();
+    for w in 0..cap.nworld {
+        world(&mut b, &[], w % 3);
+    }
+    let batch = b.finish();
+    let want = oracle::solve(&Input::new(&model, &batch).unwrap());
+    for mode in [Mode::Auto, Mode::Quotient, Mode::Dsu, Mode::Labelprop] {
+        let options = Options {
+            mode,
+            ..Options::default()
+        };
+        let mut e = Engine::with_gpu(&gpu, &model, cap, options).unwrap();
+        e.step(&batch, &Events::new()).unwrap();
+        let (batch, want) = (batch.clone(), want.clone());
+        std::thread::spawn(move || {
+            for _ in 0..3 {
+                let got = e.step(&batch, &Events::new()).unwrap();
+                assert_eq!(got.first_mismatch(&want), None, "{mode:?}");
+            }
+        })
+        .join()
+        .unwrap();
+    }
+}
+
 /// An upload whose events name a world or tree out of range is refused before it copies or
 /// records anything: the batch uploaded before it still replays exactly, and the same step with
 /// its events in range then goes through (the upload enqueues the batch's copy before its host

@@ -21,7 +21,7 @@ pub struct Stats {
 }
 
 /// A CPU island-discovery mode: fills every output of every world of `input`.
-pub trait CpuMode {
+pub trait CpuMode: Send {
     /// The mode's name as the command line spells it.
     fn name(&self) -> &'static str;
 
