@@ -318,7 +318,13 @@ impl Islands {
     }
 
     /// World `w`'s outputs, island fields trimmed to its `nisland`.
+    ///
+    /// # Panics
+    ///
+    /// When `w` is not below [`nworld`](Self::nworld), naming both.
     pub fn world(&self, w: usize) -> World<'_> {
+        let nworld = self.nworld;
+        assert!(w < nworld, "world {w} of outputs of {nworld} worlds");
         let n = self.nisland[w].clamp(0, self.ntree as i32) as usize;
         let tree = w * self.ntree..(w + 1) * self.ntree;
         let isl = w * self.ntree..w * self.ntree + n;

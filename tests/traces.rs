@@ -182,6 +182,31 @@ fn a_step_converts_into_a_valid_input() {
 }
 
 #[test]
+fn a_step_or_world_out_of_range_panics_naming_both() {
+    let trace = open("sleep_dominos.npz");
+    let (nstep, nworld) = (trace.nstep(), trace.nworld());
+    let message = |f: &dyn Fn()| {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let world = message(&|| {
+        trace.tree_awake(0, nworld);
+    });
+    assert_eq!(
+        world,
+        format!("world {nworld} of a trace of {nworld} worlds")
+    );
+    let step = message(&|| {
+        trace.native_nisland(nstep, 0);
+    });
+    assert_eq!(step, format!("step {nstep} of a trace of {nstep} steps"));
+    let step = message(&|| {
+        trace.batch(nstep, &mut Batch::default());
+    });
+    assert_eq!(step, format!("step {nstep} of a trace of {nstep} steps"));
+}
+
+#[test]
 fn compare_reports_a_planted_difference() {
     let trace = open("island_island_efc.npz");
     let (mut batch, mut native, mut got) =

@@ -50,6 +50,12 @@ pub enum Jacobian {
 
 /// One validated trace, held in memory. Slots are (step, world) pairs, step-major:
 /// `slot = step * nworld + world`.
+///
+/// # Panics
+///
+/// Every method that takes a step or a world panics when it is out of range (`step < nstep()`,
+/// `world < nworld()`), naming both, as slice indexing does: a caller loops over the trace's
+/// own counts.
 #[derive(Debug, Clone)]
 pub struct Trace {
     pub(crate) path: String,
@@ -254,11 +260,18 @@ impl Trace {
     }
 
     fn slots(&self, step: usize) -> std::ops::Range<usize> {
+        let nstep = self.counts.nstep;
+        assert!(step < nstep, "step {step} of a trace of {nstep} steps");
         step * self.counts.nworld..(step + 1) * self.counts.nworld
     }
 
     fn slot(&self, step: usize, world: usize) -> usize {
-        step * self.counts.nworld + world
+        let nworld = self.counts.nworld;
+        assert!(
+            world < nworld,
+            "world {world} of a trace of {nworld} worlds"
+        );
+        self.slots(step).start + world
     }
 
     /// The batch and the events of `step` ([`batch`](Self::batch), [`events`](Self::events)) in
