@@ -93,6 +93,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// A command of the `archipelago` tool was asked for something it cannot do (an unknown
+    /// shape, an option that needs a device, a file it cannot write into).
+    #[error("{command}: {reason}")]
+    Usage {
+        /// The subcommand (`bench`, `replay`, `kernels`, `demo`).
+        command: &'static str,
+        /// What is wrong, and what to do instead where there is something.
+        reason: String,
+    },
+
     /// A mode name that no runner answers to.
     #[error("unknown mode `{name}` (known: {known})")]
     UnknownMode {

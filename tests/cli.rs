@@ -9,10 +9,20 @@ mod traces;
 
 /// The tool run on `args`: whether it succeeded, its stdout and its stderr.
 fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_archipelago"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
+    run_with(args, false, None)
+}
+
+/// [`run`] with the device hidden (`ARCHIPELAGO_NO_GPU=1`) where `no_gpu`, in folder `dir`.
+fn run_with(args: &[&str], no_gpu: bool, dir: Option<&std::path::Path>) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_archipelago"));
+    command.args(args);
+    if no_gpu {
+        command.env("ARCHIPELAGO_NO_GPU", "1");
+    }
+    if let Some(dir) = dir {
+        command.current_dir(dir).env_remove("ARCHIPELAGO_ROOT");
+    }
+    let out = command.output().expect("the binary runs");
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
@@ -25,13 +35,100 @@ fn archipelago(args: &[&str]) -> (bool, String) {
 
 #[test]
 fn demo_says_a_gpu_mode_needs_a_device_where_none_is_usable() {
-    if archipelago::gpu::Gpu::open().is_ok() {
-        return;
+    for modes in ["gpu-dsu", "dsu,gpu"] {
+        let (ok, _, err) = run_with(&["demo", "--modes", modes, "--worlds", "1"], true, None);
+        assert!(!ok);
+        assert!(
+            err.contains("no CUDA device: disabled by ARCHIPELAGO_NO_GPU=1"),
+            "{err}"
+        );
     }
-    let (ok, err) = archipelago(&["demo", "--modes", "gpu-dsu", "--worlds", "1"]);
+    let (ok, _, err) = run_with(&["demo", "--modes", "dsx"], true, None);
     assert!(!ok);
-    assert!(err.contains("unknown mode `gpu-dsu`"), "{err}");
-    assert!(err.contains("the gpu-… modes need a CUDA device"), "{err}");
+    assert!(err.contains("unknown mode `dsx`"), "{err}");
+    assert!(err.contains("the groups cpu, gpu, all"), "{err}");
+}
+
+#[test]
+fn demo_refuses_sizes_no_batch_can_have_before_generating() {
+    for (args, said) in [
+        (&["--worlds", "0"][..], "--worlds must be at least 1"),
+        (&["--trees", "4294967295"], "tree ids are 32-bit"),
+        (&["--worlds", "4294967295"], "invalid capacity"),
+        (&["--rows", "4000000000"], "invalid capacity"),
+    ] {
+        let args: Vec<&str> = ["demo", "--modes", "dsu"]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
+        let (ok, out, err) = run(&args);
+        assert!(!ok, "{args:?}");
+        assert!(err.starts_with("error: demo: "), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(out.is_empty(), "nothing ran: {out}");
+    }
+}
+
+#[test]
+fn demo_fails_where_a_mode_asked_for_by_name_refused_every_batch() {
+    // 128 worlds of 4,096 trees: `dense` needs 16 GiB of scratch, past its 1 GiB.
+    let args = [
+        "demo", "--modes", "dense", "--trees", "4096", "--worlds", "128",
+    ];
+    let (ok, out, err) = run(&[&args[..], &["--repeats", "1", "--rows", "4"]].concat());
+    assert!(!ok);
+    assert!(out.contains("refused"), "{out}");
+    assert!(
+        err.contains("dense was asked for by name and refused every batch"),
+        "{err}"
+    );
+    // In a group it is reported and the run stands.
+    let (ok, out, _) = run(&[
+        "demo",
+        "--modes",
+        "cpu",
+        "--trees",
+        "4096",
+        "--worlds",
+        "128",
+        "--repeats",
+        "1",
+        "--rows",
+        "4",
+    ]);
+    assert!(ok, "{out}");
+}
+
+#[test]
+fn bench_says_what_it_cannot_do_before_it_runs() {
+    // A trace asked for by name, from a folder without the traces.
+    let (ok, out, err) = run_with(
+        &["bench", "--quotient", "--shapes", "trace:hammockx4"],
+        true,
+        Some(&std::env::temp_dir()),
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("trace:hammockx4: its trace is not in"),
+        "{err}"
+    );
+    assert!(err.contains("ARCHIPELAGO_ROOT"), "{err}");
+    // A report that cannot be written, before any shape is timed.
+    let (ok, out, err) = run_with(
+        &[
+            "bench",
+            "--out",
+            "/nonexistent/dir/q.md",
+            "--shapes",
+            "1x4096",
+        ],
+        true,
+        None,
+    );
+    assert!(!ok);
+    assert!(err.contains("cannot write /nonexistent/dir/q.md"), "{err}");
+    assert!(!out.contains("###"), "no shape ran: {out}");
 }
 
 #[test]
@@ -265,11 +362,18 @@ fn bench_takes_any_trace_by_name() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("### trace:island_island_efcx8"), "{text}");
     assert!(text.contains("nworld 8 ·"), "{text}");
-    for bad in ["trace:no_such_tracex8", "trace:island_island_efcx0"] {
-        let (ok, err) = archipelago(&["bench", "--cpu", "--shapes", bad]);
-        assert!(!ok, "{bad}");
-        assert!(err.contains(&format!("unknown shape `{bad}`")), "{err}");
-    }
+    let (ok, err) = archipelago(&["bench", "--cpu", "--shapes", "trace:island_island_efcx0"]);
+    assert!(!ok);
+    assert!(
+        err.contains("unknown shape `trace:island_island_efcx0`"),
+        "{err}"
+    );
+    let (ok, err) = archipelago(&["bench", "--cpu", "--shapes", "trace:no_such_tracex8"]);
+    assert!(!ok);
+    assert!(
+        err.contains("trace:no_such_tracex8: its trace is not in"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -7,13 +7,16 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use archipelago::cpu::{self, CpuMode};
 use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout, RowKeys};
 use archipelago::quotient::Policy;
 use archipelago::synth::Rng;
-use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType, cpu};
+use archipelago::{Batch, Capacity, Error, Input, Islands, Model, RowType};
+
+use super::memory;
 
 /// Arguments of `archipelago bench`.
 #[derive(clap::Args, Debug)]
@@ -401,6 +404,8 @@ fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Op
     let step = (0..tr.nstep()).max_by_key(|&s| tr.nrow(s)).unwrap_or(0);
     let mut src = Batch::default();
     tr.batch(step, &mut src);
+    let rows = Capacity::fit(tr.model(), &src).njmax;
+    memory::check("bench", name, nworld, tr.model().ntree(), rows)?;
     let mut src_keys = RowKeys::default();
     tr.row_keys(step, &mut src_keys);
     let mut b = Batch::builder();
@@ -466,8 +471,23 @@ fn mib(bytes: usize) -> String {
     format!("{:.1}", bytes as f64 / (1 << 20) as f64)
 }
 
+fn write_error(path: &std::path::Path, e: std::io::Error) -> Error {
+    Error::Write {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    }
+}
+
 /// Runs the subcommand.
 pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
+    // A report that cannot be written is said before the bench, not after it.
+    if let Some(path) = &args.out {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| write_error(path, e))?;
+    }
     let mut all = if args.quotient {
         quotient::shapes(args.worlds())
     } else {
@@ -478,9 +498,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         if all.iter().any(|(n, _)| n == name) {
             continue;
         }
-        if let Some((scene, nworld)) = trace_shape_name(name)
-            && trace_dir().join(format!("{scene}.npz")).exists()
-        {
+        if let Some((scene, nworld)) = trace_shape_name(name) {
             let (label, scene) = (name.clone(), scene.to_string());
             let make = move || trace_shape(&label, &scene, nworld);
             all.push((name.clone(), Box::new(make) as Make));
@@ -508,8 +526,8 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         .iter()
         .find(|s| !all.iter().any(|(n, _)| n == *s))
     {
-        return Err(Error::Refused {
-            mode: "bench",
+        return Err(Error::Usage {
+            command: "bench",
             reason: format!("unknown shape `{name}` (`--shapes list` prints them)"),
         });
     }
@@ -524,8 +542,8 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     };
     // The CPU table would stand in for it as if it had been honoured.
     if let (true, Err(e)) = (args.deterministic, &gpu) {
-        return Err(Error::Refused {
-            mode: "bench",
+        return Err(Error::Usage {
+            command: "bench",
             reason: format!("--deterministic compares GPU modes, and there is no GPU ({e})"),
         });
     }
@@ -568,10 +586,21 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     let mut summaries = Vec::new();
     for (name, make) in selected {
         let Some(mut shape) = make()? else {
-            outln!(
-                "### {name}: trace not found under {}, skipped\n",
-                trace_dir().display()
+            let dir = trace_dir();
+            let dir = std::path::absolute(&dir).unwrap_or(dir);
+            let missing = format!(
+                "its trace is not in {} (run from the repository's root, or set \
+                 ARCHIPELAGO_ROOT to it)",
+                dir.display()
             );
+            // A shape asked for by name is not skipped in silence.
+            if args.shapes.contains(&name) {
+                return Err(Error::Usage {
+                    command: "bench",
+                    reason: format!("{name}: {missing}"),
+                });
+            }
+            outln!("### {name}: {missing}; skipped\n");
             continue;
         };
         if let (true, Some(share)) = (args.quotient, args.asleep) {
@@ -610,10 +639,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         report.push_str(&table);
     }
     if let Some(path) = &args.out {
-        std::fs::write(path, &report).map_err(|e| Error::Write {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
+        std::fs::write(path, &report).map_err(|e| write_error(path, e))?;
     }
     Ok(if failed {
         ExitCode::FAILURE
@@ -895,12 +921,7 @@ fn deterministic_table(
     let (sorted, _) = canon.canonicalize(input, &shape.keys)?;
     let sorted_input = Input::new(input.model(), sorted)?;
     let mut canonical = Islands::default();
-    cpu::by_name("dsu")
-        .ok_or_else(|| Error::Refused {
-            mode: "bench",
-            reason: "no cpu dsu".into(),
-        })?
-        .solve(&sorted_input, &mut canonical)?;
+    archipelago::cpu::dsu::Dsu::default().solve(&sorted_input, &mut canonical)?;
     let bits = KeyLayout::fit(input.batch(), &shape.keys).bits();
     let _ = writeln!(out, "canonical key: {bits} bits\n");
     out.push_str("| mode | off µs/step | on µs/step | on/off | on − off µs | order stage alone µs | sort | off equals CPU | on equals CPU canonical |\n|---|---|---|---|---|---|---|---|---|\n");

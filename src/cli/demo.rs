@@ -10,6 +10,8 @@ use archipelago::synth::{self, Spec};
 use archipelago::{Capacity, Error, Input, Islands, Model, Result, gpu, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::memory;
+
 const WORLDS: usize = 4096;
 const TREES: [usize; 3] = [22, 64, 256];
 const ROWS: usize = 100;
@@ -34,7 +36,9 @@ pub struct DemoArgs {
     /// Seed of the generated batches.
     #[arg(long, default_value_t = SEED)]
     pub seed: u64,
-    /// Modes to run (comma-separated; default: all).
+    /// Modes to run, comma-separated (default: all): dense, dsu, labelprop, quotient,
+    /// quotient-reuse, and with a device gpu-dense, gpu-dsu, gpu-labelprop, gpu-tiled,
+    /// gpu-block, gpu-warp, gpu-quotient, gpu-quotient-reuse; or the groups cpu, gpu, all.
     #[arg(long, value_delimiter = ',')]
     pub modes: Vec<String>,
 }
@@ -73,8 +77,9 @@ pub struct Runner {
 /// and `quotient-reuse` with it on: there every world keeps its last outputs, so it times the
 /// reuse check and copy, the floor of a quotient step (`bench --quotient` measures reuse on
 /// step sequences). The same two for the device quotient. Without `with_gpu` the device is not
-/// opened (nor its kernels built): the CPU runners alone.
-pub fn runners(with_gpu: bool) -> Vec<Runner> {
+/// opened (nor its kernels built): the CPU runners alone. Also why the device could not be
+/// opened, where it was tried and failed.
+pub fn runners(with_gpu: bool) -> (Vec<Runner>, Option<Error>) {
     let cpu_runner = |name: &str, reuse: bool| {
         let mut mode = cpu::by_name(name)?;
         mode.set_reuse(reuse);
@@ -95,7 +100,7 @@ pub fn runners(with_gpu: bool) -> Vec<Runner> {
         .collect();
     list.extend(cpu_runner("quotient", true));
     if !with_gpu {
-        return list;
+        return (list, None);
     }
     match gpu::Gpu::open() {
         Ok(device) => {
@@ -107,10 +112,41 @@ pub fn runners(with_gpu: bool) -> Vec<Runner> {
             );
             list.push(gpu_quotient_runner(&device, false));
             list.push(gpu_quotient_runner(&device, true));
+            (list, None)
         }
-        Err(e) => eprintln!("GPU modes skipped: {e}"),
+        Err(e) => (list, Some(e)),
     }
-    list
+}
+
+/// The runner names `--modes` selects, in table order: a name, or a group (`cpu`, `gpu`,
+/// `all`). A GPU name or group without a device is that device's error.
+fn select(modes: &[String], runners: &[Runner], no_device: Option<&Error>) -> Result<Vec<String>> {
+    let on_gpu = |name: &str| name == "gpu" || name.starts_with("gpu-");
+    if let (Some(e), Some(_)) = (no_device, modes.iter().find(|m| on_gpu(m))) {
+        return Err(e.clone());
+    }
+    if let Some(unknown) = modes.iter().find(|m| {
+        !["cpu", "gpu", "all"].contains(&m.as_str()) && !runners.iter().any(|r| &r.name == *m)
+    }) {
+        let known: Vec<_> = runners.iter().map(|r| r.name.as_str()).collect();
+        return Err(Error::UnknownMode {
+            name: unknown.clone(),
+            known: format!("{}, and the groups cpu, gpu, all", known.join(", ")),
+        });
+    }
+    let picked = |r: &Runner| {
+        modes.iter().any(|m| match m.as_str() {
+            "all" => true,
+            "cpu" => r.device.is_none(),
+            "gpu" => r.device.is_some(),
+            name => r.name == name,
+        })
+    };
+    Ok(runners
+        .iter()
+        .filter(|r| picked(r))
+        .map(|r| r.name.clone())
+        .collect())
 }
 
 /// The solver in `built` when `input` is for its model and fits its capacity (sizes only: the
@@ -205,27 +241,17 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         && args
             .modes
             .iter()
-            .all(|m| m == "quotient-reuse" || cpu::NAMES.contains(&m.as_str()));
-    let mut runners = runners(!cpu_only);
-    if !args.modes.is_empty() {
-        if let Some(unknown) = args
-            .modes
-            .iter()
-            .find(|m| !runners.iter().any(|r| &r.name == *m))
-        {
-            let known: Vec<_> = runners.iter().map(|r| r.name.as_str()).collect();
-            let mut known = known.join(", ");
-            // Without a usable device the GPU modes are not runners, though they are modes.
-            if !runners.iter().any(|r| r.device.is_some()) {
-                known.push_str("; the gpu-… modes need a CUDA device");
-            }
-            return Err(Error::UnknownMode {
-                name: unknown.clone(),
-                known,
-            });
+            .all(|m| m == "cpu" || m == "quotient-reuse" || cpu::NAMES.contains(&m.as_str()));
+    let (mut runners, no_device) = runners(!cpu_only);
+    if args.modes.is_empty() {
+        if let Some(e) = &no_device {
+            eprintln!("GPU modes skipped: {e}");
         }
-        runners.retain(|r| args.modes.contains(&r.name));
+    } else {
+        let picked = select(&args.modes, &runners, no_device.as_ref())?;
+        runners.retain(|r| picked.contains(&r.name));
     }
+    check_sizes(args)?;
     let repeats = args.repeats.max(1);
     let steps = args.trees.len() * (2 + runners.len() * (repeats + 1));
     let bar = progress(steps as u64);
@@ -277,7 +303,60 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         eprintln!("some outputs differ from the oracle");
         return Ok(ExitCode::FAILURE);
     }
+    // A mode asked for by name (not by a group) that refused every batch checked nothing.
+    let idle: Vec<&String> = args
+        .modes
+        .iter()
+        .filter(|m| !["cpu", "gpu", "all"].contains(&m.as_str()))
+        .filter(|m| {
+            lines
+                .iter()
+                .filter(|l| &l.mode == *m)
+                .all(|l| matches!(l.outcome, Outcome::Refused(_)))
+        })
+        .collect();
+    if !idle.is_empty() {
+        for m in idle {
+            eprintln!("{m} was asked for by name and refused every batch");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses sizes no batch can have (no world; tree ids past `i32`; rows past a batch's `u32`
+/// offsets) or that cannot fit the memory at hand, before anything is generated.
+fn check_sizes(args: &DemoArgs) -> Result<()> {
+    let usage = |reason: String| Error::Usage {
+        command: "demo",
+        reason,
+    };
+    if args.worlds == 0 {
+        return Err(usage("--worlds must be at least 1".into()));
+    }
+    for &ntree in &args.trees {
+        if ntree > i32::MAX as usize {
+            return Err(usage(format!(
+                "--trees {ntree}: tree ids are 32-bit, at most {}",
+                i32::MAX
+            )));
+        }
+        // A world has up to twice the mean rows, each row of a few trees.
+        let rows = args.rows.saturating_mul(2);
+        let capacity = Capacity {
+            nworld: args.worlds,
+            ntree,
+            nv: ntree.saturating_mul(6),
+            njmax: rows,
+            nsupport: rows,
+            nedge: 1,
+        };
+        capacity
+            .check_sizes()
+            .map_err(|e| usage(format!("{e} (--worlds, --trees or --rows too large)")))?;
+        memory::check("demo", "a batch", args.worlds, ntree, rows)?;
+    }
+    Ok(())
 }
 
 /// One untimed run, then `repeats` timed ones; every output is checked against `want`.
@@ -393,7 +472,7 @@ fn print_table(lines: &[Line]) {
     }
     if lines.iter().any(|l| l.mode.ends_with("quotient-reuse")) {
         outln!(
-            "*-quotient-reuse: the same batch again with reuse on, so every world keeps its last outputs: the floor of a quotient step (the check that nothing changed, and the copy)"
+            "quotient-reuse, gpu-quotient-reuse: the same batch again with reuse on, so every world keeps its last outputs: the floor of a quotient step (the check that nothing changed, and the copy)"
         );
     }
 }

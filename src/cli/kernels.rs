@@ -27,8 +27,8 @@ pub struct KernelsArgs {
 
 /// `sm_90`, `90` or `9.0` as a compute capability (major, minor).
 pub fn parse_arch(arch: &str) -> Result<(i32, i32)> {
-    let bad = || Error::Refused {
-        mode: "kernels",
+    let bad = || Error::Usage {
+        command: "kernels",
         reason: format!("`{arch}` is not an architecture (e.g. sm_90, 90 or 9.0)"),
     };
     let digits = arch.trim().trim_start_matches("sm_");
@@ -53,9 +53,13 @@ pub fn parse_arch(arch: &str) -> Result<(i32, i32)> {
 pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
     let arch = args.arch.as_deref().map(parse_arch).transpose()?;
     if !gpu::nvrtc_present() {
-        return Err(Error::NoDevice(
-            "the NVRTC library (libnvrtc), which builds the kernels, is not installed".into(),
-        ));
+        return Err(Error::Usage {
+            command: "kernels",
+            reason: "NVRTC (libnvrtc), which builds the kernels, is not on the loader's path; \
+                     `tools/setup_nvrtc.sh` fetches it and prints its folder: \
+                     LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) archipelago kernels ..."
+                .into(),
+        });
     }
     let cc = match arch {
         Some(cc) => cc,
@@ -69,22 +73,22 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
             gpu.info().capability
         }
     };
-    gpu::supports(&format!("sm_{}{}", cc.0, cc.1), cc).map_err(|reason| Error::Refused {
-        mode: "kernels",
+    gpu::supports(&format!("sm_{}{}", cc.0, cc.1), cc).map_err(|reason| Error::Usage {
+        command: "kernels",
         reason,
     })?;
     let disk = match &args.cache {
         Some(dir) => DiskCache::at(dir.clone()),
-        None => DiskCache::from_env().ok_or_else(|| Error::Refused {
-            mode: "kernels",
+        None => DiskCache::from_env().ok_or_else(|| Error::Usage {
+            command: "kernels",
             reason: "no kernel cache: ARCHIPELAGO_KERNEL_CACHE turns it off, or neither \
                      XDG_CACHE_HOME nor HOME is set; give --cache DIR"
                 .into(),
         })?,
     };
     // Before minutes of NVRTC, that the folder takes files.
-    disk.writable().map_err(|e| Error::Refused {
-        mode: "kernels",
+    disk.writable().map_err(|e| Error::Usage {
+        command: "kernels",
         reason: format!("cannot write into {}: {e}", disk.dir().display()),
     })?;
     let programs = gpu::programs();
@@ -115,8 +119,8 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
     outln!("|---|---|---|---|");
     let mut missing = Vec::new();
     for (p, result) in programs.iter().zip(built) {
-        let (built, key) = result.map_err(|_| Error::Refused {
-            mode: "kernels",
+        let (built, key) = result.map_err(|_| Error::Usage {
+            command: "kernels",
             reason: format!("building `{}` panicked", p.name),
         })?;
         let (image, built) = built?;
@@ -137,8 +141,8 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         }
     }
     if !missing.is_empty() {
-        return Err(Error::Refused {
-            mode: "kernels",
+        return Err(Error::Usage {
+            command: "kernels",
             reason: format!(
                 "could not write {} into {}",
                 missing.join(", "),

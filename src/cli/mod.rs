@@ -14,6 +14,7 @@ macro_rules! outln {
 pub mod bench;
 pub mod demo;
 pub mod kernels;
+mod memory;
 pub mod replay;
 
 use archipelago::Batch;

@@ -125,8 +125,8 @@ fn select(names: &[String]) -> Result<Selection> {
                         .chain(Which::every_gpu())
                         .map(Which::name)
                         .collect();
-                    return Err(Error::Refused {
-                        mode: "replay",
+                    return Err(Error::Usage {
+                        command: "replay",
                         reason: format!(
                             "unknown mode `{name}` (known: {}, and the groups cpu, gpu, all)",
                             known.join(", ")
@@ -158,8 +158,8 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
         Which::Cpu("oracle") => trace::replay(t, &mut Oracle),
         Which::Cpu("quotient") => trace::replay(t, &mut QuotientMode::new(policy.clone())),
         Which::Cpu(mode) => {
-            let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::Refused {
-                mode: "replay",
+            let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::Usage {
+                command: "replay",
                 reason: format!("this build has no CPU `{mode}`"),
             })?;
             trace::replay(t, m.as_mut())

@@ -228,10 +228,14 @@ pub(super) fn shapes(worlds: Option<usize>) -> Vec<(String, Make)> {
         .into_iter()
         .map(|(n, f, seed, nworld)| {
             let nworld = worlds.unwrap_or(nworld);
-            (
-                n.to_string(),
-                Box::new(move || Ok(Some(f(seed, nworld)))) as Make,
-            )
+            let make = move || {
+                // One world first: what each of the shape's worlds takes.
+                let one = f(seed, 1);
+                let rows = Capacity::fit(&one.model, &one.batch).njmax;
+                super::memory::check("bench", n, nworld, one.model.ntree(), rows)?;
+                Ok(Some(f(seed, nworld)))
+            };
+            (n.to_string(), Box::new(make) as Make)
         })
         .collect();
     for (scene, nworld) in TRACES.into_iter().chain(STATIC_TRACES) {
