@@ -516,21 +516,24 @@ impl BatchBuilder {
         self
     }
 
-    /// The batch (rows after the last [`end_world`](Self::end_world) are dropped).
+    /// The batch. Rows or rowless hyperedges added after the last
+    /// [`end_world`](Self::end_world) make a last world of their own, as if it had been called
+    /// (nothing added is dropped); a last world without any is closed by calling it.
+    ///
+    /// ```
+    /// use archipelago::{Batch, RowType};
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::Equality, 0, &[0, 1]).end_world();
+    /// b.row(RowType::ContactPyramidal, 0, &[1]);
+    /// assert_eq!(b.finish().nworld(), 2);
+    /// ```
     pub fn finish(mut self) -> Batch {
-        let b = &mut self.batch;
-        let nrow = *b.world_rowadr.last().unwrap_or(&0) as usize;
-        let nedge = *b.world_edgeadr.last().unwrap_or(&0) as usize;
-        b.row_type.truncate(nrow);
-        b.row_id.truncate(nrow);
-        b.row_supadr.truncate(nrow + 1);
-        b.row_support
-            .truncate(*b.row_supadr.last().unwrap_or(&0) as usize);
-        b.edge_kind.truncate(nedge);
-        b.edge_id.truncate(nedge);
-        b.edge_supadr.truncate(nedge + 1);
-        b.edge_support
-            .truncate(*b.edge_supadr.last().unwrap_or(&0) as usize);
+        let b = &self.batch;
+        let closed_rows = *b.world_rowadr.last().unwrap_or(&0) as usize;
+        let closed_edges = *b.world_edgeadr.last().unwrap_or(&0) as usize;
+        if b.row_type.len() > closed_rows || b.edge_supadr.len() - 1 > closed_edges {
+            self.end_world();
+        }
         self.batch
     }
 }
