@@ -298,6 +298,50 @@ fn replay_takes_a_policy_of_dynamic_equalities() {
 }
 
 #[test]
+fn replay_says_what_its_policy_and_files_cannot_do() {
+    let hammock = traces::dir().join("hammock.npz");
+    let hammock = hammock.to_str().expect("a UTF-8 path");
+    // Ids past the trace's equalities match none; without a quotient mode no policy is said.
+    let (ok, _, err) = run(&[
+        "replay",
+        "--mode",
+        "quotient",
+        "--eq-dynamic",
+        "999",
+        hammock,
+    ]);
+    assert!(ok);
+    assert!(
+        err.contains("--eq-dynamic [999]: hammock has equalities 0..1"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);
+    assert!(ok);
+    assert!(!err.contains("quotient modes on"), "{err}");
+    // A missing file before anything runs; one that is no trace in its turn, the rest run.
+    let (ok, out, err) = run(&["replay", "--mode", "dsu", hammock, "/nonexistent.npz"]);
+    assert!(!ok);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("trace /nonexistent.npz: no such file"),
+        "{err}"
+    );
+    let cut = std::env::temp_dir().join(format!("archipelago-cut-{}.npz", std::process::id()));
+    let bytes = std::fs::read(traces::dir().join("hammock.npz")).unwrap();
+    std::fs::write(&cut, &bytes[..1000]).unwrap();
+    let cut_path = cut.to_str().expect("a UTF-8 path");
+    let (ok, out, err) = run(&["replay", "--mode", "dsu", cut_path, hammock]);
+    let _ = std::fs::remove_file(&cut);
+    assert!(!ok);
+    assert!(err.contains("not a readable npz archive"), "{err}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("hammock")).count(),
+        1,
+        "{out}"
+    );
+}
+
+#[test]
 fn replay_refuses_unknown_modes_and_a_gpu_mode_without_a_device() {
     let trace = traces::dir().join("invalidation_island_efc.npz");
     let trace = trace.to_str().expect("a UTF-8 path");

@@ -54,6 +54,11 @@ enum Which {
 }
 
 impl Which {
+    /// Whether the mode runs the quotient under `--eq-dynamic`'s policy.
+    fn takes_policy(self) -> bool {
+        matches!(self, Which::Cpu("quotient") | Which::Engine { .. })
+    }
+
     fn name(self) -> String {
         match self {
             Which::Cpu(name) => name.into(),
@@ -197,6 +202,14 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
 /// Runs the subcommand: exit status 1 on any mismatch, or where a mode asked for by name
 /// refused a trace (a group's modes may refuse one they cannot take, saying why).
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    // A path that is not there is said before anything runs; a file that does not read as a
+    // trace is said in its turn, and the others still run.
+    if let Some(missing) = args.traces.iter().find(|p| !p.is_file()) {
+        return Err(Error::Trace {
+            path: missing.display().to_string(),
+            detail: "no such file".into(),
+        });
+    }
     let Selection {
         mut modes,
         gpu_optional,
@@ -215,6 +228,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     } else {
         None
     };
+    let quotient_runs = modes.iter().any(|w| w.takes_policy());
     outln!(
         "{:<34} {:<16} {:>6} {:>6} {:>10} {:>10} {:>12}",
         "trace",
@@ -227,12 +241,27 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     );
     let (mut bad, policy) = (false, args.policy());
     for path in &args.traces {
-        let t = &Trace::open(path)?;
+        let t = &match Trace::open(path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad = true;
+                continue;
+            }
+        };
         let name = path.file_stem().map_or_else(
             || t.scene().to_string(),
             |s| s.to_string_lossy().into_owned(),
         );
-        if args.eq_dynamic.is_some() && t.nstep() > 0 {
+        if let Some(ids) = args.eq_dynamic.as_ref().filter(|_| quotient_runs) {
+            let neq = t.counts().neq;
+            let past: Vec<_> = ids
+                .iter()
+                .filter(|&&id| id < 0 || id as usize >= neq)
+                .collect();
+            if !past.is_empty() {
+                eprintln!("--eq-dynamic {past:?}: {name} has equalities 0..{neq}; they match none");
+            }
             let first = t.step(0).0;
             eprintln!(
                 "quotient modes on {name}: {}",
