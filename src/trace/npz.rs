@@ -144,8 +144,12 @@ fn parse_header(header: &str) -> Result<(Dtype, Vec<usize>), String> {
     } else if descr.starts_with("'|u1'") {
         Dtype::U8
     } else {
-        let shown: String = descr.chars().take(8).collect();
-        return Err(format!("dtype {shown} is not <i4 or |u1"));
+        // The quoted descr alone (`'<i8'`), not the rest of the header after it.
+        let shown = descr
+            .strip_prefix('\'')
+            .and_then(|d| d.split_once('\''))
+            .map_or_else(|| descr.chars().take(8).collect(), |(d, _)| d.to_string());
+        return Err(format!("dtype {shown} is not <i4 (int32) or |u1 (uint8)"));
     };
     if !value("fortran_order")?.starts_with("False") {
         return Err("Fortran-ordered arrays are not used by traces".into());
@@ -204,7 +208,10 @@ mod tests {
     #[test]
     fn rejects_bad_headers() {
         let h = |s: &str| parse_npy(&npy(s, &[0; 8])).unwrap_err();
-        assert!(h("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }").contains("dtype"));
+        assert_eq!(
+            h("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"),
+            "dtype <f8 is not <i4 (int32) or |u1 (uint8)"
+        );
         assert!(h("{'descr': '<i4', 'fortran_order': True, 'shape': (2,), }").contains("Fortran"));
         assert!(h("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }").contains("needs"));
         let huge = "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }";
