@@ -4,7 +4,8 @@
 //! ```
 //! use archipelago::engine::{Engine, Mode, Options};
 //! use archipelago::{Batch, Capacity, Model, RowType};
-//! use invalidation::{Events, Verdict};
+//! use archipelago::Events;
+//! use archipelago::invalidation::Verdict;
 //! let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
 //! let capacity = Capacity { nworld: 2, ntree: 3, nv: 3, njmax: 8, nsupport: 16, nedge: 1 };
 //! let mut engine = Engine::new(&model, capacity, Options { mode: Mode::Quotient, ..Options::default() }).unwrap();
@@ -107,6 +108,29 @@ impl Mode {
     /// The mode called `name`.
     pub fn from_name(name: &str) -> Option<Mode> {
         Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A mode by name, as [`gpu::Mode`] parses: `"quotient".parse::<Mode>()`.
+///
+/// ```
+/// use archipelago::Mode;
+/// assert_eq!("auto".parse::<Mode>().unwrap(), Mode::Auto);
+/// assert!("fastest".parse::<Mode>().unwrap_err().to_string().contains("known: dense"));
+/// ```
+impl std::str::FromStr for Mode {
+    type Err = Error;
+    fn from_str(name: &str) -> Result<Mode> {
+        Mode::from_name(name).ok_or_else(|| Error::UnknownMode {
+            name: name.to_string(),
+            known: Mode::ALL.map(Mode::name).join(", "),
+        })
     }
 }
 

@@ -62,8 +62,8 @@ impl Default for EqPolicy {
 /// use archipelago::quotient::{EqPolicy, Policy};
 /// let policy = Policy { eq: EqPolicy::DynamicIds(vec![1, 0]), ..Policy::default() };
 /// let c = policy.classifier();
-/// assert!(c.is_static(invalidation::SourceId::Eq(2)));
-/// assert!(!c.is_static(invalidation::SourceId::Eq(1)));
+/// assert!(c.is_static(archipelago::invalidation::SourceId::Eq(2)));
+/// assert!(!c.is_static(archipelago::invalidation::SourceId::Eq(1)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Policy {

@@ -14,7 +14,7 @@
 //! ```
 //! use archipelago::quotient::{Policy, Quotient};
 //! use archipelago::{oracle, Batch, Capacity, Input, Islands, Model, RowType};
-//! use invalidation::Events;
+//! use archipelago::Events;
 //! let model = Model::from_dofnum(&[1, 1, 1, 1]).unwrap();
 //! let mut b = Batch::builder();
 //! b.row(RowType::Equality, 0, &[0, 1]).row(RowType::ContactPyramidal, 0, &[1, 3]).end_world();
@@ -205,7 +205,7 @@ impl Quotient {
     ///
     /// ```
     /// # use archipelago::{quotient::{Policy, Quotient}, Batch, Capacity, Input, Islands, Model, RowType};
-    /// # use invalidation::Events;
+    /// # use archipelago::Events;
     /// let model = Model::from_dofnum(&[1, 1, 1]).unwrap();
     /// let cap = Capacity { nworld: 1, ntree: 3, nv: 3, njmax: 4, nsupport: 8, nedge: 0 };
     /// let mut b = Batch::builder();

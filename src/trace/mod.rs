@@ -394,7 +394,7 @@ impl Trace {
     /// let t = Trace::open("traces/invalidation_island_efc.npz")?;
     /// let options = Options { mode: Mode::Quotient, ..Options::default() };
     /// let mut engine = Engine::new(t.model(), t.capacity(), options)?;
-    /// let (mut batch, mut events) = (archipelago::Batch::default(), invalidation::Events::new());
+    /// let (mut batch, mut events) = (archipelago::Batch::default(), archipelago::Events::new());
     /// for step in 0..t.nstep() {
     ///     t.batch(step, &mut batch);
     ///     t.events(step, &mut events);
