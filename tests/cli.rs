@@ -421,6 +421,18 @@ fn bench_takes_any_trace_by_name() {
 }
 
 #[test]
+fn bench_on_the_cpu_honours_its_options_or_refuses_them() {
+    let (ok, err) = archipelago(&["bench", "--cpu", "--modes", "block", "--shapes", "1x4096"]);
+    assert!(!ok);
+    assert!(err.contains("--modes picks GPU modes"), "{err}");
+    let args = ["bench", "--cpu", "--reps", "0", "--shapes", "aloha-2048x22"];
+    let (ok, out, _) = run(&[&args[..], &["--dense-limit-gib", "0.001"]].concat());
+    assert!(ok, "{out}");
+    assert!(out.contains("1 timed steps per cell"), "{out}");
+    assert!(out.contains("over the cap of 1073741 bytes"), "{out}");
+}
+
+#[test]
 fn bench_refuses_deterministic_where_it_would_time_no_gpu_mode() {
     // On the CPU `--deterministic` printed the plain table as if it had been honoured.
     let (ok, err) = archipelago(&["bench", "--cpu", "--deterministic", "--shapes", "1x4096"]);

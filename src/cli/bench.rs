@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use archipelago::cpu::dense::Dense;
+use archipelago::cpu::quotient::QuotientMode;
 use archipelago::cpu::{self, CpuMode};
 use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
@@ -33,9 +35,10 @@ pub struct BenchArgs {
     /// Timed replays (or CPU steps) per mode and shape.
     #[arg(long, default_value_t = 30)]
     reps: usize,
-    /// Most GiB the `dense` baseline may take for its matrix and stack.
-    #[arg(long, default_value_t = 64.0)]
-    dense_limit_gib: f64,
+    /// Most GiB the `dense` baseline may take for its matrix and stack: 64 on a GPU by default;
+    /// on the CPU the CPU `dense`'s own cap (1 GiB) unless given.
+    #[arg(long)]
+    dense_limit_gib: Option<f64>,
     /// Run the CPU modes even when a GPU is present.
     #[arg(long)]
     cpu: bool,
@@ -126,7 +129,7 @@ impl Default for BenchArgs {
             shapes: Vec::new(),
             modes: Vec::new(),
             reps: 30,
-            dense_limit_gib: 64.0,
+            dense_limit_gib: None,
             cpu: false,
             out: None,
             deterministic: false,
@@ -162,7 +165,7 @@ impl BenchArgs {
     /// sort of deterministic mode.
     fn solver_options(&self) -> Options {
         Options {
-            dense_limit: Some((self.dense_limit_gib * (1u64 << 30) as f64) as usize),
+            dense_limit: Some(gib_bytes(self.dense_limit_gib.unwrap_or(64.0))),
             sort: self.sort,
             overlap: self.overlap,
             ..Options::default()
@@ -471,6 +474,11 @@ fn mib(bytes: usize) -> String {
     format!("{:.1}", bytes as f64 / (1 << 20) as f64)
 }
 
+/// `gib` GiB in bytes (clamped to `0..=usize::MAX`).
+fn gib_bytes(gib: f64) -> usize {
+    (gib * (1u64 << 30) as f64) as usize
+}
+
 fn write_error(path: &std::path::Path, e: std::io::Error) -> Error {
     Error::Write {
         path: path.display().to_string(),
@@ -540,11 +548,20 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     } else {
         Gpu::open()
     };
-    // The CPU table would stand in for it as if it had been honoured.
+    // The CPU table would stand in for them as if they had been honoured.
     if let (true, Err(e)) = (args.deterministic, &gpu) {
         return Err(Error::Usage {
             command: "bench",
             reason: format!("--deterministic compares GPU modes, and there is no GPU ({e})"),
+        });
+    }
+    if let (false, Err(e)) = (args.modes.is_empty(), &gpu) {
+        return Err(Error::Usage {
+            command: "bench",
+            reason: format!(
+                "--modes picks GPU modes, and there is no GPU ({e}); the CPU table runs every \
+                 CPU mode"
+            ),
         });
     }
     let mut report = format!(
@@ -571,14 +588,15 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
                 i.load_s,
                 FLOOR_BYTES_PER_S / 1e12,
                 empty,
-                args.reps
+                args.reps.max(1)
             );
         }
         Err(e) => {
             let _ = writeln!(
                 report,
-                "CPU fallback ({e}); {} timed steps per cell, median wall time\n",
-                args.reps
+                "CPU fallback ({e}); {} timed steps per cell (fewer where they pass {CPU_BUDGET_S} s), \
+                 median wall time\n",
+                args.reps.max(1)
             );
         }
     }
@@ -792,6 +810,9 @@ fn gpu_table(
     Ok(all_ok)
 }
 
+/// Seconds of timed steps a CPU cell takes at most (past them it stops before `--reps`).
+const CPU_BUDGET_S: f64 = 3.0;
+
 fn cpu_table(
     input: &Input<'_>,
     reference: &Islands,
@@ -801,8 +822,14 @@ fn cpu_table(
     out.push_str("| mode | median µs/step | rounds | scratch MiB | equals CPU oracle |\n|---|---|---|---|---|\n");
     let mut all_ok = true;
     for name in cpu::NAMES {
-        let Some(mut mode) = cpu::by_name(name) else {
-            continue;
+        // `--eq-dynamic`'s policy for the quotient, `--dense-limit-gib` for `dense`.
+        let mut mode: Box<dyn CpuMode> = match (name, args.dense_limit_gib) {
+            ("quotient", _) => Box::new(QuotientMode::new(args.policy())),
+            ("dense", Some(gib)) => Box::new(Dense::new(gib_bytes(gib))),
+            _ => match cpu::by_name(name) {
+                Some(mode) => mode,
+                None => continue,
+            },
         };
         // One batch solved again and again: with reuse the quotient would time its cache.
         mode.set_reuse(false);
@@ -825,7 +852,7 @@ fn cpu_table(
             let t = Instant::now();
             stats = mode.solve(input, &mut islands)?;
             times.push(t.elapsed().as_secs_f64() * 1e6);
-            if budget.elapsed().as_secs_f64() > 3.0 {
+            if budget.elapsed().as_secs_f64() > CPU_BUDGET_S {
                 break;
             }
         }
