@@ -9,7 +9,7 @@ Then `archipelago replay --mode dsu TRACE` times archipelago on the trace (all w
 one batch). Prints, per scene, rows per step and both times per step (all worlds together) and
 the native/archipelago ratio.
 
-    tools/compare_native.py [--bin target/release/archipelago] [--repeat 20] traces/*.npz
+    .venv/bin/python tools/compare_native.py [--bin target/release/archipelago] [--repeat 20] traces/*.npz
 """
 
 import argparse

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Records the committed trace set into traces/ (run tools/setup_venv.sh first).
+# OUT=DIR writes them there instead; a first argument NAME records that trace alone.
 # Each line: output name, scene, recorder options. Sizes are kept to a few MB per trace: big
 # scenes get fewer worlds/steps, scenes whose contacts start late are subsampled (--every) over
 # the whole run, aloha_clutter records a subsampled window around its wake events.

@@ -7,7 +7,9 @@ recorded step and world, the active constraint rows with their tree supports, th
 hyperedges (flexes; under the discrete integrator tendons, actuators and passive flex contacts),
 tree_awake, eq_active, contact identities and every native island output.
 
-    tools/record_trace.py SCENE --out traces/NAME.npz [--worlds N] [--steps S] ...
+    .venv/bin/python tools/record_trace.py SCENE --out traces/NAME.npz [--worlds N] [--steps S] ...
+
+(the venv that tools/setup_venv.sh makes, with mujoco 4.0.0).
 
 SCENE is a folder of ../shared/scenes (its main XML is looked up) or an XML path. Scripted
 events (repeatable) drive every invalidation source:
@@ -470,17 +472,21 @@ def record(args, time_native=0):
 
 
 def parser():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    class Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+        pass
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=Help)
     p.add_argument("scene")
-    p.add_argument("--out", required=True)
-    p.add_argument("--worlds", type=int, default=3)
+    p.add_argument("--out", required=True, default=argparse.SUPPRESS, help="the trace to write (.npz)")
+    p.add_argument("--worlds", type=int, default=3, help="independent worlds, each perturbed")
     p.add_argument("--steps", type=int, default=200, help="recorded steps")
     p.add_argument("--start", type=int, default=0, help="first recorded step")
     p.add_argument("--every", type=int, default=1, help="record every K-th step")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--qvel-noise", type=float, default=0.1)
-    p.add_argument("--ctrl-noise", type=float, default=1.0)
-    p.add_argument("--jacobian", choices=["model", "dense", "sparse"], default="model")
+    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations")
+    p.add_argument("--qvel-noise", type=float, default=0.1, help="scale of the initial velocity noise")
+    p.add_argument("--ctrl-noise", type=float, default=1.0, help="scale of the control noise")
+    p.add_argument("--jacobian", choices=["model", "dense", "sparse"], default="model",
+                   help="the Jacobian setting (model: the scene's own)")
     p.add_argument("--no-sleep", action="store_true", help="disable sleep")
     p.add_argument("--sleep", action="store_true", help="enable sleep")
     p.add_argument("--replay", help="control replay .npz, a path or a file of the scene folder (aloha_clutter: pick_clutter.npz)")
@@ -492,9 +498,17 @@ def parser():
 
 def main():
     args = parser().parse_args()
+    # Where the trace goes is checked before the recording, which can take minutes: its folder
+    # (made if missing, as `mkdir -p`) must take a file.
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        if not os.access(out_dir, os.W_OK):
+            raise PermissionError(f"cannot write into {out_dir}")
+    except OSError as e:
+        raise SystemExit(f"record_trace: --out {args.out!r}: {e}") from None
     arrays, summary = record(args)
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         np.savez_compressed(args.out, **arrays)
     except OSError as e:
         raise SystemExit(f"record_trace: --out {args.out!r}: {e}") from None
