@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "archipelago",
     version,
-    about = "Exact constraint-island discovery for batched MuJoCo worlds"
+    about = "Exact constraint-island discovery for batched MuJoCo worlds",
+    after_help = "Without a subcommand it runs `demo` with its defaults; `archipelago demo --help` lists its options."
 )]
 struct Args {
     #[command(subcommand)]

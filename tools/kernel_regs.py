@@ -37,7 +37,10 @@ def main(argv):
     src = "".join(
         f'#line 1 "{p.name}"\n{p.read_text()}\n' for p in args.sources
     )
-    lib = ctypes.CDLL("libnvrtc.so")
+    try:
+        lib = ctypes.CDLL("libnvrtc.so")
+    except OSError as e:
+        raise SystemExit(f"kernel_regs: NVRTC not found ({e}); LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) puts it on the path")
     prog = ctypes.c_void_p()
     check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"regs.cu", 0, None, None))
     opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v", *args.option]
