@@ -23,7 +23,8 @@ use super::memory;
 /// Arguments of `archipelago bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Shapes to run (comma-separated names; `list` prints them, an unknown name is an error).
+    /// Shapes to run (comma-separated names; `list` prints them, and with `--quotient` the
+    /// quotient's, which are others; an unknown name is an error).
     /// Default: all. Besides the listed ones, `trace:NAMExN` is the busiest step of any trace
     /// `traces/NAME.npz` (under `$ARCHIPELAGO_ROOT` when set) with its worlds repeated to N.
     #[arg(long, value_delimiter = ',')]
