@@ -540,6 +540,25 @@ impl BatchBuilder {
 
 /// The sizes an engine is built for: device buffers and scratch are allocated once from these,
 /// and a batch that exceeds any of them is refused with [`Error::OverCapacity`].
+///
+/// Its checks, from the cheapest: [`check_sizes`](Self::check_sizes) (could any batch need
+/// these sizes: an engine asks before allocating), [`fits`](Self::fits) (does a validated
+/// input fit, O(nworld)), [`check`](Self::check) (is a batch valid for a model, and does it
+/// fit: every row read). [`fit`](Self::fit) makes the smallest capacity that holds a batch, and
+/// [`within`](Self::within) compares two.
+///
+/// ```
+/// use archipelago::{Batch, Capacity, Model, RowType};
+/// let model = Model::from_dofnum(&[1, 1]).unwrap();
+/// let mut b = Batch::builder();
+/// b.row(RowType::Equality, 0, &[0, 1]).end_world();
+/// let batch = b.finish();
+/// // Room for the busiest step of a simulation: here, twice this one's rows.
+/// let fit = Capacity::fit(&model, &batch);
+/// let capacity = Capacity { njmax: 2 * fit.njmax, nsupport: 2 * fit.nsupport, ..fit };
+/// assert!(fit.within(&capacity));
+/// capacity.check(&model, &batch).unwrap();
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Capacity {
     /// Worlds per batch.
