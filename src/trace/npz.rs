@@ -8,9 +8,17 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-/// Most uncompressed bytes accepted from one archive, all entries together (traces are a few
-/// MB): a small archive of highly compressible entries must not expand without bound.
-const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+/// Most uncompressed bytes accepted from one archive, all entries together: at least 1 GiB,
+/// and up to [`MAX_EXPANSION`] times the archive's own size (a trace of 3,000 trees and 5,000
+/// world-steps is 250 MB that expand to 1.2 GB). A small archive of highly compressible entries
+/// must not expand without bound; a zip bomb expands a thousandfold.
+fn max_archive_bytes(archive: usize) -> u64 {
+    (archive as u64).saturating_mul(MAX_EXPANSION).max(1 << 30)
+}
+
+/// How many times its size an archive may expand to, past the first GiB (traces compress 3 to
+/// 10 times).
+const MAX_EXPANSION: u64 = 32;
 
 /// The element type of an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +53,7 @@ pub type Arrays = HashMap<String, Array>;
 /// Reads every `.npy` entry of a zip archive held in `bytes`. Errors are plain messages; the
 /// caller attaches the path.
 pub fn read(bytes: &[u8]) -> Result<Arrays, String> {
-    read_within(bytes, MAX_ARCHIVE_BYTES)
+    read_within(bytes, max_archive_bytes(bytes.len()))
 }
 
 /// [`read`], refusing archives that expand past `budget` bytes.
@@ -217,6 +225,13 @@ mod tests {
         let huge = "{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }";
         assert!(h(huge).contains("overflows"));
         assert!(parse_npy(b"\x93NUMPY\x01\x00\xff\xff").is_err());
+    }
+
+    #[test]
+    fn the_budget_grows_with_the_archive() {
+        assert_eq!(max_archive_bytes(0), 1 << 30);
+        assert_eq!(max_archive_bytes(250_000_000), 8_000_000_000);
+        assert_eq!(max_archive_bytes(usize::MAX), u64::MAX);
     }
 
     /// Entries within the budget alone but past it together are refused.
