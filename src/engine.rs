@@ -35,7 +35,9 @@
 //! half (its events, the rebuilds they cause) runs while the rows cross the link.
 //!
 //! An engine is `Send`: a simulation's worker thread may own one and step it (a GPU engine makes
-//! its context current on the thread that steps it).
+//! its context current on the thread that steps it). GPU engines built on one [`Gpu`] (or its
+//! clones) share its stream, so they are stepped from one thread at a time: a worker thread of
+//! its own builds its engine on a `Gpu::open` of its own.
 //!
 //! With [`Options::reuse`] (the default) the quotient, on either side, gives a world whose rows
 //! are unchanged since the last step it solved the outputs of that step without solving it.
@@ -754,7 +756,8 @@ impl Engine {
     /// model is refused before anything changes. One the device cannot hold is refused after a
     /// GPU engine has freed its buffers (to make room for the new ones): it is then built again
     /// at its old capacity, on its device, as after a resize to it. Only if that fails too is
-    /// it left on the host ([`on_gpu`](Self::on_gpu) false), still exact.
+    /// it left on the host ([`on_gpu`](Self::on_gpu) false) at its old capacity, still exact
+    /// (with `dsu` where a `dense` engine would not fit the CPU's cap).
     pub fn resize(&mut self, capacity: Capacity) -> Result<()> {
         holds_model(&capacity, self.model.as_ref())?;
         let (model, options) = (self.model.clone(), self.options.clone());
@@ -763,24 +766,24 @@ impl Engine {
             return Ok(());
         };
         let old = self.capacity;
-        // The device's buffers go first, to make room for the new ones. Until an engine on the
-        // device replaces it, this one is the host engine at the old capacity that it stays if
-        // neither capacity can be built there.
-        self.backend = Engine::host_backend(&model, &old, &options);
-        self.out = PinnedIslands::unpinned(Islands::default(), &old);
-        self.device_order = PinnedOrder::default();
-        match Engine::with_gpu(&gpu, &model, capacity, options.clone()) {
+        // The device's buffers go first, to make room for the new ones: until an engine
+        // replaces it, this one is an empty host engine (no world, nothing of size).
+        let dsu = Options {
+            mode: Mode::Dsu,
+            ..options.clone()
+        };
+        *self = Engine::new(&model, Capacity { nworld: 0, ..old }, dsu.clone())?;
+        let e = match Engine::with_gpu(&gpu, &model, capacity, options.clone()) {
             Ok(engine) => {
                 *self = engine;
-                Ok(())
+                return Ok(());
             }
-            Err(e) => {
-                if let Ok(engine) = Engine::with_gpu(&gpu, &model, old, options) {
-                    *self = engine;
-                }
-                Err(e)
-            }
-        }
+            Err(e) => e,
+        };
+        *self = Engine::with_gpu(&gpu, &model, old, options.clone())
+            .or_else(|_| Engine::new(&model, old, options))
+            .or_else(|_| Engine::new(&model, old, dsu))?;
+        Err(e)
     }
 
     /// Bytes of the outputs and of the host's quotient (cache, scratch, reuse copies; on a GPU
@@ -817,8 +820,9 @@ impl Engine {
 }
 
 // SAFETY: the members that are not `Send` are cudarc's CUDA graphs, driver handles that any
-// thread may launch or destroy (cudarc binds the context for both); the engine's own raw launches
-// run only after `Device::bind` made the context current on the stepping thread.
+// thread may launch (cudarc binds the context first) or destroy (which needs no current
+// context); the engine's own raw launches run only after `Device::bind` made the context current
+// on the stepping thread.
 unsafe impl Send for Device {}
 
 impl Device {

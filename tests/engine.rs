@@ -462,3 +462,34 @@ fn an_engine_steps_on_the_thread_it_is_moved_to() {
         assert_eq!(got.first_mismatch(&want), None, "{mode:?}");
     }
 }
+
+/// An engine of no world (what a GPU engine's resize stands on while it frees the device's
+/// buffers) builds in every mode and steps an empty batch.
+#[test]
+fn an_engine_of_no_world_builds_and_steps() {
+    let model = Model::from_dofnum(&[1, 2, 3]).unwrap();
+    let capacity = Capacity {
+        nworld: 0,
+        ntree: 3,
+        nv: 6,
+        njmax: 8,
+        nsupport: 16,
+        nedge: 1,
+    };
+    for mode in Mode::ALL {
+        for deterministic in [false, true] {
+            let options = Options {
+                mode,
+                deterministic,
+                ..Options::default()
+            };
+            let mut e = Engine::new(&model, capacity, options).unwrap();
+            let empty = Batch::builder().finish();
+            let out = match deterministic {
+                false => e.step(&empty, &Events::new()),
+                true => e.step_keyed(&empty, &RowKeys::default(), &Events::new()),
+            };
+            assert_eq!(out.unwrap().nworld, 0, "{mode:?}");
+        }
+    }
+}

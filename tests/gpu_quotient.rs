@@ -1896,7 +1896,7 @@ fn a_refused_resize_leaves_the_engine_on_its_device() {
     assert_eq!(got.first_mismatch(&want), None);
 }
 
-/// A GPU engine built on one thread steps exactly on another, in every mode: each step binds
+/// A GPU engine built on one thread steps exactly on another, in every mode (`dense` too): each step binds
 /// its context to the stepping thread before its own launches.
 #[test]
 fn a_gpu_engine_steps_on_the_thread_it_is_moved_to() {
@@ -1909,7 +1909,7 @@ fn a_gpu_engine_steps_on_the_thread_it_is_moved_to() {
     }
     let batch = b.finish();
     let want = oracle::solve(&Input::new(&model, &batch).unwrap());
-    for mode in [Mode::Auto, Mode::Quotient, Mode::Dsu, Mode::Labelprop] {
+    for mode in Mode::ALL {
         let options = Options {
             mode,
             ..Options::default()

@@ -235,6 +235,8 @@ enum Outcome {
 
 /// Runs the subcommand.
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
+    // Sizes first: a refusal should not wait for the device's kernels.
+    check_sizes(args)?;
     // The device only where a mode asked for may be one of its runners: opening it builds its
     // kernels, which a process of CPU modes need not wait for.
     let cpu_only = !args.modes.is_empty()
@@ -251,7 +253,6 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         let picked = select(&args.modes, &runners, no_device.as_ref())?;
         runners.retain(|r| picked.contains(&r.name));
     }
-    check_sizes(args)?;
     let repeats = args.repeats.max(1);
     let steps = args.trees.len() * (2 + runners.len() * (repeats + 1));
     let bar = progress(steps as u64);
