@@ -1896,8 +1896,9 @@ fn a_refused_resize_leaves_the_engine_on_its_device() {
     assert_eq!(got.first_mismatch(&want), None);
 }
 
-/// A GPU engine built on one thread steps exactly on another, in every mode (`dense` too): each step binds
-/// its context to the stepping thread before its own launches.
+/// A GPU engine built on one thread steps exactly on another, in every mode, is resized there
+/// and dropped there: each step binds its context to the stepping thread before its own
+/// launches.
 #[test]
 fn a_gpu_engine_steps_on_the_thread_it_is_moved_to() {
     let Some(gpu) = open() else { return };
@@ -1918,7 +1919,11 @@ fn a_gpu_engine_steps_on_the_thread_it_is_moved_to() {
         e.step(&batch, &Events::new()).unwrap();
         let (batch, want) = (batch.clone(), want.clone());
         std::thread::spawn(move || {
-            for _ in 0..3 {
+            for k in 0..4 {
+                if k == 2 {
+                    e.resize(Capacity { njmax: 20, ..cap }).unwrap();
+                    assert!(e.on_gpu(), "{mode:?}");
+                }
                 let got = e.step(&batch, &Events::new()).unwrap();
                 assert_eq!(got.first_mismatch(&want), None, "{mode:?}");
             }
