@@ -199,8 +199,9 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
     }
 }
 
-/// Runs the subcommand: exit status 1 on any mismatch, or where a mode asked for by name
-/// refused a trace (a group's modes may refuse one they cannot take, saying why).
+/// Runs the subcommand: exit status 1 on any mismatch, where a mode asked for by name refused
+/// a trace (a group's modes may refuse one they cannot take, saying why), or where a file did
+/// not read as a trace (the others still run); 2, before anything runs, where a file is missing.
 pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
     // A path that is not there is said before anything runs; a file that does not read as a
     // trace is said in its turn, and the others still run.
