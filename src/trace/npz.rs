@@ -239,23 +239,30 @@ mod tests {
         assert!(parse_npy(b"\x93NUMPY\x01\x00\xff\xff").is_err());
     }
 
+    /// A zip archive of `raw` under each of `names` (compressed as `np.savez_compressed` does).
+    fn zip_of(names: &[&str], raw: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for name in names {
+            zip.start_file(*name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            zip.write_all(raw).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
     /// An entry that expands past the size its archive declares for it is refused, whether the
     /// zip reader or the budget finds it.
     #[test]
     fn entries_are_read_within_their_declared_sizes() {
-        use std::io::Write;
         let raw = npy(
             "{'descr': '|u1', 'fortran_order': False, 'shape': (4000,), }",
             &[0; 4000],
         );
-        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-        zip.start_file("a.npy", zip::write::SimpleFileOptions::default())
-            .unwrap();
-        zip.write_all(&raw).unwrap();
-        let mut bytes = zip.finish().unwrap().into_inner();
+        let mut bytes = zip_of(&["a.npy"], &raw);
         assert_eq!(read(&bytes).unwrap().len(), 1);
-        // Every uncompressed-size field (local header at 22, central directory at 24 past its
-        // signature) says 100 bytes.
+        // The entry's size fields (the local header's and the central directory's) say 100
+        // bytes: every 4-byte run that holds its size.
         let size = (raw.len() as u32).to_le_bytes();
         for at in (0..bytes.len() - 4)
             .filter(|&i| bytes[i..i + 4] == size)
@@ -269,18 +276,11 @@ mod tests {
     /// Entries within the budget alone but past it together are refused.
     #[test]
     fn the_archive_expands_within_a_budget() {
-        use std::io::Write;
         let raw = npy(
             "{'descr': '|u1', 'fortran_order': False, 'shape': (400,), }",
             &[0; 400],
         );
-        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-        for name in ["a.npy", "b.npy", "c.npy"] {
-            zip.start_file(name, zip::write::SimpleFileOptions::default())
-                .unwrap();
-            zip.write_all(&raw).unwrap();
-        }
-        let bytes = zip.finish().unwrap().into_inner();
+        let bytes = zip_of(&["a.npy", "b.npy", "c.npy"], &raw);
         assert_eq!(read_within(&bytes, 3 * raw.len() as u64).unwrap().len(), 3);
         let e = read_within(&bytes, 2 * raw.len() as u64 + 10).unwrap_err();
         assert!(
