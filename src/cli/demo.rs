@@ -71,82 +71,105 @@ pub struct Runner {
     pub device: Option<std::rc::Rc<gpu::Gpu>>,
 }
 
-/// Every runner available on this machine, in table order: the CPU modes, then (when a CUDA
-/// device is present) every GPU mode as `gpu-<mode>`. The demo solves one batch again and
-/// again, so `quotient` runs with reuse off (every step solves every world over its quotient),
-/// and `quotient-reuse` with it on: there every world keeps its last outputs, so it times the
-/// reuse check and copy, the floor of a quotient step (`bench --quotient` measures reuse on
-/// step sequences). The same two for the device quotient. Without `with_gpu` the device is not
-/// opened (nor its kernels built): the CPU runners alone. Also why the device could not be
-/// opened, where it was tried and failed.
-pub fn runners(with_gpu: bool) -> (Vec<Runner>, Option<Error>) {
-    let cpu_runner = |name: &str, reuse: bool| {
-        let mut mode = cpu::by_name(name)?;
-        mode.set_reuse(reuse);
-        let name = if reuse {
-            format!("{name}-reuse")
-        } else {
-            name.into()
-        };
-        Some(Runner {
-            name,
-            solve: Box::new(move |input: &Input<'_>, out: &mut Islands| mode.solve(input, out)),
-            device: None,
-        })
-    };
-    let mut list: Vec<Runner> = cpu::NAMES
-        .iter()
-        .filter_map(|&name| cpu_runner(name, false))
-        .collect();
-    list.extend(cpu_runner("quotient", true));
-    if !with_gpu {
-        return (list, None);
+/// One mode of the demo, in table order ([`Kind::every`]): the CPU modes, then the device's.
+/// The demo solves one batch again and again, so `quotient` runs with reuse off (every step
+/// solves every world over its quotient) and `quotient-reuse` with it on: there every world
+/// keeps its last outputs, so it times the reuse check and copy, the floor of a quotient step
+/// (`bench --quotient` measures reuse on step sequences). The same two for the device quotient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A CPU mode by its name, with reuse on or off.
+    Cpu { name: &'static str, reuse: bool },
+    /// A full-rebuild GPU mode.
+    Gpu(gpu::Mode),
+    /// The device quotient, with reuse on or off.
+    GpuQuotient { reuse: bool },
+}
+
+impl Kind {
+    fn every() -> Vec<Kind> {
+        let cpu = cpu::NAMES
+            .into_iter()
+            .map(|name| Kind::Cpu { name, reuse: false });
+        let full = gpu::Mode::ALL.into_iter().map(Kind::Gpu);
+        cpu.chain([Kind::Cpu {
+            name: "quotient",
+            reuse: true,
+        }])
+        .chain(full)
+        .chain([false, true].map(|reuse| Kind::GpuQuotient { reuse }))
+        .collect()
     }
-    match gpu::Gpu::open() {
-        Ok(device) => {
-            let device = std::rc::Rc::new(device);
-            list.extend(
-                gpu::Mode::ALL
-                    .into_iter()
-                    .map(|mode| gpu_runner(&device, mode)),
-            );
-            list.push(gpu_quotient_runner(&device, false));
-            list.push(gpu_quotient_runner(&device, true));
-            (list, None)
+
+    fn name(self) -> String {
+        let reuse = |r: bool| if r { "-reuse" } else { "" };
+        match self {
+            Kind::Cpu { name, reuse: r } => format!("{name}{}", reuse(r)),
+            Kind::Gpu(m) => format!("gpu-{}", m.name()),
+            Kind::GpuQuotient { reuse: r } => format!("gpu-quotient{}", reuse(r)),
         }
-        Err(e) => (list, Some(e)),
+    }
+
+    fn on_gpu(self) -> bool {
+        !matches!(self, Kind::Cpu { .. })
+    }
+
+    /// This mode as a runner (a device mode's on `device`).
+    fn runner(self, device: Option<&std::rc::Rc<gpu::Gpu>>) -> Result<Runner> {
+        let device = || device.ok_or_else(|| Error::NoDevice("no device was opened".into()));
+        Ok(match self {
+            Kind::Cpu { name, reuse } => {
+                let mut mode = cpu::by_name(name).ok_or_else(|| Error::Usage {
+                    command: "demo",
+                    reason: format!("this build has no CPU `{name}`"),
+                })?;
+                mode.set_reuse(reuse);
+                Runner {
+                    name: self.name(),
+                    solve: Box::new(move |input, out| mode.solve(input, out)),
+                    device: None,
+                }
+            }
+            Kind::Gpu(mode) => gpu_runner(device()?, mode),
+            Kind::GpuQuotient { reuse } => gpu_quotient_runner(device()?, reuse),
+        })
     }
 }
 
-/// The runner names `--modes` selects, in table order: a name, or a group (`cpu`, `gpu`,
-/// `all`). A GPU name or group without a device is that device's error.
-fn select(modes: &[String], runners: &[Runner], no_device: Option<&Error>) -> Result<Vec<String>> {
-    let on_gpu = |name: &str| name == "gpu" || name.starts_with("gpu-");
-    if let (Some(e), Some(_)) = (no_device, modes.iter().find(|m| on_gpu(m))) {
-        return Err(e.clone());
-    }
-    if let Some(unknown) = modes.iter().find(|m| {
-        !["cpu", "gpu", "all"].contains(&m.as_str()) && !runners.iter().any(|r| &r.name == *m)
-    }) {
-        let known: Vec<_> = runners.iter().map(|r| r.name.as_str()).collect();
-        return Err(Error::UnknownMode {
-            name: unknown.clone(),
-            known: format!("{}, and the groups cpu, gpu, all", known.join(", ")),
-        });
-    }
-    let picked = |r: &Runner| {
-        modes.iter().any(|m| match m.as_str() {
-            "all" => true,
-            "cpu" => r.device.is_none(),
-            "gpu" => r.device.is_some(),
-            name => r.name == name,
-        })
+/// The runners `--modes` picks ([`super::modes::pick`]; every mode when it is empty), in table
+/// order. The device is opened only where a picked mode runs on it, so a process of CPU modes
+/// does not wait for its kernels; where it does not open, its modes are left out if only `all`
+/// (or nothing) asked for them, and otherwise its error ends the run. Also the runners asked
+/// for by their own name.
+fn runners(asked: &[String]) -> Result<(Vec<Runner>, Vec<String>)> {
+    let every = Kind::every();
+    let names: Vec<String> = every.iter().map(|k| k.name()).collect();
+    let known: Vec<(&str, bool)> = (names.iter().map(String::as_str))
+        .zip(every.iter().map(|k| k.on_gpu()))
+        .collect();
+    let all = ["all".to_string()];
+    let picked = super::modes::pick(if asked.is_empty() { &all } else { asked }, &known)?;
+    let mut order = picked.modes.clone();
+    order.sort_unstable();
+    let mut kinds: Vec<Kind> = order.into_iter().map(|i| every[i]).collect();
+    let device = match kinds.iter().any(|k| k.on_gpu()).then(gpu::Gpu::open) {
+        Some(Ok(g)) => Some(std::rc::Rc::new(g)),
+        Some(Err(e)) if picked.gpu_optional => {
+            eprintln!("GPU modes skipped: {e}");
+            kinds.retain(|k| !k.on_gpu());
+            None
+        }
+        Some(Err(e)) => return Err(e),
+        None => None,
     };
-    Ok(runners
-        .iter()
-        .filter(|r| picked(r))
-        .map(|r| r.name.clone())
-        .collect())
+    let runners = kinds
+        .into_iter()
+        .map(|k| k.runner(device.as_ref()))
+        .collect::<Result<_>>()?;
+    Ok((
+        runners,
+        picked.named.into_iter().map(|i| names[i].clone()).collect(),
+    ))
 }
 
 /// The solver in `built` when `input` is for its model and fits its capacity (sizes only: the
@@ -237,22 +260,7 @@ enum Outcome {
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     // Sizes first: a refusal should not wait for the device's kernels.
     check_sizes(args)?;
-    // The device only where a mode asked for may be one of its runners: opening it builds its
-    // kernels, which a process of CPU modes need not wait for.
-    let cpu_only = !args.modes.is_empty()
-        && args
-            .modes
-            .iter()
-            .all(|m| m == "cpu" || m == "quotient-reuse" || cpu::NAMES.contains(&m.as_str()));
-    let (mut runners, no_device) = runners(!cpu_only);
-    if args.modes.is_empty() {
-        if let Some(e) = &no_device {
-            eprintln!("GPU modes skipped: {e}");
-        }
-    } else {
-        let picked = select(&args.modes, &runners, no_device.as_ref())?;
-        runners.retain(|r| picked.contains(&r.name));
-    }
+    let (mut runners, named) = runners(&args.modes)?;
     let repeats = args.repeats.max(1);
     let steps = args.trees.len() * (2 + runners.len() * (repeats + 1));
     let bar = progress(steps as u64);
@@ -305,10 +313,8 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     // A mode asked for by name (not by a group) that refused every batch checked nothing.
-    let idle: Vec<&String> = args
-        .modes
+    let idle: Vec<&String> = named
         .iter()
-        .filter(|m| !["cpu", "gpu", "all"].contains(&m.as_str()))
         .filter(|m| {
             lines
                 .iter()

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod demo;
 pub mod kernels;
 mod memory;
+mod modes;
 pub mod replay;
 
 use archipelago::Batch;

@@ -93,65 +93,22 @@ impl Which {
     }
 }
 
-/// The modes a `--mode` list selects.
-#[derive(Debug)]
-struct Selection {
-    /// Every mode, in order, each once.
-    modes: Vec<Which>,
-    /// Whether the GPU modes may be left out where no device opens (only `all` asked for them).
-    gpu_optional: bool,
-    /// The modes asked for by their own name rather than through a group: one of them that
-    /// refuses a trace checked nothing there, which fails the run.
-    named: Vec<Which>,
+/// Every mode `replay` knows, in its order: the CPU side's, then the device's.
+fn every() -> Vec<Which> {
+    Which::every_cpu().chain(Which::every_gpu()).collect()
 }
 
-/// The modes `names` select.
-fn select(names: &[String]) -> Result<Selection> {
-    let (mut out, mut optional, mut required) = (Vec::new(), false, false);
-    let mut named = Vec::new();
-    for name in names.iter().map(|n| n.trim()) {
-        let group: Vec<Which> = match name {
-            "all" => {
-                optional = true;
-                Which::every_cpu().chain(Which::every_gpu()).collect()
-            }
-            "cpu" => Which::every_cpu().collect(),
-            "gpu" => Which::every_gpu().collect(),
-            _ => match Which::every_cpu()
-                .chain(Which::every_gpu())
-                .find(|w| w.name() == name)
-            {
-                Some(w) => {
-                    named.push(w);
-                    vec![w]
-                }
-                None => {
-                    let known: Vec<String> = Which::every_cpu()
-                        .chain(Which::every_gpu())
-                        .map(Which::name)
-                        .collect();
-                    return Err(Error::Usage {
-                        command: "replay",
-                        reason: format!(
-                            "unknown mode `{name}` (known: {}, and the groups cpu, gpu, all)",
-                            known.join(", ")
-                        ),
-                    });
-                }
-            },
-        };
-        required |= name != "all" && group.iter().any(|w| w.on_gpu());
-        for w in group {
-            if !out.contains(&w) {
-                out.push(w);
-            }
-        }
-    }
-    Ok(Selection {
-        modes: out,
-        gpu_optional: optional && !required,
-        named,
-    })
+/// The modes a `--mode` list selects ([`super::modes::pick`]): every mode picked, those asked
+/// for by their own name, and whether the device modes may be left out where none opens.
+fn select(asked: &[String]) -> Result<(Vec<Which>, Vec<Which>, bool)> {
+    let every = every();
+    let names: Vec<String> = every.iter().map(|w| w.name()).collect();
+    let known: Vec<(&str, bool)> = (names.iter().map(String::as_str))
+        .zip(every.iter().map(|w| w.on_gpu()))
+        .collect();
+    let p = super::modes::pick(asked, &known)?;
+    let at = |list: Vec<usize>| list.into_iter().map(|i| every[i]).collect();
+    Ok((at(p.modes), at(p.named), p.gpu_optional))
 }
 
 /// Replays `t` through `which` (on `device` for a GPU mode), the quotient modes under `policy`.
@@ -211,11 +168,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
             detail: "no such file".into(),
         });
     }
-    let Selection {
-        mut modes,
-        gpu_optional,
-        named,
-    } = select(&args.mode)?;
+    let (mut modes, named, gpu_optional) = select(&args.mode)?;
     let device = if modes.iter().any(|w| w.on_gpu()) {
         match gpu::Gpu::open() {
             Ok(g) => Some(g),
@@ -326,45 +279,28 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
 mod tests {
     use super::*;
 
-    fn names(list: &[&str]) -> Result<(Vec<String>, bool)> {
-        let list: Vec<String> = list.iter().map(|s| s.to_string()).collect();
-        select(&list).map(|s| {
-            (
-                s.modes.into_iter().map(Which::name).collect(),
-                s.gpu_optional,
-            )
-        })
-    }
-
     #[test]
-    fn all_is_every_mode_with_the_gpu_ones_optional() {
-        let (all, optional) = names(&["all"]).unwrap();
-        assert!(optional);
-        assert_eq!(all.len(), cpu::NAMES.len() + 3 + gpu::Mode::ALL.len() + 2);
-        assert!(all.contains(&"oracle".to_string()));
-        assert!(all.contains(&"engine-quotient".to_string()));
-        assert!(all.contains(&"engine-auto".to_string()));
-        assert!(all.contains(&"gpu-quotient".to_string()));
-        assert!(all.contains(&"gpu-warp".to_string()));
-    }
-
-    #[test]
-    fn a_gpu_mode_named_is_required_and_modes_come_once() {
-        let (got, optional) = names(&["dsu", "gpu-block", "dsu", "all"]).unwrap();
-        assert!(!optional, "gpu-block was asked for by name");
-        assert_eq!(got[..2], ["dsu".to_string(), "gpu-block".to_string()]);
-        assert_eq!(got.iter().filter(|n| *n == "dsu").count(), 1);
-        let named = select(&["dsu".into(), "gpu-block".into(), "cpu".into()]).unwrap();
-        let named: Vec<String> = named.named.into_iter().map(Which::name).collect();
-        assert_eq!(named, ["dsu", "gpu-block"], "groups name no mode");
-        let (cpu_only, _) = names(&["cpu"]).unwrap();
-        assert!(cpu_only.iter().all(|n| !n.starts_with("gpu-")));
-        assert!(!names(&["cpu"]).unwrap().1);
-    }
-
-    #[test]
-    fn unknown_modes_are_refused_with_the_list() {
-        let e = names(&["gpu-fast"]).unwrap_err().to_string();
-        assert!(e.contains("gpu-fast") && e.contains("gpu-quotient"), "{e}");
+    fn every_mode_has_its_own_name_and_side() {
+        let every = every();
+        assert_eq!(every.len(), cpu::NAMES.len() + 3 + gpu::Mode::ALL.len() + 2);
+        for (i, w) in every.iter().enumerate() {
+            assert!(
+                every[..i].iter().all(|v| v.name() != w.name()),
+                "{}",
+                w.name()
+            );
+            assert_eq!(w.on_gpu(), w.name().starts_with("gpu-"), "{}", w.name());
+        }
+        let (all, named, optional) = select(&["all".into()]).unwrap();
+        assert_eq!((all, named.len(), optional), (every, 0, true));
+        let names: Vec<String> = select(&["cpu".into()])
+            .unwrap()
+            .0
+            .iter()
+            .map(|w| w.name())
+            .collect();
+        for name in ["oracle", "engine-quotient", "engine-auto", "quotient"] {
+            assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+        }
     }
 }
