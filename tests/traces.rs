@@ -328,6 +328,8 @@ fn invalid_contents_are_typed_errors() {
         ("slot_rowadr", Box::new(|d| flip(d, 4)), "has shape"),
         ("row_type", Box::new(|d| poke(d, 1, 8)), "type code"),
         ("row_id", Box::new(|d| poke(d, 1, 0x80)), "id"),
+        ("row_source", Box::new(|d| poke(d, 1, 0)), "source"),
+        ("row_colid", Box::new(|d| poke(d, 1, 0x80)), "contact data"),
         ("tree_awake", Box::new(|d| poke(d, 1, 2)), "tree_awake"),
         (
             "map_iefc2efc",
@@ -344,6 +346,18 @@ fn invalid_contents_are_typed_errors() {
             "editing `{array}`: `{detail}` does not mention `{needle}`"
         );
     }
+    // A rowless hyperedge's flex id past the model's flexes.
+    let flex = std::fs::read(traces::dir().join("flex_trampoline.npz")).unwrap();
+    let edit = planted::with_array(
+        &flex,
+        "edge_id",
+        Box::new(|d: &mut Vec<u8>| poke(d, 1, 0x40)),
+    );
+    let detail = expect_trace_error(&edit);
+    assert!(
+        detail.contains("rowless hyperedge") && detail.contains("outside"),
+        "{detail}"
+    );
 }
 
 /// Native 4.0.0 (`tools/probe_native_rules.py`: a stiff flex with one free vertex and another

@@ -117,6 +117,8 @@ fn flags(name: &str, v: &[u8]) -> R<()> {
     }
 }
 
+/// Reads and checks every array of the archive: the header, the model, the rows, the rowless
+/// hyperedges, the events and native's outputs; an array left over is an error.
 fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     let version = i32s(a, "schema_version", &[])?[0];
     if version != SCHEMA_VERSION {
@@ -136,38 +138,14 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         }
     };
     let (ntree, nv) = (count(a, "ntree")?, count(a, "nv")?);
-    let counts = Counts {
-        nworld: count(a, "nworld")?,
-        nstep: count(a, "nstep")?,
-        njnt: count(a, "njnt")?,
-        ntendon: count(a, "ntendon")?,
-        neq: count(a, "neq")?,
-        nflex: count(a, "nflex")?,
-        nactuator: optional(a, "nactuator", |a| count(a, "nactuator"))?.unwrap_or(0),
-    };
-    let islands_without_rows = match optional(a, "islands_without_rows", |a| {
-        i32s(a, "islands_without_rows", &[])
-    })?
-    .map_or(0, |v| v[0])
-    {
-        0 => false,
-        1 => true,
-        v => return Err(format!("`islands_without_rows` = {v} is not 0 or 1")),
-    };
-    if counts.nworld == 0 {
-        return Err("`nworld` is 0".into());
-    }
-    // A trace without a step would check nothing and pass.
-    if counts.nstep == 0 {
-        return Err("`nstep` is 0: a trace records at least one step".into());
-    }
+    let counts = counts(a)?;
     let model = Model::from_parts(
         i32s(a, "tree_dofadr", &[ntree])?,
         i32s(a, "tree_dofnum", &[ntree])?,
         i32s(a, "dof_treeid", &[nv])?,
     )
     .map_err(|e| e.to_string())?
-    .with_islands_without_rows(islands_without_rows);
+    .with_islands_without_rows(islands_without_rows(a)?);
     let neq = counts.neq;
     let eq_type = i32s(a, "eq_type", &[neq])?;
     let eq_flex = i32s(a, "eq_flex", &[neq])?;
@@ -177,106 +155,13 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         .nstep
         .checked_mul(counts.nworld)
         .ok_or("nstep × nworld overflows")?;
-
-    // Rows.
-    let (slot_rowadr, nrow) = open_offsets(a, "slot_rowadr", nslot)?;
-    let codes = u8s(a, "row_type", &[nrow])?;
-    let row_type = codes
-        .iter()
-        .enumerate()
-        .map(|(r, &c)| {
-            RowType::from_code(c as i32).ok_or(format!("`row_type`[{r}] = {c} is not a type code"))
-        })
-        .collect::<R<Vec<_>>>()?;
-    let row_id = i32s(a, "row_id", &[nrow])?;
-    let row_source = i32s(a, "row_source", &[nrow])?;
-    let pairs =
-        |v: Vec<i32>| -> Vec<[i32; 2]> { v.chunks_exact(2).map(|p| [p[0], p[1]]).collect() };
-    let row_geom = pairs(i32s(a, "row_geom", &[nrow, 2])?);
-    let row_flex = pairs(i32s(a, "row_flex", &[nrow, 2])?);
-    let row_colid = i32s(a, "row_colid", &[nrow])?;
-    let (row_supadr, nsup) = open_offsets(a, "row_supadr", nrow)?;
-    let row_support = i32s(a, "row_support", &[nsup])?;
-    for r in 0..nrow {
-        let (t, id) = (row_type[r], row_id[r]);
-        let limit = match t {
-            RowType::Equality => neq,
-            RowType::FrictionDof => nv,
-            RowType::FrictionTendon | RowType::LimitTendon => counts.ntendon,
-            RowType::LimitJoint => counts.njnt,
-            _ => i32::MAX as usize,
-        };
-        if id < 0 || id as usize >= limit {
-            return Err(format!("row {r} ({t:?}): id {id} outside 0..{limit}"));
-        }
-        let static_row = matches!(
-            t,
-            RowType::Equality | RowType::FrictionDof | RowType::FrictionTendon
-        );
-        let want = if static_row { id } else { -1 };
-        if row_source[r] != want {
-            return Err(format!(
-                "row {r} ({t:?}): source {} but expected {want}",
-                row_source[r]
-            ));
-        }
-        let contact = t.is_contact();
-        let sides = if contact {
-            contact_sides(row_geom[r], row_flex[r])
-        } else {
-            row_geom[r] == [-1, -1] && row_flex[r] == [-1, -1]
-        };
-        if !sides || (row_colid[r] < 0) == contact {
-            return Err(format!(
-                "row {r} ({t:?}): contact data geom {:?} flex {:?} colid {} inconsistent with its type",
-                row_geom[r], row_flex[r], row_colid[r]
-            ));
-        }
-        let sup = &row_support[row_supadr[r] as usize..row_supadr[r + 1] as usize];
-        check_support("row", r, sup, ntree, 1)?;
-    }
-
-    // Rowless hyperedges.
-    let (slot_edgeadr, nedge) = open_offsets(a, "slot_edgeadr", nslot)?;
-    // Before `edge_kind` every rowless hyperedge was a flex's.
-    let edge_kind = match optional(a, "edge_kind", |a| u8s(a, "edge_kind", &[nedge]))? {
-        None => vec![EdgeKind::Flex; nedge],
-        Some(codes) => codes
-            .iter()
-            .enumerate()
-            .map(|(e, &c)| {
-                EdgeKind::from_code(c as i32)
-                    .ok_or(format!("`edge_kind`[{e}] = {c} is not a kind code"))
-            })
-            .collect::<R<Vec<_>>>()?,
-    };
-    let edge_id = i32s(a, "edge_id", &[nedge])?;
-    for (e, (&kind, &id)) in edge_kind.iter().zip(&edge_id).enumerate() {
-        let limit = match kind {
-            EdgeKind::Flex => counts.nflex,
-            EdgeKind::Tendon => counts.ntendon,
-            EdgeKind::Actuator => counts.nactuator,
-            EdgeKind::PassiveContact => i32::MAX as usize,
-        };
-        if id < 0 || id as usize >= limit {
-            return Err(format!(
-                "rowless hyperedge {e} ({kind:?}): id {id} outside 0..{limit}"
-            ));
-        }
-    }
-    let (edge_supadr, nesup) = open_offsets(a, "edge_supadr", nedge)?;
-    let edge_support = i32s(a, "edge_support", &[nesup])?;
-    for e in 0..nedge {
-        let sup = &edge_support[edge_supadr[e] as usize..edge_supadr[e + 1] as usize];
-        check_support("rowless hyperedge", e, sup, ntree, 2)?;
-    }
-
+    let rows = Rows::read(a, nslot, &counts, &model)?;
+    let edges = Edges::read(a, nslot, &counts, ntree)?;
     let tree_awake = u8s(a, "tree_awake", &[nslot, ntree])?;
     flags("tree_awake", &tree_awake)?;
     let eq_active = u8s(a, "eq_active", &[nslot, neq])?;
     flags("eq_active", &eq_active)?;
-
-    let native = native(a, nslot, &model, nrow, &slot_rowadr)?;
+    let native = native(a, nslot, &model, rows.row_type.len(), &rows.slot_rowadr)?;
     if let Some(name) = a.keys().next() {
         return Err(format!("unknown array `{name}`"));
     }
@@ -290,24 +175,202 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         eq_type,
         eq_flex,
         step_index,
-        slot_rowadr,
-        row_type,
-        row_id,
-        row_source,
-        row_geom,
-        row_flex,
-        row_colid,
-        row_supadr,
-        row_support,
-        slot_edgeadr,
-        edge_kind,
-        edge_id,
-        edge_supadr,
-        edge_support,
+        slot_rowadr: rows.slot_rowadr,
+        row_type: rows.row_type,
+        row_id: rows.row_id,
+        row_source: rows.row_source,
+        row_geom: rows.row_geom,
+        row_flex: rows.row_flex,
+        row_colid: rows.row_colid,
+        row_supadr: rows.row_supadr,
+        row_support: rows.row_support,
+        slot_edgeadr: edges.slot_edgeadr,
+        edge_kind: edges.edge_kind,
+        edge_id: edges.edge_id,
+        edge_supadr: edges.edge_supadr,
+        edge_support: edges.edge_support,
         tree_awake,
         eq_active,
         native,
     })
+}
+
+/// The model-level counts; a trace of no world or no step is refused, as it would check
+/// nothing and pass.
+fn counts(a: &mut Arrays) -> R<Counts> {
+    let counts = Counts {
+        nworld: count(a, "nworld")?,
+        nstep: count(a, "nstep")?,
+        njnt: count(a, "njnt")?,
+        ntendon: count(a, "ntendon")?,
+        neq: count(a, "neq")?,
+        nflex: count(a, "nflex")?,
+        nactuator: optional(a, "nactuator", |a| count(a, "nactuator"))?.unwrap_or(0),
+    };
+    if counts.nworld == 0 {
+        return Err("`nworld` is 0".into());
+    }
+    if counts.nstep == 0 {
+        return Err("`nstep` is 0: a trace records at least one step".into());
+    }
+    Ok(counts)
+}
+
+/// Whether native found islands without rows (absent before it was recorded: no).
+fn islands_without_rows(a: &mut Arrays) -> R<bool> {
+    let flag = optional(a, "islands_without_rows", |a| {
+        i32s(a, "islands_without_rows", &[])
+    })?;
+    match flag.map_or(0, |v| v[0]) {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(format!("`islands_without_rows` = {v} is not 0 or 1")),
+    }
+}
+
+/// Every slot's constraint rows, as the trace's arrays of the same names.
+struct Rows {
+    slot_rowadr: Vec<u32>,
+    row_type: Vec<RowType>,
+    row_id: Vec<i32>,
+    row_source: Vec<i32>,
+    row_geom: Vec<[i32; 2]>,
+    row_flex: Vec<[i32; 2]>,
+    row_colid: Vec<i32>,
+    row_supadr: Vec<u32>,
+    row_support: Vec<i32>,
+}
+
+impl Rows {
+    fn read(a: &mut Arrays, nslot: usize, counts: &Counts, model: &Model) -> R<Rows> {
+        let (slot_rowadr, nrow) = open_offsets(a, "slot_rowadr", nslot)?;
+        let codes = u8s(a, "row_type", &[nrow])?;
+        let row_type = codes
+            .iter()
+            .enumerate()
+            .map(|(r, &c)| {
+                RowType::from_code(c as i32)
+                    .ok_or(format!("`row_type`[{r}] = {c} is not a type code"))
+            })
+            .collect::<R<Vec<_>>>()?;
+        let pairs =
+            |v: Vec<i32>| -> Vec<[i32; 2]> { v.chunks_exact(2).map(|p| [p[0], p[1]]).collect() };
+        let row_id = i32s(a, "row_id", &[nrow])?;
+        let row_source = i32s(a, "row_source", &[nrow])?;
+        let row_geom = pairs(i32s(a, "row_geom", &[nrow, 2])?);
+        let row_flex = pairs(i32s(a, "row_flex", &[nrow, 2])?);
+        let row_colid = i32s(a, "row_colid", &[nrow])?;
+        let (row_supadr, nsup) = open_offsets(a, "row_supadr", nrow)?;
+        let row_support = i32s(a, "row_support", &[nsup])?;
+        let rows = Rows {
+            slot_rowadr,
+            row_type,
+            row_id,
+            row_source,
+            row_geom,
+            row_flex,
+            row_colid,
+            row_supadr,
+            row_support,
+        };
+        (0..nrow).try_for_each(|r| rows.check(r, counts, model))?;
+        Ok(rows)
+    }
+
+    /// Row `r`'s id within its kind's range, its source (its id for a static kind, −1 for a
+    /// dynamic one), its contact data as its type has them, and its support.
+    fn check(&self, r: usize, counts: &Counts, model: &Model) -> R<()> {
+        let (t, id) = (self.row_type[r], self.row_id[r]);
+        let limit = match t {
+            RowType::Equality => counts.neq,
+            RowType::FrictionDof => model.nv(),
+            RowType::FrictionTendon | RowType::LimitTendon => counts.ntendon,
+            RowType::LimitJoint => counts.njnt,
+            _ => i32::MAX as usize,
+        };
+        if id < 0 || id as usize >= limit {
+            return Err(format!("row {r} ({t:?}): id {id} outside 0..{limit}"));
+        }
+        let static_row = matches!(
+            t,
+            RowType::Equality | RowType::FrictionDof | RowType::FrictionTendon
+        );
+        let want = if static_row { id } else { -1 };
+        if self.row_source[r] != want {
+            return Err(format!(
+                "row {r} ({t:?}): source {} but expected {want}",
+                self.row_source[r]
+            ));
+        }
+        let (geom, flex, colid) = (self.row_geom[r], self.row_flex[r], self.row_colid[r]);
+        let contact = t.is_contact();
+        let sides = if contact {
+            contact_sides(geom, flex)
+        } else {
+            geom == [-1, -1] && flex == [-1, -1]
+        };
+        if !sides || (colid < 0) == contact {
+            return Err(format!(
+                "row {r} ({t:?}): contact data geom {geom:?} flex {flex:?} colid {colid} inconsistent with its type"
+            ));
+        }
+        let sup = &self.row_support[self.row_supadr[r] as usize..self.row_supadr[r + 1] as usize];
+        check_support("row", r, sup, model.ntree(), 1)
+    }
+}
+
+/// Every slot's rowless hyperedges, as the trace's arrays of the same names.
+struct Edges {
+    slot_edgeadr: Vec<u32>,
+    edge_kind: Vec<EdgeKind>,
+    edge_id: Vec<i32>,
+    edge_supadr: Vec<u32>,
+    edge_support: Vec<i32>,
+}
+
+impl Edges {
+    fn read(a: &mut Arrays, nslot: usize, counts: &Counts, ntree: usize) -> R<Edges> {
+        let (slot_edgeadr, nedge) = open_offsets(a, "slot_edgeadr", nslot)?;
+        // Before `edge_kind` every rowless hyperedge was a flex's.
+        let edge_kind = match optional(a, "edge_kind", |a| u8s(a, "edge_kind", &[nedge]))? {
+            None => vec![EdgeKind::Flex; nedge],
+            Some(codes) => codes
+                .iter()
+                .enumerate()
+                .map(|(e, &c)| {
+                    EdgeKind::from_code(c as i32)
+                        .ok_or(format!("`edge_kind`[{e}] = {c} is not a kind code"))
+                })
+                .collect::<R<Vec<_>>>()?,
+        };
+        let edge_id = i32s(a, "edge_id", &[nedge])?;
+        for (e, (&kind, &id)) in edge_kind.iter().zip(&edge_id).enumerate() {
+            let limit = match kind {
+                EdgeKind::Flex => counts.nflex,
+                EdgeKind::Tendon => counts.ntendon,
+                EdgeKind::Actuator => counts.nactuator,
+                EdgeKind::PassiveContact => i32::MAX as usize,
+            };
+            if id < 0 || id as usize >= limit {
+                return Err(format!(
+                    "rowless hyperedge {e} ({kind:?}): id {id} outside 0..{limit}"
+                ));
+            }
+        }
+        let (edge_supadr, nesup) = open_offsets(a, "edge_supadr", nedge)?;
+        let edge_support = i32s(a, "edge_support", &[nesup])?;
+        for e in 0..nedge {
+            let sup = &edge_support[edge_supadr[e] as usize..edge_supadr[e + 1] as usize];
+            check_support("rowless hyperedge", e, sup, ntree, 2)?;
+        }
+        Ok(Edges {
+            slot_edgeadr,
+            edge_kind,
+            edge_id,
+            edge_supadr,
+            edge_support,
+        })
+    }
 }
 
 /// Each side of a contact is a geom or a flex, the other −1 (MuJoCo's `contact.geom` and
