@@ -647,57 +647,13 @@ pub(super) fn table(
     }
     out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU | device µs/step, back to back | device µs/step, L2 flushed before each | device µs/step, device busy before each |\n|---|---|---|---|---|---|---|---|\n");
     let timers = (&L2Flush::new(g)?, &Busy::new(g)?);
-    let mut all_ok = true;
-    let mut best: Option<(String, f64, f64)> = None;
-    let mut best_cold: Option<(String, f64)> = None;
-    let mut best_busy: Option<(String, f64)> = None;
-    let mut maps_us = None;
-    let mut capped = Vec::new();
-    let row = |out: &mut String, t: &Timed| {
-        let _ = writeln!(
-            out,
-            "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} |",
-            t.name,
-            t.construct_ms,
-            t.device_us,
-            t.wall_us,
-            if t.ok { "yes" } else { "NO" },
-            t.back_us,
-            t.cold_us,
-            t.busy_us
-        );
-    };
-    for &mode in &modes {
-        match full_mode(g, mode, input, reference, args, timers) {
-            Ok(t) => {
-                all_ok &= t.ok;
-                if t.ok && best.as_ref().is_none_or(|b| t.device_us < b.1) {
-                    best = Some((t.name.clone(), t.device_us, t.wall_us));
-                }
-                if t.ok && best_cold.as_ref().is_none_or(|b| t.cold_us < b.1) {
-                    best_cold = Some((t.name.clone(), t.cold_us));
-                }
-                if t.ok && best_busy.as_ref().is_none_or(|b| t.busy_us < b.1) {
-                    best_busy = Some((t.name.clone(), t.busy_us));
-                }
-                maps_us = maps_us.or(t.maps_us);
-                if let Some(n) = t.register_cap {
-                    capped.push(format!("{} at {n}", t.name));
-                }
-                row(out, &t);
-            }
-            Err(e) => {
-                let refused = matches!(e, archipelago::Error::Refused { .. });
-                all_ok &= refused;
-                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — | — |");
-            }
-        }
-    }
+    let full = full_rows(g, &modes, input, reference, args, timers, out);
+    let mut all_ok = full.ok;
     let mut summary = Summary {
         shape: shape.name.clone(),
         static_rows: share.row_fraction(),
         static_entries: share.entry_fraction(),
-        best: best.clone(),
+        best: full.best.clone(),
         quotient: None,
         unchanged: None,
         bound: None,
@@ -709,109 +665,7 @@ pub(super) fn table(
         Ok(f) => {
             all_ok &= f.timed.ok;
             row(out, &f.timed);
-            summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
-            summary.unchanged = f.unchanged_us;
-            // The launch under every step's device time, measured beside the shape's figures.
-            let launch_us = archipelago::gpu::graph::empty_graph_us(g, 50)?;
-            let bound = launch_us + f.floor_bytes as f64 / super::FLOOR_BYTES_PER_S * 1e6;
-            summary.bound = bound.is_finite().then_some(bound);
-            let _ = writeln!(
-                out,
-                "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step, beside the batch's copy (upload {:.1} µs/step); first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step: the median of {} and of {} such pairs)",
-                f.slots,
-                input.batch().nworld(),
-                f.bytes as f64 / (1 << 20) as f64,
-                f.timed.register_cap.map_or(String::new(), |n| format!(
-                    ", kernels of at most {n} registers a thread (many waves)"
-                )) + match (f.warp_worlds, f.guard_warps) {
-                    (true, true) => ", one warp a replayed world and one for its guard",
-                    (true, false) => ", one warp a replayed world",
-                    _ => "",
-                },
-                f.counts.replayed,
-                f.counts.masked,
-                f.counts.masked_by_warps,
-                f.counts.masked_by_hint,
-                f.counts.direct,
-                f.host_us,
-                f.upload_us,
-                f.first_ms,
-                f.rebuild_all_ms,
-                f.rebuild_one_us,
-                REBUILD_ALL_REPS,
-                REBUILD_REPS
-            );
-            if !capped.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "\nfull-rebuild kernels capped for many waves (registers a thread): {}",
-                    capped.join(", ")
-                );
-            }
-            match f.unchanged_us {
-                Some(us) => {
-                    let _ = writeln!(
-                        out,
-                        "\nquotient, every world unchanged since its last step (reuse on: the reuse check only, every output in place; a block a world, as the warp kernel has no reuse check): {us:.1} µs/step — the floor of a quotient step on this shape"
-                    );
-                }
-                None => out.push_str(
-                    "\nquotient, every world unchanged: not measured (a world was not reused)\n",
-                ),
-            }
-            if let Some(us) = f.tree_maps_us {
-                let _ = writeln!(
-                    out,
-                    "\nquotient (reuse off) with the tree-level maps only (node-level maps off): {us:.1} µs/step; with them: {} of {} worlds mapped from their nodes",
-                    f.counts.by_nodes,
-                    f.counts.replayed + f.counts.masked + f.counts.direct
-                );
-            }
-            if let Some(maps) = maps_us {
-                let _ = writeln!(
-                    out,
-                    "\nmaps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step — the share of a step that every mode pays to write every output"
-                );
-            }
-            if let Some(bound) = summary.bound {
-                let _ = writeln!(
-                    out,
-                    "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {} TB/s{}",
-                    f.floor_bytes as f64 / 1e6,
-                    super::FLOOR_BYTES_PER_S / 1e12,
-                    best.as_ref().map_or(String::new(), |(mode, d, _)| format!(
-                        "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
-                        d / bound
-                    ))
-                );
-            }
-            if let Some((mode, d, w)) = &best {
-                let _ = writeln!(
-                    out,
-                    "\nvs best full rebuild ({mode}): device {:.2}x, wall {:.2}x; auto picks {}",
-                    d / f.timed.device_us,
-                    w / f.timed.wall_us,
-                    auto_pick(f.timed.wall_us, mode, *w)
-                );
-            }
-            if let Some((mode, d)) = &best_cold {
-                summary.cold = Some((mode.clone(), *d, f.timed.cold_us));
-                let _ = writeln!(
-                    out,
-                    "\nwith L2 flushed before each step ({:.0} MB written over, not timed; every mode's rows, tables and outputs then come from device memory, as after the rest of a simulation's step): vs best full rebuild ({mode}) device {:.2}x",
-                    timers.0.bytes() as f64 / 1e6,
-                    d / f.timed.cold_us
-                );
-            }
-            if let Some((mode, d)) = &best_busy {
-                summary.busy = Some((mode.clone(), *d, f.timed.busy_us));
-                let _ = writeln!(
-                    out,
-                    "\nwith the device kept busy before each step (the step enqueued before the device reaches it, as when a simulation's host runs ahead: no host launch latency; L2 warm; an empty replay {:.1} µs so): vs best full rebuild ({mode}) device {:.2}x",
-                    timers.1.empty_graph_us(g, 50)?,
-                    d / f.timed.busy_us
-                );
-            }
+            quotient_lines(g, input, &f, &full, timers, &mut summary, out)?;
         }
         Err(e) => {
             all_ok = false;
@@ -827,42 +681,243 @@ pub(super) fn table(
         let f = sequence::run(g, &mut seq, &modes, &policy, again)?;
         all_ok &= f.ok;
         f.report(&seq, out);
-        let [reused, ..] = f.counts;
-        let all = f.counts.iter().sum::<usize>().max(1);
-        summary.sequences.push(SequenceLine {
-            label: seq.label.clone(),
-            best: f.best(),
-            quotient: f.quotient,
-            quotient_off: f.quotient_off,
-            auto: f
-                .auto_wall()
-                .zip(f.best_full_wall())
-                .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
-            auto_own: f.auto_wall().zip(f.auto_full_wall()).map(|(a, b)| a / b.1),
-            auto_between: f.auto_between_ratio().map(|(_, r)| r),
-            reused: reused as f64 / all as f64,
-            toggles: (!f.policies.is_empty()).then(|| {
-                let quotient_wall = f.wall.iter().find(|(w, _)| w == "quotient");
-                let best_wall = f.best_full_wall();
-                let default = PolicyFigures {
-                    label: sequence::default_eq_label(),
-                    device: f.quotient,
-                    wall: quotient_wall.map_or(f64::NAN, |w| w.1),
-                    direct: f.counts[3],
-                };
-                // In the table's order (static, dynamic, learned), whichever is the default.
-                let order = sequence::eq_policies().map(|(label, _)| label);
-                let mut policies: Vec<PolicyFigures> =
-                    std::iter::once(default).chain(f.policies).collect();
-                policies.sort_by_key(|p| order.iter().position(|&l| l == p.label));
-                Toggles {
-                    best_wall,
-                    policies,
-                }
-            }),
-        });
+        summary.sequences.push(sequence_line(&seq, f));
     }
     Ok((all_ok, summary))
+}
+
+/// A mode's row of the shape's table.
+fn row(out: &mut String, t: &Timed) {
+    let _ = writeln!(
+        out,
+        "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} |",
+        t.name,
+        t.construct_ms,
+        t.device_us,
+        t.wall_us,
+        if t.ok { "yes" } else { "NO" },
+        t.back_us,
+        t.cold_us,
+        t.busy_us
+    );
+}
+
+/// The full rebuilds' figures that the quotient's lines set it against: the fastest exact mode
+/// warm (device and wall µs), with L2 flushed and with the device busy.
+struct FullRebuilds {
+    best: Option<(String, f64, f64)>,
+    best_cold: Option<(String, f64)>,
+    best_busy: Option<(String, f64)>,
+    /// The maps stage alone, where a mode timed it.
+    maps_us: Option<f64>,
+    /// The modes whose kernels were capped for many waves, and at how many registers.
+    capped: Vec<String>,
+    /// Whether every mode was exact or refused the shape.
+    ok: bool,
+}
+
+/// Times each full-rebuild mode in `modes` on `input` and writes its row (a refusal's reason
+/// where it refused).
+fn full_rows(
+    g: &Gpu,
+    modes: &[Mode],
+    input: &Input<'_>,
+    reference: &Islands,
+    args: &BenchArgs,
+    timers: (&L2Flush, &Busy),
+    out: &mut String,
+) -> FullRebuilds {
+    let mut full = FullRebuilds {
+        best: None,
+        best_cold: None,
+        best_busy: None,
+        maps_us: None,
+        capped: Vec::new(),
+        ok: true,
+    };
+    for &mode in modes {
+        match full_mode(g, mode, input, reference, args, timers) {
+            Ok(t) => {
+                full.ok &= t.ok;
+                if t.ok && full.best.as_ref().is_none_or(|b| t.device_us < b.1) {
+                    full.best = Some((t.name.clone(), t.device_us, t.wall_us));
+                }
+                if t.ok && full.best_cold.as_ref().is_none_or(|b| t.cold_us < b.1) {
+                    full.best_cold = Some((t.name.clone(), t.cold_us));
+                }
+                if t.ok && full.best_busy.as_ref().is_none_or(|b| t.busy_us < b.1) {
+                    full.best_busy = Some((t.name.clone(), t.busy_us));
+                }
+                full.maps_us = full.maps_us.or(t.maps_us);
+                if let Some(n) = t.register_cap {
+                    full.capped.push(format!("{} at {n}", t.name));
+                }
+                row(out, &t);
+            }
+            Err(e) => {
+                full.ok &= matches!(e, archipelago::Error::Refused { .. });
+                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — | — |");
+            }
+        }
+    }
+    full
+}
+
+/// The quotient's lines below the table: its solver and steady step, its floor, the bound of
+/// any step, and its speedups over the best full rebuild warm, cold and busy; the same figures
+/// into `summary`.
+fn quotient_lines(
+    g: &Gpu,
+    input: &Input<'_>,
+    f: &QuotientFigures,
+    full: &FullRebuilds,
+    timers: (&L2Flush, &Busy),
+    summary: &mut Summary,
+    out: &mut String,
+) -> archipelago::Result<()> {
+    summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
+    summary.unchanged = f.unchanged_us;
+    // The launch under every step's device time, measured beside the shape's figures.
+    let launch_us = archipelago::gpu::graph::empty_graph_us(g, 50)?;
+    let bound = launch_us + f.floor_bytes as f64 / super::FLOOR_BYTES_PER_S * 1e6;
+    summary.bound = bound.is_finite().then_some(bound);
+    let _ = writeln!(
+        out,
+        "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step, beside the batch's copy (upload {:.1} µs/step); first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step: the median of {} and of {} such pairs)",
+        f.slots,
+        input.batch().nworld(),
+        f.bytes as f64 / (1 << 20) as f64,
+        f.timed.register_cap.map_or(String::new(), |n| format!(
+            ", kernels of at most {n} registers a thread (many waves)"
+        )) + match (f.warp_worlds, f.guard_warps) {
+            (true, true) => ", one warp a replayed world and one for its guard",
+            (true, false) => ", one warp a replayed world",
+            _ => "",
+        },
+        f.counts.replayed,
+        f.counts.masked,
+        f.counts.masked_by_warps,
+        f.counts.masked_by_hint,
+        f.counts.direct,
+        f.host_us,
+        f.upload_us,
+        f.first_ms,
+        f.rebuild_all_ms,
+        f.rebuild_one_us,
+        REBUILD_ALL_REPS,
+        REBUILD_REPS
+    );
+    if !full.capped.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nfull-rebuild kernels capped for many waves (registers a thread): {}",
+            full.capped.join(", ")
+        );
+    }
+    match f.unchanged_us {
+        Some(us) => {
+            let _ = writeln!(
+                out,
+                "\nquotient, every world unchanged since its last step (reuse on: the reuse check only, every output in place; a block a world, as the warp kernel has no reuse check): {us:.1} µs/step — the floor of a quotient step on this shape"
+            );
+        }
+        None => out
+            .push_str("\nquotient, every world unchanged: not measured (a world was not reused)\n"),
+    }
+    if let Some(us) = f.tree_maps_us {
+        let _ = writeln!(
+            out,
+            "\nquotient (reuse off) with the tree-level maps only (node-level maps off): {us:.1} µs/step; with them: {} of {} worlds mapped from their nodes",
+            f.counts.by_nodes,
+            f.counts.replayed + f.counts.masked + f.counts.direct
+        );
+    }
+    if let Some(maps) = full.maps_us {
+        let _ = writeln!(
+            out,
+            "\nmaps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step — the share of a step that every mode pays to write every output"
+        );
+    }
+    if let Some(bound) = summary.bound {
+        let _ = writeln!(
+            out,
+            "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {} TB/s{}",
+            f.floor_bytes as f64 / 1e6,
+            super::FLOOR_BYTES_PER_S / 1e12,
+            full.best
+                .as_ref()
+                .map_or(String::new(), |(mode, d, _)| format!(
+                    "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
+                    d / bound
+                ))
+        );
+    }
+    if let Some((mode, d, w)) = &full.best {
+        let _ = writeln!(
+            out,
+            "\nvs best full rebuild ({mode}): device {:.2}x, wall {:.2}x; auto picks {}",
+            d / f.timed.device_us,
+            w / f.timed.wall_us,
+            auto_pick(f.timed.wall_us, mode, *w)
+        );
+    }
+    if let Some((mode, d)) = &full.best_cold {
+        summary.cold = Some((mode.clone(), *d, f.timed.cold_us));
+        let _ = writeln!(
+            out,
+            "\nwith L2 flushed before each step ({:.0} MB written over, not timed; every mode's rows, tables and outputs then come from device memory, as after the rest of a simulation's step): vs best full rebuild ({mode}) device {:.2}x",
+            timers.0.bytes() as f64 / 1e6,
+            d / f.timed.cold_us
+        );
+    }
+    if let Some((mode, d)) = &full.best_busy {
+        summary.busy = Some((mode.clone(), *d, f.timed.busy_us));
+        let _ = writeln!(
+            out,
+            "\nwith the device kept busy before each step (the step enqueued before the device reaches it, as when a simulation's host runs ahead: no host launch latency; L2 warm; an empty replay {:.1} µs so): vs best full rebuild ({mode}) device {:.2}x",
+            timers.1.empty_graph_us(g, 50)?,
+            d / f.timed.busy_us
+        );
+    }
+    Ok(())
+}
+
+/// A step sequence's line of the summary table.
+fn sequence_line(seq: &Sequence, f: sequence::Figures) -> SequenceLine {
+    let [reused, ..] = f.counts;
+    let all = f.counts.iter().sum::<usize>().max(1);
+    SequenceLine {
+        label: seq.label.clone(),
+        best: f.best(),
+        quotient: f.quotient,
+        quotient_off: f.quotient_off,
+        auto: f
+            .auto_wall()
+            .zip(f.best_full_wall())
+            .map(|(a, b)| (a / b.1, f.auto_quotient_steps)),
+        auto_own: f.auto_wall().zip(f.auto_full_wall()).map(|(a, b)| a / b.1),
+        auto_between: f.auto_between_ratio().map(|(_, r)| r),
+        reused: reused as f64 / all as f64,
+        toggles: (!f.policies.is_empty()).then(|| {
+            let quotient_wall = f.wall.iter().find(|(w, _)| w == "quotient");
+            let best_wall = f.best_full_wall();
+            let default = PolicyFigures {
+                label: sequence::default_eq_label(),
+                device: f.quotient,
+                wall: quotient_wall.map_or(f64::NAN, |w| w.1),
+                direct: f.counts[3],
+            };
+            // In the table's order (static, dynamic, learned), whichever is the default.
+            let order = sequence::eq_policies().map(|(label, _)| label);
+            let mut policies: Vec<PolicyFigures> =
+                std::iter::once(default).chain(f.policies).collect();
+            policies.sort_by_key(|p| order.iter().position(|&l| l == p.label));
+            Toggles {
+                best_wall,
+                policies,
+            }
+        }),
+    }
 }
 
 /// Which mode the `auto` Engine keeps where the quotient's whole step takes `quotient_wall`

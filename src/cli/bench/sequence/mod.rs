@@ -45,7 +45,7 @@ mod figures;
 mod run;
 mod steps;
 
-pub(super) use figures::PolicyFigures;
+pub(super) use figures::{Figures, PolicyFigures};
 pub(super) use run::run;
 pub(super) use steps::Sequence;
 
