@@ -92,7 +92,7 @@ use buffers::QBufs;
 use graphs::{GRAPHS, GraphKey};
 use invalidation::GuardFinding;
 use kernels::{Kernel, WARP_PER_BLOCK, Warps};
-use node_tables::{NODE_CACHE_WORDS, NODE_HEAD, NODE_MAPS_MAX, NodeTables, run_bytes};
+use node_tables::NodeTables;
 use rules::{
     WARP_TREES_MAX, aside_cap, aside_from_env, guard_warps_from_env, masked_for_blocks_from_env,
     masked_share_set, warp_worlds_from_env, warps_reachable,
@@ -328,49 +328,9 @@ impl QuotientSolver {
             ..cap
         };
         let quotient = Quotient::new(&sized, policy);
-        let (w, t) = (cap.nworld, model.ntree());
-        let (ms, me) = (cap.njmax + cap.nedge, cap.nsupport);
-        let buf = |name, bytes: usize| DevBuf::new(ctx, name, bytes);
-        // The node-level maps' tables only where the model's dof layout allows them (the
-        // kernel reads them only then).
-        let nodes = usize::from(dof_blocks(model));
-        let bufs = QBufs {
-            row_id: buf("q_row_id", w * cap.njmax * 4)?,
-            world_slot: buf("q_world_slot", w * 4)?,
-            nnode: buf("q_nnode", w * 4)?,
-            tree_node: buf("q_tree_node", w * t * 4)?,
-            node_mintree: buf("q_node_mintree", w * t * 4)?,
-            node_rows: buf("q_node_rows", w * t * 4)?,
-            node_sum: buf("q_node_sum", w * t * 8)?,
-            node_treeadr: buf("q_node_treeadr", w * (t + 1) * 4)?,
-            node_trees: buf("q_node_trees", nodes * w * t * 4)?,
-            node_dofpre: buf("q_node_dofpre", nodes * w * (t + 1) * 4)?,
-            node_head: buf("q_node_head", nodes * w * NODE_HEAD * 16)?,
-            tree_place: buf("q_tree_place", nodes * w * t * 8)?,
-            node_efc: buf("q_node_efc", nodes * w * NODE_MAPS_MAX as usize * 16)?,
-            row_node: buf("q_row_node", nodes * w * ms)?,
-            runs: buf("q_runs", nodes * w * run_bytes(t, ms))?,
-            nstatic: buf("q_nstatic", w * 4)?,
-            nstatic_rows: buf("q_nstatic_rows", w * 4)?,
-            stream_kind: buf("q_stream_kind", w * ms)?,
-            stream_adr: buf("q_stream_adr", w * (ms + 1) * 4)?,
-            stream_support: buf("q_stream_support", w * me * 4)?,
-            stale: buf("q_stale", w * 4)?,
-            c_count: buf("q_cache_count", w * 16)?,
-            c_rowadr: buf("q_cache_rowadr", w * 4)?,
-            c_type: buf("q_cache_type", w * cap.njmax)?,
-            c_adr: buf("q_cache_adr", w * (ms + 1) * 4)?,
-            c_support: buf("q_cache_support", w * me * 4)?,
-            c_out: buf("q_cache_out", w * 3 * cap.njmax * 4)?,
-            c_node: buf("q_cache_node", w * NODE_CACHE_WORDS * 8)?,
-            lists: buf("q_lists", lists_len(w) * 4)?,
-            asleep: buf("q_asleep", w * 4)?,
-        };
-        // Nothing cached yet (rows = -1, no contraction).
-        bufs.c_count.fill(0xff, w * 16, gpu.stream())?;
-        bufs.c_node
-            .fill(0, w * NODE_CACHE_WORDS * 8, gpu.stream())?;
-        bufs.asleep.fill(0, w * 4, gpu.stream())?;
+        let bufs = QBufs::new(gpu, &cap, model)?;
+        let (w, ms) = (cap.nworld, cap.njmax + cap.nedge);
+        let nodes = dof_blocks(model);
         let event = || {
             ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
                 .map_err(cuda("cuEventCreate"))
@@ -430,10 +390,10 @@ impl QuotientSolver {
             last: StepCounts::default(),
             host_half_took: Duration::ZERO,
             masked_for_blocks: masked_for_blocks_from_env(),
-            node_tables: (nodes == 1).then(|| NodeTables::new(model, w, ms)),
+            node_tables: nodes.then(|| NodeTables::new(model, w, ms)),
             trace: match phase_trace::requested() {
                 true => Some((
-                    buf("q_trace", w * phase_trace::MARKS * 8)?,
+                    DevBuf::new(ctx, "q_trace", w * phase_trace::MARKS * 8)?,
                     PhaseTrace::new(w),
                 )),
                 false => None,

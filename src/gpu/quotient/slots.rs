@@ -3,7 +3,7 @@
 
 use crate::quotient::Tables;
 
-use super::NODE_MAPS_MAX;
+use super::node_tables::NODE_MAPS_MAX;
 
 /// What the slots of a batch's worlds allow, from the host's tables after a step's
 /// contractions: recomputed only when the slots or the world count change.
