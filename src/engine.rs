@@ -407,20 +407,7 @@ fn sized(capacity: &Capacity, model: &Model) -> Capacity {
 /// GPU's `dense` refuses at construction: otherwise every step of a full batch would be refused,
 /// after its events were recorded.
 fn dense_fits(capacity: &Capacity, model: &Model) -> Result<()> {
-    let cap = dense::DEFAULT_CAP_BYTES;
-    match Dense::scratch_bytes(capacity.nworld, model.ntree()) {
-        Some(bytes) if bytes <= cap => Ok(()),
-        bytes => Err(Error::Refused {
-            mode: "dense",
-            reason: format!(
-                "a capacity of {} worlds of {} trees needs 8·nworld·ntree² = {} bytes of \
-                 scratch, over the cap of {cap} bytes",
-                capacity.nworld,
-                model.ntree(),
-                bytes.map_or("more than usize::MAX".into(), |b| b.to_string()),
-            ),
-        }),
-    }
+    Dense::check_scratch(capacity.nworld, model.ntree(), dense::DEFAULT_CAP_BYTES).map(drop)
 }
 
 impl Engine {

@@ -55,6 +55,7 @@ pub mod quotient;
 pub mod rows;
 pub mod synth;
 pub mod trace;
+pub(crate) mod union_find;
 
 /// The invalidation tracker's crate: the events a simulation reports ([`Events`]), the decisions
 /// and causes an engine's quotient exposes ([`engine::Engine::decision`]).

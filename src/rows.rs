@@ -260,10 +260,8 @@ impl Batch {
     /// The global indices of the hyperedges [`coupling_edges_of`](Self::coupling_edges_of)
     /// yields (for their ids).
     pub fn coupling_edges(&self, w: usize) -> impl Iterator<Item = usize> + '_ {
-        self.edges_of(w).filter(|&e| {
-            let support = self.edge_support_of(e);
-            support.iter().any(|&t| t != support[0])
-        })
+        self.edges_of(w)
+            .filter(|&e| couples(self.edge_support_of(e)))
     }
 
     /// Checks the CSR structure and every id against `model`. Capacities are checked separately
@@ -768,6 +766,13 @@ fn world_counts(batch: &Batch, w: usize) -> (usize, usize, usize) {
     let (e0, e1) = (at(&batch.world_edgeadr, w), at(&batch.world_edgeadr, w + 1));
     let support = span(&batch.row_supadr, r0, r1) + span(&batch.edge_supadr, e0, e1);
     (r1.saturating_sub(r0), support, e1.saturating_sub(e0))
+}
+
+/// Whether a rowless hyperedge couples anything: native MuJoCo 4.0.0 ignores one with fewer
+/// than two distinct trees ([`Batch::coupling_edges`]).
+#[inline]
+pub fn couples(support: &[i32]) -> bool {
+    support.iter().any(|&t| t != support[0])
 }
 
 #[cfg(test)]

@@ -80,6 +80,22 @@ impl Dense {
             .checked_mul(nworld)?
             .checked_mul(2 * size_of::<i32>())
     }
+
+    /// The scratch bytes of `nworld` worlds of `ntree` trees where they are within `cap_bytes`;
+    /// otherwise `dense`'s refusal, saying what they would need.
+    pub fn check_scratch(nworld: usize, ntree: usize, cap_bytes: usize) -> Result<usize> {
+        match Dense::scratch_bytes(nworld, ntree) {
+            Some(bytes) if bytes <= cap_bytes => Ok(bytes),
+            bytes => Err(Error::Refused {
+                mode: "dense",
+                reason: format!(
+                    "{nworld} worlds of {ntree} trees need 8·nworld·ntree² = {} bytes of \
+                     scratch, over the cap of {cap_bytes} bytes",
+                    bytes.map_or("more than usize::MAX".into(), |b| b.to_string()),
+                ),
+            }),
+        }
+    }
 }
 
 impl CpuMode for Dense {
@@ -99,20 +115,7 @@ impl CpuMode for Dense {
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
         let (model, batch) = (input.model(), input.batch());
         let (nworld, ntree) = (batch.nworld(), model.ntree());
-        let scratch_bytes = match Dense::scratch_bytes(nworld, ntree) {
-            Some(bytes) if bytes <= self.cap_bytes => bytes,
-            bytes => {
-                let need = bytes.map_or("more than usize::MAX".into(), |b| format!("{b}"));
-                return Err(Error::Refused {
-                    mode: "dense",
-                    reason: format!(
-                        "{nworld} worlds of {ntree} trees need 8·nworld·ntree² = {need} bytes \
-                         of scratch, over the cap of {} bytes",
-                        self.cap_bytes
-                    ),
-                });
-            }
-        };
+        let scratch_bytes = Dense::check_scratch(nworld, ntree, self.cap_bytes)?;
         out.resize(ntree, model.nv(), batch);
         if nworld > 0 {
             self.size_for(ntree);

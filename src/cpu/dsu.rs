@@ -12,64 +12,13 @@ use crate::labels;
 use crate::maps::{self, MapScratch};
 use crate::model::Model;
 use crate::rows::Input;
+use crate::union_find::join;
 
 /// The min-root union-find mode.
 #[derive(Debug, Default)]
 pub struct Dsu {
     parent: Vec<i32>,
     maps: MapScratch,
-}
-
-/// Root of `t`, halving the path behind it (each visited node skips to its grandparent: one
-/// pass, and parents stay smaller than their children).
-#[inline]
-pub(crate) fn find(parent: &mut [i32], t: i32) -> i32 {
-    let mut t = t;
-    loop {
-        let p = parent[t as usize];
-        if p == t {
-            return t;
-        }
-        let grand = parent[p as usize];
-        parent[t as usize] = grand;
-        t = grand;
-    }
-}
-
-/// Root of `t`, activating it first if no hyperedge touched it yet (−1).
-#[inline]
-fn activate_find(parent: &mut [i32], t: i32) -> i32 {
-    if parent[t as usize] == -1 {
-        parent[t as usize] = t;
-        return t;
-    }
-    find(parent, t)
-}
-
-/// Activates `a` and `b` (−1 = untouched) and joins their components under the smaller root.
-#[inline]
-pub(crate) fn union(parent: &mut [i32], a: i32, b: i32) {
-    let (ra, rb) = (activate_find(parent, a), activate_find(parent, b));
-    if ra != rb {
-        parent[ra.max(rb) as usize] = ra.min(rb);
-    }
-}
-
-/// Activates every tree of `support` and joins them into one component under the smallest root.
-/// The running root is carried along, so each tree costs one find.
-#[inline]
-pub(crate) fn join(parent: &mut [i32], support: &[i32]) {
-    let Some((&first, rest)) = support.split_first() else {
-        return; // a rowless hyperedge whose trees all sleep
-    };
-    let mut root = activate_find(parent, first);
-    for &t in rest {
-        let r = activate_find(parent, t);
-        if r != root {
-            parent[r.max(root) as usize] = r.min(root);
-            root = r.min(root);
-        }
-    }
 }
 
 impl CpuMode for Dsu {

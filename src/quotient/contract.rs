@@ -10,10 +10,10 @@ use invalidation::Signature;
 use invalidation::signature::GuardFinding;
 
 use super::classify::Classifier;
-use super::dsu;
 use super::guard::{self, Scan};
 use super::walk;
 use crate::rows::{Batch, Capacity};
+use crate::union_find;
 
 const NONE: u32 = u32::MAX;
 
@@ -477,7 +477,7 @@ impl Quotients {
         let parent = &mut self.parent[..];
         parent.fill(-1);
         let _ = walk::each_static::<()>(batch, world, classifier, |_, support, _| {
-            dsu::join(parent, support);
+            union_find::join(parent, support);
             Ok(())
         });
         let s = s as usize;
@@ -488,7 +488,7 @@ impl Quotients {
             let root = if parent[t] == -1 {
                 t
             } else {
-                dsu::find(parent, t as i32) as usize
+                union_find::find(parent, t as i32) as usize
             };
             if root == t {
                 tree_node[t] = nnode as i32;

@@ -29,7 +29,6 @@
 
 pub mod classify;
 pub mod contract;
-mod dsu;
 pub mod guard;
 pub mod reuse;
 pub mod step;

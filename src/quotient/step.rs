@@ -13,10 +13,10 @@ use invalidation::signature::GuardFinding;
 
 use super::classify::Classifier;
 use super::contract::View;
-use super::dsu;
 use super::guard::{self, ACTIVE, ASLEEP, IDLE, Scan};
 use super::walk;
-use crate::rows::Batch;
+use crate::rows::{Batch, couples};
+use crate::union_find;
 
 /// Per-world scratch for a step (reused across worlds and steps).
 #[derive(Debug, Clone, Default)]
@@ -83,7 +83,7 @@ pub fn solve_world(
             if state[n] == ASLEEP && adr[n + 1] - adr[n] > 1 {
                 return Err(GuardFinding::AsleepTouched { tree: t });
             }
-            dsu::union(parent, first, node);
+            union_find::union(parent, first, node);
         }
         Ok(())
     })?;
@@ -118,7 +118,7 @@ fn solve_replayed(
     let mut union = |support: &[i32]| {
         let first = tree_node[support[0] as usize];
         for &t in support {
-            dsu::union(parent, first, tree_node[t as usize]);
+            union_find::union(parent, first, tree_node[t as usize]);
         }
     };
     let rows = batch.rows_of(w);
@@ -135,7 +135,7 @@ fn solve_replayed(
     if !classifier.rowless_is_static() {
         for e in batch.edges_of(w) {
             let support = batch.edge_support_of(e);
-            if walk::couples(support) {
+            if couples(support) {
                 union(support);
             }
         }
@@ -169,13 +169,13 @@ pub fn solve_direct(batch: &Batch, w: usize, scratch: &mut StepScratch, labels: 
     let parent = &mut scratch.parent[..labels.len()];
     parent.fill(-1);
     for support in batch.hyperedges_of(w) {
-        dsu::join(parent, support);
+        union_find::join(parent, support);
     }
     for t in 0..labels.len() {
         labels[t] = if parent[t] < 0 {
             -1
         } else {
-            dsu::find(parent, t as i32)
+            union_find::find(parent, t as i32)
         };
     }
 }

@@ -4,7 +4,7 @@
 use invalidation::signature::row_hash;
 
 use super::classify::{Classifier, ROWLESS_KIND};
-use crate::rows::Batch;
+use crate::rows::{Batch, couples};
 
 /// Calls `f(kind, support, local)` for every static hyperedge of world `w`: static rows
 /// (`local` = world-local row index) then static coupling rowless hyperedges (`local` = −1 − e).
@@ -59,13 +59,6 @@ pub fn each_dynamic<E>(
         }
     }
     Ok(())
-}
-
-/// Whether a rowless hyperedge couples anything: native MuJoCo 4.0.0 ignores one with fewer
-/// than two distinct trees (the same rule as [`Batch::hyperedges_of`]).
-#[inline]
-pub fn couples(support: &[i32]) -> bool {
-    support.iter().any(|&t| t != support[0])
 }
 
 /// The hash of a static hyperedge as the guard sees it.
