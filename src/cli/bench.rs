@@ -10,6 +10,7 @@ use std::time::Instant;
 use archipelago::cpu::dense::Dense;
 use archipelago::cpu::quotient::QuotientMode;
 use archipelago::cpu::{self, CpuMode};
+use archipelago::gpu::graph::median_us;
 use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
@@ -457,16 +458,11 @@ fn describe(s: &Shape) -> String {
     )
 }
 
-/// The median of `v` (`gpu::graph::median_us`: the mean of the middle two of an even count).
-fn median(v: Vec<f64>) -> f64 {
-    archipelago::gpu::graph::median_us(v)
-}
-
 /// The maps stage replayed alone, median µs: `dsu`'s maps are a launch of their own, so its
 /// solver times them (every mode pays for the same outputs); `None` for other modes.
 fn maps_alone(solver: &mut Solver, warmup: usize, reps: usize) -> archipelago::Result<Option<f64>> {
     Ok(match solver.mode() {
-        Mode::Dsu => Some(median(solver.time_part(Part::Maps, warmup, reps)?)),
+        Mode::Dsu => Some(median_us(solver.time_part(Part::Maps, warmup, reps)?)),
         _ => None,
     })
 }
@@ -705,7 +701,7 @@ fn measure(
     let mut ok = out.first_mismatch(reference).is_none();
     let (free_after, _) = g.mem_info()?;
     // One untimed replay tells how many timed ones fit in a few seconds.
-    let probe = median(solver.time_replays(0, 1)?);
+    let probe = median_us(solver.time_replays(0, 1)?);
     let reps = if probe > 0.0 {
         args.reps.min((3e6 / probe).ceil() as usize).max(1)
     } else {
@@ -720,7 +716,7 @@ fn measure(
         construct_ms,
         workspace: solver.workspace().bytes(),
         peak: free_before.saturating_sub(free_after),
-        median_us: median(times),
+        median_us: median_us(times),
         rounds: stats.rounds,
         floor_us: solver.workspace().floor_bytes() as f64 / FLOOR_BYTES_PER_S * 1e6,
         maps_us,
@@ -864,7 +860,7 @@ fn cpu_table(
         let _ = writeln!(
             out,
             "| {name} | {:.1} | {} | {} | {} |",
-            median(times),
+            median_us(times),
             stats.rounds,
             mib(stats.scratch_bytes),
             if ok { "yes" } else { "NO" }
@@ -918,7 +914,7 @@ fn measure_det(
         .order()
         .and_then(|o| o.plan())
         .map_or(String::new(), |p| format!("{p:?}"));
-    let probe = median(solver.time_replays(0, 1)?);
+    let probe = median_us(solver.time_replays(0, 1)?);
     let reps = if probe > 0.0 {
         args.reps.min((2e6 / probe).ceil() as usize).max(1)
     } else {
@@ -929,10 +925,14 @@ fn measure_det(
     solver.download(input, &mut out)?;
     ok &= out.first_mismatch(expected).is_none();
     let order = match on {
-        true => Some(median(solver.time_part(Part::Order, 2.min(reps), reps)?)),
+        true => Some(median_us(solver.time_part(
+            Part::Order,
+            2.min(reps),
+            reps,
+        )?)),
         false => None,
     };
-    Ok((median(times), ok, plan, order))
+    Ok((median_us(times), ok, plan, order))
 }
 
 /// Deterministic mode on versus off for every GPU mode on one shape.
@@ -988,15 +988,15 @@ fn deterministic_table(
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::median_us;
 
     #[test]
     fn the_median_of_an_even_count_is_the_mean_of_its_middle_two() {
-        assert!(median(Vec::new()).is_nan());
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert!(median_us(Vec::new()).is_nan());
+        assert_eq!(median_us(vec![3.0, 1.0, 2.0]), 2.0);
         // 30 timed steps (the default --reps): not the 16th smallest.
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median_us(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         let reps: Vec<f64> = (1..=30).map(f64::from).collect();
-        assert_eq!(median(reps), 15.5);
+        assert_eq!(median_us(reps), 15.5);
     }
 }

@@ -38,9 +38,7 @@ pub fn choose(
     for mode in Mode::ALL {
         let timed = Solver::with_options(gpu, mode, cap, model, opts).and_then(|mut s| {
             s.upload(sample)?;
-            let mut t = s.time_replays(2, 7)?;
-            t.sort_by(f64::total_cmp);
-            Ok((t[t.len() / 2], s))
+            Ok((super::graph::median_us(s.time_replays(2, 7)?), s))
         });
         match timed {
             Ok((us, solver)) => {

@@ -244,7 +244,6 @@ fn empty_graph(gpu: &super::Gpu) -> Result<CudaGraph> {
     })
 }
 
-/// The median of `times` (NaN when empty).
 /// The median of `times`: the middle value, or the mean of the middle two (NaN when empty),
 /// as the Engine's trial takes it. Every figure of the bench is one.
 pub fn median_us(mut times: Vec<f64>) -> f64 {

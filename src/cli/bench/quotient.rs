@@ -36,7 +36,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use super::sequence::{self, PolicyFigures, Sequence};
-use super::{BenchArgs, Make, Shape, maps_alone, median, synthetic_keys};
+use super::{BenchArgs, Make, Shape, maps_alone, median_us, synthetic_keys};
 use archipelago::cpu::CpuMode;
 use archipelago::engine::auto_keeps_quotient;
 use archipelago::gpu::graph::{Busy, L2Flush};
@@ -342,8 +342,8 @@ fn full_mode(
     solver.upload(input)?;
     let device = solver.time_replays(2, args.reps.max(1))?;
     let back_us = solver.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median(flush.time_replays(args.reps.max(1), || solver.replay())?);
-    let busy_us = median(busy.time_replays(args.reps.max(1), || solver.replay())?);
+    let cold_us = median_us(flush.time_replays(args.reps.max(1), || solver.replay())?);
+    let busy_us = median_us(busy.time_replays(args.reps.max(1), || solver.replay())?);
     // What the timed replays wrote, the last one's.
     out.fill(input, |o| solver.download(input, o))?;
     ok &= out.first_mismatch(reference).is_none();
@@ -351,11 +351,11 @@ fn full_mode(
     Ok(Timed {
         name: mode.to_string(),
         construct_ms,
-        device_us: median(device),
+        device_us: median_us(device),
         back_us,
         cold_us,
         busy_us,
-        wall_us: median(wall),
+        wall_us: median_us(wall),
         maps_us,
         register_cap: solver.register_cap(),
         ok,
@@ -445,14 +445,14 @@ fn quotient(
     }
     ok &= out.first_mismatch(reference).is_none();
     let counts = q.last_counts();
-    let (host_us, upload_us) = (median(host), median(upload));
+    let (host_us, upload_us) = (median_us(host), median_us(upload));
     // The steady step's device figures, before the rebuilds below (which, on a shape put partly
     // asleep, contract its sleeping worlds apart).
     q.upload(input, &none)?;
     let device = q.time_replays(2, args.reps.max(1))?;
     let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median(flush.time_replays(args.reps.max(1), || q.replay())?);
-    let busy_us = median(busy.time_replays(args.reps.max(1), || q.replay())?);
+    let cold_us = median_us(flush.time_replays(args.reps.max(1), || q.replay())?);
+    let busy_us = median_us(busy.time_replays(args.reps.max(1), || q.replay())?);
     let warp_worlds = q.warp_worlds();
     let guard_warps = q.guard_warps();
     // What the timed replays wrote, the last one's.
@@ -462,7 +462,7 @@ fn quotient(
     let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
         q.set_node_maps(false);
         q.upload(input, &none)?;
-        let us = median(q.time_replays(2, args.reps.max(1))?);
+        let us = median_us(q.time_replays(2, args.reps.max(1))?);
         out.fill(input, |o| q.download(input, o))?;
         ok &= out.first_mismatch(reference).is_none();
         q.set_node_maps(true);
@@ -487,7 +487,7 @@ fn quotient(
         let steady = host_step(&none)?;
         all_us.push(host_step(&all)? - steady);
     }
-    let rebuild_all_ms = median(all_us).max(0.0) / 1e3;
+    let rebuild_all_ms = median_us(all_us).max(0.0) / 1e3;
     // One world's rebuild is small against the spread of a host half, so each
     // edit step (a different world each time) is paired with a steady step just before it.
     let nworld = input.batch().nworld();
@@ -501,7 +501,7 @@ fn quotient(
         );
         one_us.push(host_step(&one)? - steady);
     }
-    let rebuild_one_us = median(one_us).max(0.0);
+    let rebuild_one_us = median_us(one_us).max(0.0);
     // The floor of a quotient step on this shape: reuse on and every world unchanged since its
     // last step, so only the reuse check runs (it reads every hyperedge, as any exact check
     // must); the row-level outputs are in place, as no world's rows moved. The warp kernel has
@@ -512,7 +512,7 @@ fn quotient(
     out.fill(input, |o| q.step(input, &none, o))?;
     ok &= out.first_mismatch(reference).is_none();
     let unchanged_us = if q.last_counts().reused == input.batch().nworld() {
-        Some(median(q.time_replays(2, args.reps.max(1))?))
+        Some(median_us(q.time_replays(2, args.reps.max(1))?))
     } else {
         None
     };
@@ -520,11 +520,11 @@ fn quotient(
         timed: Timed {
             name: "quotient (reuse off)".into(),
             construct_ms,
-            device_us: median(device),
+            device_us: median_us(device),
             back_us,
             cold_us,
             busy_us,
-            wall_us: median(wall),
+            wall_us: median_us(wall),
             maps_us: None,
             register_cap: q.register_cap(),
             ok,

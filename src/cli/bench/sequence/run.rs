@@ -201,7 +201,7 @@ pub(in crate::cli::bench) fn run(
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let median = |v: &[f64]| super::super::median(v.to_vec());
+    let median = |v: &[f64]| archipelago::gpu::graph::median_us(v.to_vec());
     let again_of = |v: &[[f64; 2]]| Again {
         after_check: v.iter().map(|a| a[0]).sum::<f64>() / v.len().max(1) as f64,
         flushed: v.iter().map(|a| a[1]).sum::<f64>() / v.len().max(1) as f64,
