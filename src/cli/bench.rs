@@ -33,7 +33,7 @@ pub struct BenchArgs {
     /// GPU modes to run (comma-separated names; every GPU table honours it, an unknown name is
     /// an error; the CPU table runs every CPU mode). Default: all; `vs dense` needs `dense`.
     #[arg(long, value_delimiter = ',')]
-    modes: Vec<String>,
+    modes: Vec<Mode>,
     /// Timed replays (or CPU steps) per mode and shape.
     #[arg(long, default_value_t = 30)]
     reps: usize,
@@ -150,7 +150,7 @@ impl Default for BenchArgs {
 impl BenchArgs {
     /// Whether `--modes` names `mode` (every mode when it names none).
     fn wants(&self, mode: Mode) -> bool {
-        self.modes.is_empty() || self.modes.iter().any(|s| s == mode.name())
+        self.modes.is_empty() || self.modes.contains(&mode)
     }
 
     /// `--worlds`, as a count.
@@ -516,17 +516,6 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(name) = args
-        .modes
-        .iter()
-        .find(|s| !Mode::ALL.iter().any(|m| m.name() == s.as_str()))
-    {
-        let known: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
-        return Err(Error::UnknownMode {
-            name: name.clone(),
-            known: known.join(", "),
-        });
-    }
-    if let Some(name) = args
         .shapes
         .iter()
         .find(|s| !all.iter().any(|(n, _)| n == *s))
@@ -665,7 +654,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
 
 struct Row {
     mode: Mode,
-    result: Result<Measured, String>,
+    result: archipelago::Result<Measured>,
 }
 
 struct Measured {
@@ -737,7 +726,7 @@ fn gpu_table(
         .filter(|&m| args.wants(m))
         .map(|mode| Row {
             mode,
-            result: measure(g, mode, input, reference, args).map_err(|e| e.to_string()),
+            result: measure(g, mode, input, reference, args),
         })
         .collect();
     let dense = rows
@@ -775,19 +764,17 @@ fn gpu_table(
                 );
             }
             Err(e) => {
-                let short = if e.contains("refused") {
-                    "does not fit (refused)"
-                } else {
-                    e.as_str()
+                let refused = matches!(e, Error::Refused { .. });
+                all_ok &= refused;
+                let short = match refused {
+                    true => "does not fit (refused)".into(),
+                    false => e.to_string(),
                 };
                 let _ = writeln!(
                     out,
                     "| {} | — | — | — | {} | — | — | — | — |",
                     r.mode, short
                 );
-                if !e.contains("refused") {
-                    all_ok = false;
-                }
             }
         }
     }
@@ -971,13 +958,11 @@ fn deterministic_table(
                 );
             }
             (Err(e), _) | (_, Err(e)) => {
-                let text = e.to_string();
-                let refused = text.contains("refused");
+                let refused = matches!(e, Error::Refused { .. });
                 all_ok &= refused;
-                let short = if refused {
-                    "does not fit (refused)"
-                } else {
-                    &text
+                let short = match refused {
+                    true => "does not fit (refused)".into(),
+                    false => e.to_string(),
                 };
                 let _ = writeln!(out, "| {mode} | {short} | — | — | — | — | — | — | — |");
             }
