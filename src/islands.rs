@@ -222,6 +222,7 @@ impl<'a> World<'a> {
 
     /// The first difference from `expected` (scalars first, then arrays in MuJoCo's order),
     /// reported for world index `world`.
+    #[must_use]
     pub fn first_mismatch(&self, expected: &World<'_>, world: usize) -> Option<Mismatch> {
         let m = |field, index, expected, got| Mismatch {
             world,
@@ -355,6 +356,7 @@ impl Islands {
 
     /// The first field where `self` differs from `expected`, world by world; `None` when every
     /// field of every world is equal (padding included, so this is bitwise equality).
+    #[must_use]
     pub fn first_mismatch(&self, expected: &Islands) -> Option<Mismatch> {
         if self.nworld != expected.nworld {
             let (e, g) = (expected.nworld as i32, self.nworld as i32);

@@ -41,6 +41,7 @@
 //! assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
 //! ```
 
+#![warn(missing_debug_implementations)]
 pub mod cpu;
 pub mod engine;
 pub mod error;

@@ -126,6 +126,7 @@ impl Model {
     /// let islands = |m: &Model| oracle::solve(&Input::new(m, &batch).unwrap()).nisland[0];
     /// assert_eq!((islands(&plain), islands(&sleepy)), (0, 1));
     /// ```
+    #[must_use]
     pub fn with_islands_without_rows(mut self, on: bool) -> Model {
         self.islands_without_rows = on;
         self

@@ -19,6 +19,7 @@ use crate::rows::Input;
 /// assert_eq!(out.world(0).tree_island, &[-1, 0, 0]);
 /// assert_eq!(out.world(0).map_itree2tree, &[1, 2, 0]);
 /// ```
+#[must_use]
 pub fn solve(input: &Input<'_>) -> Islands {
     let model = input.model();
     let batch = input.batch();

@@ -576,6 +576,7 @@ pub struct Capacity {
 
 impl Capacity {
     /// The smallest capacity that holds `batch` for `model`.
+    #[must_use]
     pub fn fit(model: &Model, batch: &Batch) -> Capacity {
         let counts = (0..batch.nworld()).map(|w| world_counts(batch, w));
         let (mut njmax, mut nsupport, mut nedge) = (0, 0, 0);
@@ -629,6 +630,7 @@ impl Capacity {
     }
 
     /// Whether every size of `self` is at most `other`'s: what fits `self` fits `other`.
+    #[must_use]
     pub fn within(&self, other: &Capacity) -> bool {
         self.nworld <= other.nworld
             && self.ntree <= other.ntree

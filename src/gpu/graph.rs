@@ -17,6 +17,15 @@ pub struct StepGraph {
     graph: Option<(usize, CudaGraph)>,
 }
 
+impl std::fmt::Debug for StepGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nworld = self.graph.as_ref().map(|(n, _)| n);
+        f.debug_struct("StepGraph")
+            .field("nworld", &nworld)
+            .finish()
+    }
+}
+
 impl StepGraph {
     /// Replays the graph for `nworld` worlds, capturing `enqueue` first if there is none yet
     /// for that count.
@@ -71,6 +80,16 @@ pub struct KeptGraphs<K, const MOST: usize> {
     /// The key and world count of the last step launched directly, not yet captured.
     pending: Option<(K, usize)>,
     captures: u64,
+}
+
+impl<K: std::fmt::Debug, const MOST: usize> std::fmt::Debug for KeptGraphs<K, MOST> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptGraphs")
+            .field("kept", &self.kept)
+            .field("pending", &self.pending)
+            .field("captures", &self.captures)
+            .finish()
+    }
 }
 
 impl<K, const MOST: usize> Default for KeptGraphs<K, MOST> {
@@ -295,6 +314,12 @@ pub struct LaunchTimer {
     stream: Arc<CudaStream>,
 }
 
+impl std::fmt::Debug for LaunchTimer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaunchTimer").finish_non_exhaustive()
+    }
+}
+
 impl LaunchTimer {
     /// Events on `gpu`'s stream, which every solver launches on.
     pub fn new(gpu: &super::Gpu) -> Result<LaunchTimer> {
@@ -332,6 +357,12 @@ pub struct L2Flush {
     buf: super::workspace::DevBuf,
     events: EventPair,
     stream: Arc<CudaStream>,
+}
+
+impl std::fmt::Debug for L2Flush {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("L2Flush").finish_non_exhaustive()
+    }
 }
 
 impl L2Flush {
@@ -374,6 +405,12 @@ pub struct Busy {
     spin: cudarc::driver::CudaFunction,
     events: EventPair,
     stream: Arc<CudaStream>,
+}
+
+impl std::fmt::Debug for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Busy").finish_non_exhaustive()
+    }
 }
 
 impl Busy {

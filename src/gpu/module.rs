@@ -509,6 +509,12 @@ pub struct Kernels {
     pub spin: CudaFunction,
 }
 
+impl std::fmt::Debug for Kernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernels").finish_non_exhaustive()
+    }
+}
+
 impl Kernels {
     /// Builds (or takes from a cache: [`machine_code`]) and loads the module into `ctx`; also
     /// the seconds NVRTC took in this process and the seconds the module's load took.

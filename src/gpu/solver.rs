@@ -155,6 +155,17 @@ pub struct Solver {
     setup_s: f64,
 }
 
+impl std::fmt::Debug for Solver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Solver")
+            .field("mode", &self.mode)
+            .field("capacity", &self.ws.capacity())
+            .field("register_cap", &self.register_cap)
+            .field("deterministic", &self.order.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Solver {
     /// Builds `mode` for batches within `cap` on `model`: allocates the whole workspace.
     pub fn new(gpu: &Gpu, mode: Mode, cap: Capacity, model: &Model) -> Result<Solver> {

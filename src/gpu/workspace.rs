@@ -20,6 +20,15 @@ pub struct DevBuf {
     ctx: Arc<CudaContext>,
 }
 
+impl std::fmt::Debug for DevBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevBuf")
+            .field("name", &self.name)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl DevBuf {
     /// Allocates `bytes` (at least 4, so every buffer has an address). Out of memory becomes
     /// [`Error::OutOfMemory`] with the bytes asked and the bytes free.
@@ -285,6 +294,17 @@ pub struct Workspace {
     overlap_order: std::cell::Cell<bool>,
     /// Host copy of the per-world round counts, reused by every step.
     rounds_host: std::cell::RefCell<PinnedVec<i32>>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("capacity", &self.cap)
+            .field("buffers", &self.bufs)
+            .field("nworld", &self.nworld)
+            .field("nrow", &self.nrow)
+            .finish_non_exhaustive()
+    }
 }
 
 // Buffer indices in `bufs`.

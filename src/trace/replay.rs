@@ -15,6 +15,7 @@ use crate::rows::{Batch, Input};
 ///
 /// Worlds where native found no island have no engine data beyond `nisland` and `nidof`, so
 /// only those two are compared there; every other world is compared field by field.
+#[must_use]
 pub fn compare(got: &Islands, native: &Islands) -> Option<Mismatch> {
     (0..native.nworld).find_map(|w| world_mismatch(got, native, w))
 }

@@ -30,6 +30,7 @@ use crate::rows::{Batch, BatchBuilder, Capacity};
 /// }
 /// # Ok::<(), archipelago::Error>(())
 /// ```
+#[derive(Debug)]
 pub struct Tiled {
     steps: Vec<(Batch, Events)>,
     /// The changes from the last step to the first, by recorded world: a copy's wrap.

@@ -227,6 +227,17 @@ pub struct QuotientSolver {
     trace: Option<(DevBuf, PhaseTrace)>,
 }
 
+impl std::fmt::Debug for QuotientSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuotientSolver")
+            .field("capacity", &self.cap)
+            .field("reuse", &self.reuse)
+            .field("register_cap", &self.register_cap)
+            .field("warp_kernels", &self.warps.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 /// How the worlds of the last device step were solved.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepCounts {
