@@ -152,11 +152,9 @@ pub struct Options {
     /// solved step (exact either way; see [`Quotient::set_reuse`]), and on a GPU also the tree-
     /// and dof-level outputs of worlds whose partition is unchanged
     /// (`gpu::quotient::QuotientSolver::set_reuse`). On by default; off, every world is solved
-    /// every step, which on the H200 costs 4–10% less device time where worlds never repeat.
-    /// Past seven worlds a multiprocessor, and from more worlds than multiprocessors where each
-    /// world's second warp for its guard fits too, the GPU quotient replays a world with one
-    /// warp for its maps, which has no reuse check of rows: there only the partition check
-    /// applies (`gpu::quotient::QuotientSolver::set_warp_worlds`).
+    /// every step, which takes a few percent less device time where worlds never repeat. Where
+    /// the GPU quotient gives each world a warp (many worlds of few trees), only the partition
+    /// check applies (`gpu::quotient::QuotientSolver::set_warp_worlds`).
     pub reuse: bool,
 }
 

@@ -1,4 +1,5 @@
-//! One file per subcommand.
+//! The subcommands, a module each (`bench` with its own folder), and what they share: stdout
+//! writes, mode lists (`modes`), size checks (`memory`) and how a policy is named.
 
 /// `print!` to stdout, ending the process as a closed pipe would (`archipelago replay … | head`)
 /// where `print!` panics: [`write_out`].
