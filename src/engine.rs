@@ -777,28 +777,9 @@ impl Engine {
     /// the device's buffers are not counted.
     pub fn held_bytes(&self) -> usize {
         let o = &self.out;
-        let i32s = [
-            &o.nisland,
-            &o.nidof,
-            &o.tree_island,
-            &o.island_ntree,
-            &o.island_itreeadr,
-            &o.map_itree2tree,
-            &o.dof_island,
-            &o.island_nv,
-            &o.island_idofadr,
-            &o.island_dofadr,
-            &o.map_dof2idof,
-            &o.map_idof2dof,
-            &o.efc_island,
-            &o.island_ne,
-            &o.island_nf,
-            &o.island_nefc,
-            &o.island_iefcadr,
-            &o.map_efc2iefc,
-            &o.map_iefc2efc,
-        ];
-        i32s.iter().map(|v| v.capacity() * 4).sum::<usize>()
+        (o.fields().iter())
+            .map(|(_, v, _)| v.capacity() * 4)
+            .sum::<usize>()
             + o.world_rowadr.capacity() * 4
             + self.quotient().bytes()
     }

@@ -250,6 +250,34 @@ impl<'a> World<'a> {
     }
 }
 
+/// Every field of the [`Islands`] `$o`, in [`FIELDS`] order, borrowed as `$r` (`&` or `&mut`):
+/// the one list that [`Islands::fields`] and [`Islands::fields_mut`] share.
+macro_rules! every_field {
+    ($o:expr, $($r:tt)+) => {
+        [
+            $($r)+ $o.nisland,
+            $($r)+ $o.nidof,
+            $($r)+ $o.tree_island,
+            $($r)+ $o.island_ntree,
+            $($r)+ $o.island_itreeadr,
+            $($r)+ $o.map_itree2tree,
+            $($r)+ $o.dof_island,
+            $($r)+ $o.island_nv,
+            $($r)+ $o.island_idofadr,
+            $($r)+ $o.island_dofadr,
+            $($r)+ $o.map_dof2idof,
+            $($r)+ $o.map_idof2dof,
+            $($r)+ $o.efc_island,
+            $($r)+ $o.island_ne,
+            $($r)+ $o.island_nf,
+            $($r)+ $o.island_nefc,
+            $($r)+ $o.island_iefcadr,
+            $($r)+ $o.map_efc2iefc,
+            $($r)+ $o.map_iefc2efc,
+        ]
+    };
+}
+
 impl Islands {
     /// Outputs sized for `batch` on a model of `ntree` trees and `nv` dofs (contents unspecified
     /// until a mode fills them).
@@ -273,34 +301,16 @@ impl Islands {
         }
     }
 
+    /// Every field with its name and what it is sized by, in [`FIELDS`] order.
+    pub fn fields(&self) -> [(&'static str, &Vec<i32>, Extent); 19] {
+        let (mut names, mut extents) = (FIELDS.into_iter(), EXTENTS.into_iter());
+        every_field!(self, &).map(|f| (names.next().unwrap(), f, extents.next().unwrap()))
+    }
+
     /// Every field with what it is sized by, mutably, in [`FIELDS`] order.
     pub fn fields_mut(&mut self) -> [(&mut Vec<i32>, Extent); 19] {
-        let fields = [
-            &mut self.nisland,
-            &mut self.nidof,
-            &mut self.tree_island,
-            &mut self.island_ntree,
-            &mut self.island_itreeadr,
-            &mut self.map_itree2tree,
-            &mut self.dof_island,
-            &mut self.island_nv,
-            &mut self.island_idofadr,
-            &mut self.island_dofadr,
-            &mut self.map_dof2idof,
-            &mut self.map_idof2dof,
-            &mut self.efc_island,
-            &mut self.island_ne,
-            &mut self.island_nf,
-            &mut self.island_nefc,
-            &mut self.island_iefcadr,
-            &mut self.map_efc2iefc,
-            &mut self.map_iefc2efc,
-        ];
-        let mut k = 0;
-        fields.map(|f| {
-            k += 1;
-            (f, EXTENTS[k - 1])
-        })
+        let mut extents = EXTENTS.into_iter();
+        every_field!(self, &mut).map(|f| (f, extents.next().unwrap()))
     }
 
     /// The nine island-sized fields (`ntree` entries per world, −1 past `nisland`), mutably.
@@ -378,34 +388,13 @@ impl Islands {
             return None;
         }
         // Trimmed views agree but the padded arrays do not: report the first padded difference.
-        let pairs: [(&'static str, &[i32], &[i32]); 9] = [
-            ("island_ntree", &self.island_ntree, &expected.island_ntree),
-            (
-                "island_itreeadr",
-                &self.island_itreeadr,
-                &expected.island_itreeadr,
-            ),
-            ("island_nv", &self.island_nv, &expected.island_nv),
-            (
-                "island_idofadr",
-                &self.island_idofadr,
-                &expected.island_idofadr,
-            ),
-            (
-                "island_dofadr",
-                &self.island_dofadr,
-                &expected.island_dofadr,
-            ),
-            ("island_ne", &self.island_ne, &expected.island_ne),
-            ("island_nf", &self.island_nf, &expected.island_nf),
-            ("island_nefc", &self.island_nefc, &expected.island_nefc),
-            (
-                "island_iefcadr",
-                &self.island_iefcadr,
-                &expected.island_iefcadr,
-            ),
-        ];
-        for (field, got, want) in pairs {
+        let island = |&(_, _, extent): &(&str, &Vec<i32>, Extent)| extent == Extent::Island;
+        let pairs = self
+            .fields()
+            .into_iter()
+            .zip(expected.fields())
+            .filter(|(f, _)| island(f));
+        for ((field, got, _), (_, want, _)) in pairs {
             if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
                 let (world, index) = (i / self.ntree.max(1), i % self.ntree.max(1));
                 return Some(Mismatch {
@@ -447,6 +436,26 @@ mod tests {
             .filter(|(_, e)| *e == Extent::Island)
             .count();
         assert_eq!(island, out.island_fields_mut().len());
+    }
+
+    #[test]
+    fn every_field_is_named_as_its_member() {
+        let (model, batch) = crate::synth::batch(&crate::synth::Spec::realistic(2, 5, 8), 3);
+        let mut out = Islands::for_batch(model.ntree(), model.nv(), &batch);
+        for (k, (field, _)) in out.fields_mut().into_iter().enumerate() {
+            field.fill(k as i32);
+        }
+        out.nisland.fill(out.ntree as i32); // every island slot in the world's view
+        let world = out.world(0);
+        for (name, values) in world.arrays() {
+            let k = FIELDS.iter().position(|&f| f == name).unwrap();
+            assert!(values.iter().all(|&v| v == k as i32), "{name}");
+        }
+        let names: Vec<&str> = out.fields().iter().map(|&(n, _, _)| n).collect();
+        assert_eq!(names, FIELDS);
+        for (k, (name, values, _)) in out.fields().into_iter().enumerate().skip(2) {
+            assert!(values.iter().all(|&v| v == k as i32), "{name}");
+        }
     }
 
     #[test]
