@@ -154,6 +154,26 @@ impl Batch {
         BatchBuilder::default()
     }
 
+    /// An empty batch whose arrays have room for `cap` (its worlds, `njmax` rows, `nsupport`
+    /// support entries and `nedge` rowless hyperedges a world): filled within it, through
+    /// [`into_builder`](Self::into_builder), it never allocates.
+    pub fn with_capacity(cap: &Capacity) -> Batch {
+        let (w, rows, edges) = (cap.nworld, cap.nworld * cap.njmax, cap.nworld * cap.nedge);
+        let entries = cap.nworld * cap.nsupport;
+        Batch {
+            world_rowadr: Vec::with_capacity(w + 1),
+            row_type: Vec::with_capacity(rows),
+            row_id: Vec::with_capacity(rows),
+            row_supadr: Vec::with_capacity(rows + 1),
+            row_support: Vec::with_capacity(entries),
+            world_edgeadr: Vec::with_capacity(w + 1),
+            edge_kind: Vec::with_capacity(edges),
+            edge_id: Vec::with_capacity(edges),
+            edge_supadr: Vec::with_capacity(edges + 1),
+            edge_support: Vec::with_capacity(entries),
+        }
+    }
+
     /// An empty builder that appends into this batch's arrays, keeping their allocations: a
     /// batch rebuilt this way every step allocates nothing once it has reached its size.
     ///
@@ -638,6 +658,28 @@ impl Capacity {
             && self.njmax <= other.njmax
             && self.nsupport <= other.nsupport
             && self.nedge <= other.nedge
+    }
+
+    /// The smallest capacity within which both `self` and `other` fit: each size the larger.
+    ///
+    /// ```
+    /// use archipelago::Capacity;
+    /// let a = Capacity { nworld: 4, ntree: 3, nv: 6, njmax: 10, nsupport: 20, nedge: 0 };
+    /// let b = Capacity { nworld: 2, njmax: 12, nedge: 1, ..a };
+    /// let both = a.union(&b);
+    /// assert!(a.within(&both) && b.within(&both));
+    /// assert_eq!((both.nworld, both.njmax, both.nedge), (4, 12, 1));
+    /// ```
+    #[must_use]
+    pub fn union(&self, other: &Capacity) -> Capacity {
+        Capacity {
+            nworld: self.nworld.max(other.nworld),
+            ntree: self.ntree.max(other.ntree),
+            nv: self.nv.max(other.nv),
+            njmax: self.njmax.max(other.njmax),
+            nsupport: self.nsupport.max(other.nsupport),
+            nedge: self.nedge.max(other.nedge),
+        }
     }
 
     /// Checks that `batch` is valid for `model` and fits.

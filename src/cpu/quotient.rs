@@ -83,13 +83,7 @@ impl CpuMode for QuotientMode {
         let fit = Capacity::fit(input.model(), input.batch());
         let cap = match &self.inner {
             Some((cap, _)) if covers(cap, &fit) => *cap,
-            Some((old, _)) if old.ntree == fit.ntree && old.nv == fit.nv => Capacity {
-                nworld: old.nworld.max(fit.nworld),
-                njmax: old.njmax.max(fit.njmax),
-                nsupport: old.nsupport.max(fit.nsupport),
-                nedge: old.nedge.max(fit.nedge),
-                ..fit
-            },
+            Some((old, _)) if old.ntree == fit.ntree && old.nv == fit.nv => old.union(&fit),
             _ => fit,
         };
         if self.inner.as_ref().is_some_and(|(c, _)| *c != cap) {

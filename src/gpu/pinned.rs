@@ -229,20 +229,7 @@ impl PinnedBatch {
     /// An empty batch with room for `cap` (its worlds, `njmax` rows, `nsupport` entries and
     /// `nedge` rowless hyperedges per world), registered with `gpu`'s driver where it allows.
     pub fn new(gpu: &Gpu, cap: &Capacity) -> PinnedBatch {
-        let (w, rows, edges) = (cap.nworld, cap.nworld * cap.njmax, cap.nworld * cap.nedge);
-        let entries = cap.nworld * cap.nsupport;
-        let batch = Batch {
-            world_rowadr: Vec::with_capacity(w + 1),
-            row_type: Vec::with_capacity(rows),
-            row_id: Vec::with_capacity(rows),
-            row_supadr: Vec::with_capacity(rows + 1),
-            row_support: Vec::with_capacity(entries),
-            world_edgeadr: Vec::with_capacity(w + 1),
-            edge_kind: Vec::with_capacity(edges),
-            edge_id: Vec::with_capacity(edges),
-            edge_supadr: Vec::with_capacity(edges + 1),
-            edge_support: Vec::with_capacity(entries),
-        };
+        let batch = Batch::with_capacity(cap);
         let mut p = PinnedBatch {
             batch: batch.into_builder().finish(),
             pins: HostPins::default(),

@@ -61,24 +61,11 @@ impl Canonicalizer {
     /// pass [`Capacity::check_sizes`] (an engine checks it first).
     pub fn new(capacity: &Capacity) -> Canonicalizer {
         let rows = capacity.nworld * capacity.njmax;
-        let edges = capacity.nworld * capacity.nedge;
-        let support = capacity.nworld * capacity.nsupport;
         Canonicalizer {
             capacity: *capacity,
             fixed: None,
             last: None,
-            batch: Batch {
-                world_rowadr: Vec::with_capacity(capacity.nworld + 1),
-                row_type: Vec::with_capacity(rows),
-                row_id: Vec::with_capacity(rows),
-                row_supadr: Vec::with_capacity(rows + 1),
-                row_support: Vec::with_capacity(support),
-                world_edgeadr: Vec::with_capacity(capacity.nworld + 1),
-                edge_kind: Vec::with_capacity(edges),
-                edge_id: Vec::with_capacity(edges),
-                edge_supadr: Vec::with_capacity(edges + 1),
-                edge_support: Vec::with_capacity(support),
-            },
+            batch: Batch::with_capacity(capacity),
             order: Vec::with_capacity(rows),
             rank: Vec::with_capacity(rows),
             keys32: vec![0; capacity.njmax],

@@ -376,10 +376,7 @@ impl Trace {
         let mut batch = Batch::default();
         for step in 0..self.nstep() {
             self.batch(step, &mut batch);
-            let fit = Capacity::fit(&self.model, &batch);
-            cap.njmax = cap.njmax.max(fit.njmax);
-            cap.nsupport = cap.nsupport.max(fit.nsupport);
-            cap.nedge = cap.nedge.max(fit.nedge);
+            cap = cap.union(&Capacity::fit(&self.model, &batch));
         }
         cap
     }

@@ -12,11 +12,7 @@ use crate::rows::Capacity;
 
 // Named in the docs only.
 #[cfg(doc)]
-use super::{
-    StepCounts,
-    node_tables::{NODE_CACHE_WORDS, NODE_MAPS_MAX},
-    world_lists::lists_array,
-};
+use super::{StepCounts, world_lists::lists_array};
 
 /// The quotient's argument block; field order and types match `struct QArgs` in
 /// `kernels/quotient.cu` exactly.
