@@ -372,33 +372,10 @@ impl std::fmt::Debug for Engine {
 }
 
 /// Refuses a capacity no batch could fill ([`Capacity::check_sizes`]) or with fewer trees or
-/// dofs than `model`.
+/// dofs than `model` ([`Capacity::holds`]).
 fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
     capacity.check_sizes()?;
-    if model.ntree() > capacity.ntree || model.nv() > capacity.nv {
-        let (what, got, cap) = if model.ntree() > capacity.ntree {
-            ("ntree", model.ntree(), capacity.ntree)
-        } else {
-            ("nv", model.nv(), capacity.nv)
-        };
-        return Err(Error::OverCapacity {
-            world: None,
-            what,
-            got,
-            cap,
-        });
-    }
-    Ok(())
-}
-
-/// `capacity` with `model`'s own tree and dof counts: what the host's quotient and sorter are
-/// sized for.
-fn sized(capacity: &Capacity, model: &Model) -> Capacity {
-    Capacity {
-        ntree: model.ntree(),
-        nv: model.nv(),
-        ..*capacity
-    }
+    capacity.holds(model)
 }
 
 /// Refuses a CPU `dense` engine whose capacity needs more scratch than the mode's cap, as the
@@ -429,7 +406,7 @@ impl Engine {
             _ => Box::new(Dsu::default()),
         };
         full.reserve(model);
-        let mut quotient = Quotient::new(&sized(capacity, model), options.policy.clone());
+        let mut quotient = Quotient::new(&capacity.sized_for(model), options.policy.clone());
         quotient.set_reuse(options.reuse);
         Backend::Host {
             quotient: quotient.into(),
@@ -446,7 +423,7 @@ impl Engine {
         };
         let canon = options
             .deterministic
-            .then(|| Canonicalizer::new(&sized(&capacity, model)));
+            .then(|| Canonicalizer::new(&capacity.sized_for(model)));
         Engine {
             model: Arc::new(model.clone()),
             capacity,
@@ -633,11 +610,7 @@ impl Engine {
         // Checked once here, against the capacity with the model's own tree and dof counts (the
         // same check, since the model fits), so that every stage after it that checks against
         // that capacity or a larger one does so for free.
-        let tight = Capacity {
-            ntree: self.model.ntree(),
-            nv: self.model.nv(),
-            ..self.capacity
-        };
+        let tight = self.capacity.sized_for(&self.model);
         let fitted = input.fitted(&tight)?;
         let input = &fitted;
         // Refused events fail the step before any output is touched (`fill` resizes them

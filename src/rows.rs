@@ -660,6 +660,35 @@ impl Capacity {
             && self.nedge <= other.nedge
     }
 
+    /// Refuses `model` where it has more trees or dofs than this capacity holds.
+    pub fn holds(&self, model: &Model) -> Result<()> {
+        for (what, got, cap) in [
+            ("ntree", model.ntree(), self.ntree),
+            ("nv", model.nv(), self.nv),
+        ] {
+            if got > cap {
+                return Err(Error::OverCapacity {
+                    world: None,
+                    what,
+                    got,
+                    cap,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// This capacity with `model`'s own tree and dof counts: what a model that it
+    /// [`holds`](Self::holds) needs of it, no more.
+    #[must_use]
+    pub fn sized_for(&self, model: &Model) -> Capacity {
+        Capacity {
+            ntree: model.ntree(),
+            nv: model.nv(),
+            ..*self
+        }
+    }
+
     /// The smallest capacity within which both `self` and `other` fit: each size the larger.
     ///
     /// ```
@@ -711,12 +740,7 @@ impl Capacity {
         if batch.nworld() > self.nworld {
             return over(None, "nworld", batch.nworld(), self.nworld);
         }
-        if model.ntree() > self.ntree {
-            return over(None, "ntree", model.ntree(), self.ntree);
-        }
-        if model.nv() > self.nv {
-            return over(None, "nv", model.nv(), self.nv);
-        }
+        self.holds(model)?;
         for w in 0..batch.nworld() {
             if batch.rows_of(w).len() > self.njmax {
                 return over(Some(w), "rows", batch.rows_of(w).len(), self.njmax);

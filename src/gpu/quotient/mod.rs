@@ -333,12 +333,7 @@ impl QuotientSolver {
             dense: false,
         };
         let ws = Workspace::new(ctx, cap, model, needs)?;
-        let sized = Capacity {
-            ntree: model.ntree(),
-            nv: model.nv(),
-            ..cap
-        };
-        let quotient = Quotient::new(&sized, policy);
+        let quotient = Quotient::new(&cap.sized_for(model), policy);
         let bufs = QBufs::new(gpu, &cap, model)?;
         let (w, ms) = (cap.nworld, cap.njmax + cap.nedge);
         let nodes = dof_blocks(model);
