@@ -321,6 +321,8 @@ enum Backend {
     Host {
         quotient: Box<Quotient>,
         full: Box<dyn CpuMode>,
+        /// `full`'s mode, as [`Engine::last_mode`] names it.
+        full_mode: Mode,
     },
     /// A device ([`Engine::with_gpu`]).
     Device(Box<Device>),
@@ -400,10 +402,10 @@ impl Engine {
     /// The host's quotient and full rebuild for `model` at `capacity`, every buffer a step
     /// needs allocated, the full rebuild's scratch too.
     fn host_backend(model: &Model, capacity: &Capacity, options: &Options) -> Backend {
-        let mut full: Box<dyn CpuMode> = match options.mode {
-            Mode::Dense => Box::new(Dense::default()),
-            Mode::Labelprop => Box::new(LabelProp::default()),
-            _ => Box::new(Dsu::default()),
+        let (full_mode, mut full): (Mode, Box<dyn CpuMode>) = match options.mode {
+            Mode::Dense => (Mode::Dense, Box::new(Dense::default())),
+            Mode::Labelprop => (Mode::Labelprop, Box::new(LabelProp::default())),
+            _ => (Mode::Dsu, Box::new(Dsu::default())),
         };
         full.reserve(model);
         let mut quotient = Quotient::new(&capacity.sized_for(model), options.policy.clone());
@@ -411,6 +413,7 @@ impl Engine {
         Backend::Host {
             quotient: quotient.into(),
             full,
+            full_mode,
         }
     }
 
@@ -638,11 +641,15 @@ impl Engine {
                 self.out.fill(input, |o| quotient.step(input, events, o))?;
                 Mode::Quotient
             }
-            Backend::Host { quotient, full } => {
+            Backend::Host {
+                quotient,
+                full,
+                full_mode,
+            } => {
                 // Keep the tracker current so a later quotient step rebuilds what changed.
                 quotient.record(events)?;
                 self.out.fill(input, |o| full.solve(input, o))?;
-                Mode::from_name(full.name()).unwrap_or(Mode::Dsu)
+                *full_mode
             }
         };
         if self.options.mode == Mode::Auto {
