@@ -186,7 +186,7 @@ fn shares(c: &mut Criterion) {
         // Every step rebuilds every quotient (worst case: a capacity event each step).
         let mut q = Quotient::new(&cap, Policy::default());
         let mut all = Events::new();
-        all.capacity();
+        all.capacity_changed();
         g.bench_function(format!("{tag}/quotient-rebuild-all"), |b| {
             b.iter(|| q.step(black_box(&input), &all, &mut out).unwrap())
         });

@@ -216,7 +216,7 @@ fn sequence(seed: u64, options: &Options, ncall: usize, resizes: bool) -> Sequen
             }
         }
         if rng.chance(0.01) {
-            events.capacity(); // every world rebuilt
+            events.capacity_changed(); // every world rebuilt
         }
         let repeat: Vec<bool> = (0..k).map(|_| rng.chance(0.5)).collect();
         let batch = scenes::batch_repeating(&scene, &worlds[..k], &prev, &repeat, &mut rng);

@@ -133,7 +133,7 @@ fn run(seed: u64, nworld: usize, ntree: usize, steps: usize, report: f64) -> Run
             }
         }
         if rng.chance(0.004) {
-            events.capacity();
+            events.capacity_changed();
             tally.capacity += 1;
         }
         if rng.chance(0.004) && !scene.flexes.is_empty() {

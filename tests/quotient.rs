@@ -1044,7 +1044,7 @@ fn model_edits_capacity_and_policy_rebuild_all() {
     let all = Cause::Edit(Edit::FlexRigidity { flex: 0 });
     assert_eq!(e.decision().all_cause(), Some(all));
     ev.clear();
-    ev.capacity();
+    ev.capacity_changed();
     step(&mut e, &specs, &ev);
     assert_eq!(e.decision().all_cause(), Some(Cause::Capacity));
     e.set_policy(Policy::all_dynamic());

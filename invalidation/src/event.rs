@@ -258,8 +258,8 @@ impl Events {
         self.push(Event::Edit { world, edit })
     }
 
-    /// Reports a capacity change.
-    pub fn capacity(&mut self) -> &mut Self {
+    /// Reports a capacity change (every world is rebuilt).
+    pub fn capacity_changed(&mut self) -> &mut Self {
         self.push(Event::Capacity)
     }
 

@@ -594,7 +594,8 @@ mod tests {
     fn events_within_the_tracker_are_not_checked_one_by_one() {
         let mut ev = Events::new();
         assert!(ev.within(0, 0), "no events");
-        ev.edit(None, Edit::FlexStiffness { flex: 0 }).capacity();
+        ev.edit(None, Edit::FlexStiffness { flex: 0 })
+            .capacity_changed();
         assert!(ev.within(0, 0), "events of no world");
         ev.sleep(3, 7);
         assert!(ev.within(4, 8) && !ev.within(3, 8) && !ev.within(4, 7));
@@ -613,7 +614,8 @@ mod tests {
         let mut t = Tracker::new(2, 2);
         let mut d = Decision::with_capacity(2);
         let mut ev = Events::new();
-        ev.edit(None, Edit::FlexStiffness { flex: 0 }).capacity();
+        ev.edit(None, Edit::FlexStiffness { flex: 0 })
+            .capacity_changed();
         t.record(&ev, all_static).unwrap();
         t.decide(&mut d);
         assert_eq!(d.verdict(), Verdict::RebuildAll);
@@ -706,7 +708,7 @@ mod tests {
     fn marking_worlds_built_one_by_one_leaves_an_all_worlds_event() {
         let mut t = Tracker::new(2, 2);
         let mut ev = Events::new();
-        ev.capacity();
+        ev.capacity_changed();
         t.record(&ev, all_static).unwrap();
         t.mark_built(0);
         t.mark_built(1);

@@ -481,7 +481,7 @@ fn quotient(
         Ok(us)
     };
     let mut all = Events::new();
-    all.capacity();
+    all.capacity_changed();
     let mut all_us = Vec::with_capacity(REBUILD_ALL_REPS);
     for _ in 0..REBUILD_ALL_REPS {
         let steady = host_step(&none)?;
