@@ -93,16 +93,6 @@ pub enum Error {
         reason: String,
     },
 
-    /// A command of the `archipelago` tool was asked for something it cannot do (an unknown
-    /// shape, an option that needs a device, a file it cannot write into).
-    #[error("{command}: {reason}")]
-    Usage {
-        /// The subcommand (`bench`, `replay`, `kernels`, `demo`).
-        command: &'static str,
-        /// What is wrong, and what to do instead where there is something.
-        reason: String,
-    },
-
     /// A mode name that no runner answers to.
     #[error("unknown mode `{name}` (known: {known})")]
     UnknownMode {
@@ -159,15 +149,6 @@ pub enum Error {
     /// A trace file could not be read or is malformed.
     #[error("trace {path}: {detail}")]
     Trace {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        detail: String,
-    },
-
-    /// An output file (a report the tools were asked to write) could not be written.
-    #[error("cannot write {path}: {detail}")]
-    Write {
         /// The file.
         path: String,
         /// What went wrong.

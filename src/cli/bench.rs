@@ -335,7 +335,7 @@ fn particle_shape(
     }
 }
 
-type Make = Box<dyn Fn() -> archipelago::Result<Option<Shape>>>;
+type Make = Box<dyn Fn() -> super::Result<Option<Shape>>>;
 type Synthetic = (&'static str, fn() -> Shape);
 
 fn shapes() -> Vec<(String, Make)> {
@@ -400,7 +400,7 @@ fn trace_dir() -> std::path::PathBuf {
 
 /// The busiest step of trace `scene` with its worlds repeated to `nworld` worlds (None when
 /// the trace is not there).
-fn trace_shape(name: &str, scene: &str, nworld: usize) -> archipelago::Result<Option<Shape>> {
+fn trace_shape(name: &str, scene: &str, nworld: usize) -> super::Result<Option<Shape>> {
     let path = trace_dir().join(format!("{scene}.npz"));
     if !path.exists() {
         return Ok(None);
@@ -476,15 +476,15 @@ fn gib_bytes(gib: f64) -> usize {
     (gib * (1u64 << 30) as f64) as usize
 }
 
-fn write_error(path: &std::path::Path, e: std::io::Error) -> Error {
-    Error::Write {
+fn write_error(path: &std::path::Path, e: std::io::Error) -> super::Error {
+    super::Error::Write {
         path: path.display().to_string(),
         detail: e.to_string(),
     }
 }
 
 /// Runs the subcommand.
-pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
+pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
     // A report that cannot be written is said before the bench, not after it.
     if let Some(path) = &args.out {
         std::fs::OpenOptions::new()
@@ -520,7 +520,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
         .iter()
         .find(|s| !all.iter().any(|(n, _)| n == *s))
     {
-        return Err(Error::Usage {
+        return Err(super::Error::Usage {
             command: "bench",
             reason: format!("unknown shape `{name}` (`--shapes list` prints them)"),
         });
@@ -536,13 +536,13 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
     };
     // The CPU table would stand in for them as if they had been honoured.
     if let (true, Err(e)) = (args.deterministic, &gpu) {
-        return Err(Error::Usage {
+        return Err(super::Error::Usage {
             command: "bench",
             reason: format!("--deterministic compares GPU modes, and there is no GPU ({e})"),
         });
     }
     if let (false, Err(e)) = (args.modes.is_empty(), &gpu) {
-        return Err(Error::Usage {
+        return Err(super::Error::Usage {
             command: "bench",
             reason: format!(
                 "--modes picks GPU modes, and there is no GPU ({e}); the CPU table runs every \
@@ -599,7 +599,7 @@ pub fn run(args: &BenchArgs) -> archipelago::Result<ExitCode> {
             );
             // A shape asked for by name is not skipped in silence.
             if args.shapes.contains(&name) {
-                return Err(Error::Usage {
+                return Err(super::Error::Usage {
                     command: "bench",
                     reason: format!("{name}: {missing}"),
                 });

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use archipelago::cpu::{self, Stats};
 use archipelago::synth::{self, Spec};
-use archipelago::{Capacity, Error, Input, Islands, Model, Result, gpu, oracle};
+use archipelago::{Capacity, Input, Islands, Model, gpu, oracle};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::memory;
+use super::{Error, Result, memory};
 
 const WORLDS: usize = 4096;
 const TREES: [usize; 3] = [22, 64, 256];
@@ -57,7 +57,7 @@ impl Default for DemoArgs {
 }
 
 /// Solves one batch step into the outputs.
-pub type SolveFn = Box<dyn FnMut(&Input<'_>, &mut Islands) -> Result<Stats>>;
+pub type SolveFn = Box<dyn FnMut(&Input<'_>, &mut Islands) -> archipelago::Result<Stats>>;
 
 /// Computes every output of a batch one way. Anything that can fill [`Islands`] from an
 /// [`Input`] is a runner: the CPU modes now, device modes alongside them.
@@ -116,13 +116,15 @@ impl Kind {
 
     /// This mode as a runner (a device mode's on `device`).
     fn runner(self, device: Option<&std::rc::Rc<gpu::Gpu>>) -> Result<Runner> {
-        let device = || device.ok_or_else(|| Error::NoDevice("no device was opened".into()));
+        let device =
+            || device.ok_or_else(|| archipelago::Error::NoDevice("no device was opened".into()));
         Ok(match self {
             Kind::Cpu { name, reuse } => {
-                let mut mode = cpu::by_name(name).ok_or_else(|| Error::Usage {
-                    command: "demo",
-                    reason: format!("this build has no CPU `{name}`"),
-                })?;
+                let mut mode =
+                    cpu::by_name(name).ok_or_else(|| archipelago::Error::UnknownMode {
+                        name: name.into(),
+                        known: cpu::NAMES.join(", "),
+                    })?;
                 mode.set_reuse(reuse);
                 Runner {
                     name: self.name(),
@@ -159,7 +161,7 @@ fn runners(asked: &[String]) -> Result<(Vec<Runner>, Vec<String>)> {
             kinds.retain(|k| !k.on_gpu());
             None
         }
-        Some(Err(e)) => return Err(e),
+        Some(Err(e)) => return Err(e.into()),
         None => None,
     };
     let runners = kinds
@@ -383,11 +385,11 @@ fn measure(
     let solve = &mut runner.solve;
     let mut stats = match out.fill(input, |o| solve(input, o)) {
         Ok(stats) => stats,
-        Err(Error::Refused { reason, .. }) => {
+        Err(archipelago::Error::Refused { reason, .. }) => {
             bar.inc(repeats as u64 + 1);
             return Ok(Outcome::Refused(reason));
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     bar.inc(1);
     let mut equal = out.first_mismatch(want).is_none();

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use super::{Error, Result};
 use archipelago::gpu::kernel_cache::DiskCache;
 use archipelago::gpu::{self, module};
-use archipelago::{Error, Result};
 
 /// Arguments of `archipelago kernels`.
 #[derive(clap::Args, Debug, Default)]
@@ -65,9 +65,9 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         Some(cc) => cc,
         None => {
             let gpu = gpu::Gpu::open().map_err(|e| match e {
-                Error::NoDevice(why) => {
-                    Error::NoDevice(format!("{why}; give --arch to build without a device"))
-                }
+                archipelago::Error::NoDevice(why) => archipelago::Error::NoDevice(format!(
+                    "{why}; give --arch to build without a device"
+                )),
                 e => e,
             })?;
             gpu.info().capability

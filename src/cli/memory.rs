@@ -7,7 +7,7 @@
 //! policy, where `/proc/meminfo` can mislead (a virtual machine whose memory grows as it is
 //! used reports a fraction of it at first).
 
-use archipelago::Error;
+use super::{Error, Result};
 
 /// Host bytes a world holds per row and per tree while a command runs: the rows themselves
 /// (type, id, offsets, support entries), each row's outputs in the oracle's and a mode's
@@ -42,7 +42,7 @@ pub fn check(
     nworld: usize,
     ntree: usize,
     rows: usize,
-) -> archipelago::Result<()> {
+) -> Result<()> {
     let need = batch_bytes(nworld, ntree, rows);
     if need.is_some_and(can_allocate) {
         return Ok(());

@@ -12,6 +12,34 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::cli::write_out(format_args!($($arg)*), "\n") };
 }
 
+/// What ends a command of the tool: the library's errors, and the tool's own refusals.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An error of the library (a device, a trace, a batch, a mode's refusal).
+    #[error(transparent)]
+    Lib(#[from] archipelago::Error),
+    /// A command was asked for something it cannot do (an unknown shape, an option that needs a
+    /// device, sizes no batch can have, a file it cannot write into).
+    #[error("{command}: {reason}")]
+    Usage {
+        /// The subcommand (`bench`, `replay`, `kernels`, `demo`).
+        command: &'static str,
+        /// What is wrong, and what to do instead where there is something.
+        reason: String,
+    },
+    /// An output file (a report the command was asked to write) could not be written.
+    #[error("cannot write {path}: {detail}")]
+    Write {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// The tool's result.
+pub type Result<T> = std::result::Result<T, Error>;
+
 pub mod bench;
 pub mod demo;
 pub mod kernels;

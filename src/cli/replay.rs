@@ -120,9 +120,9 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
         Which::Cpu("oracle") => trace::replay(t, &mut Oracle),
         Which::Cpu("quotient") => trace::replay(t, &mut QuotientMode::new(policy.clone())),
         Which::Cpu(mode) => {
-            let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::Usage {
-                command: "replay",
-                reason: format!("this build has no CPU `{mode}`"),
+            let mut m: Box<dyn CpuMode> = cpu::by_name(mode).ok_or_else(|| Error::UnknownMode {
+                name: mode.into(),
+                known: cpu::NAMES.join(", "),
             })?;
             trace::replay(t, m.as_mut())
         }
@@ -159,14 +159,15 @@ fn replay(t: &Trace, which: Which, device: Option<&gpu::Gpu>, policy: &Policy) -
 /// Runs the subcommand: exit status 1 on any mismatch, where a mode asked for by name refused
 /// a trace (a group's modes may refuse one they cannot take, saying why), or where a file did
 /// not read as a trace (the others still run); 2, before anything runs, where a file is missing.
-pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
+pub fn run(args: &ReplayArgs) -> super::Result<ExitCode> {
     // A path that is not there is said before anything runs; a file that does not read as a
     // trace is said in its turn, and the others still run.
     if let Some(missing) = args.traces.iter().find(|p| !p.is_file()) {
         return Err(Error::Trace {
             path: missing.display().to_string(),
             detail: "no such file".into(),
-        });
+        }
+        .into());
     }
     let (mut modes, named, gpu_optional) = select(&args.mode)?;
     let device = if modes.iter().any(|w| w.on_gpu()) {
@@ -177,7 +178,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 modes.retain(|w| !w.on_gpu());
                 None
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
     } else {
         None
@@ -238,7 +239,7 @@ pub fn run(args: &ReplayArgs) -> Result<ExitCode> {
                     }
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             if let Some(first) = &r.first {
                 let m = &first.mismatch;
