@@ -14,8 +14,7 @@
 use super::{CpuMode, Stats};
 use crate::error::{Error, Result};
 use crate::islands::Islands;
-use crate::labels;
-use crate::maps::{self, MapScratch};
+use crate::maps::MapScratch;
 use crate::model::Model;
 use crate::rows::Input;
 
@@ -116,12 +115,11 @@ impl CpuMode for Dense {
         let (model, batch) = (input.model(), input.batch());
         let (nworld, ntree) = (batch.nworld(), model.ntree());
         let scratch_bytes = Dense::check_scratch(nworld, ntree, self.cap_bytes)?;
-        out.resize(ntree, model.nv(), batch);
         if nworld > 0 {
             self.size_for(ntree);
         }
-        for w in 0..nworld {
-            let tree_tree = &mut self.tree_tree[..];
+        let (tree_tree, stack) = (&mut self.tree_tree[..], &mut self.stack);
+        super::solve_worlds(input, out, &mut self.maps, |w, labels| {
             tree_tree.fill(0);
             for support in batch.hyperedges_of(w) {
                 let Some(&first) = support.first() else {
@@ -134,13 +132,10 @@ impl CpuMode for Dense {
                     tree_tree[t * ntree + first] = 1;
                 }
             }
-            let tree = w * ntree..(w + 1) * ntree;
-            let labels = &mut out.tree_island[tree];
             labels.fill(-1);
-            dfs(tree_tree, &mut self.stack, ntree, labels);
-            let nisland = labels::canonicalize(labels, input.discovers(w));
-            maps::fill_world(input, w, nisland, out, &mut self.maps);
-        }
+            dfs(tree_tree, stack, ntree, labels);
+            0
+        });
         Ok(Stats {
             rounds: 0,
             scratch_bytes,

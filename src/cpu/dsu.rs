@@ -8,8 +8,7 @@
 use super::{CpuMode, Stats};
 use crate::error::Result;
 use crate::islands::Islands;
-use crate::labels;
-use crate::maps::{self, MapScratch};
+use crate::maps::MapScratch;
 use crate::model::Model;
 use crate::rows::Input;
 use crate::union_find::join;
@@ -32,12 +31,9 @@ impl CpuMode for Dsu {
     }
 
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
-        let (model, batch) = (input.model(), input.batch());
-        let ntree = model.ntree();
-        out.resize(ntree, model.nv(), batch);
-        self.reserve(model);
-        for w in 0..batch.nworld() {
-            let parent = &mut self.parent[..];
+        self.reserve(input.model());
+        let (batch, parent) = (input.batch(), &mut self.parent[..]);
+        super::solve_worlds(input, out, &mut self.maps, |w, labels| {
             parent.fill(-1);
             // A world without islands (`labels::canonicalize`) skips the unions.
             if input.discovers(w) {
@@ -48,13 +44,11 @@ impl CpuMode for Dsu {
                     join(parent, support);
                 }
             }
-            // Every parent is smaller than its child and every root is its component's smallest
-            // tree, which is all the ranking needs: no final pass of finds.
-            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
+            // Every parent is smaller than its child and every root is its component's
+            // smallest tree, which is all the ranking needs: no final pass of finds.
             labels.copy_from_slice(parent);
-            let nisland = labels::canonicalize(labels, input.discovers(w));
-            maps::fill_world(input, w, nisland, out, &mut self.maps);
-        }
+            0
+        });
         let scratch_bytes = self.parent.capacity() * 4 + self.maps.bytes();
         Ok(Stats {
             rounds: 0,

@@ -12,8 +12,7 @@
 use super::{CpuMode, Stats};
 use crate::error::Result;
 use crate::islands::Islands;
-use crate::labels;
-use crate::maps::{self, MapScratch};
+use crate::maps::MapScratch;
 use crate::model::Model;
 use crate::rows::{Batch, Input};
 
@@ -33,18 +32,11 @@ impl CpuMode for LabelProp {
     }
 
     fn solve(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<Stats> {
-        let (model, batch) = (input.model(), input.batch());
-        let ntree = model.ntree();
-        out.resize(ntree, model.nv(), batch);
-        self.reserve(model);
-        let mut rounds = 0;
-        for w in 0..batch.nworld() {
-            let tree = w * ntree..(w + 1) * ntree;
-            let labels = &mut out.tree_island[tree];
-            rounds = rounds.max(propagate(batch, w, labels));
-            let nisland = labels::canonicalize(labels, input.discovers(w));
-            maps::fill_world(input, w, nisland, out, &mut self.maps);
-        }
+        self.reserve(input.model());
+        let batch = input.batch();
+        let rounds = super::solve_worlds(input, out, &mut self.maps, |w, labels| {
+            propagate(batch, w, labels)
+        });
         Ok(Stats {
             rounds,
             scratch_bytes: self.maps.bytes(),

@@ -8,6 +8,8 @@ pub mod quotient;
 
 use crate::error::Result;
 use crate::islands::Islands;
+use crate::labels;
+use crate::maps::{self, MapScratch};
 use crate::model::Model;
 use crate::rows::Input;
 
@@ -51,4 +53,27 @@ pub fn by_name(name: &str) -> Option<Box<dyn CpuMode>> {
         "quotient" => Some(Box::new(quotient::QuotientMode::default())),
         _ => None,
     }
+}
+
+/// The flow every full-rebuild CPU mode shares, world by world: `connect` writes world `w`'s
+/// min-roots into its labels (−1 for a tree no hyperedge touched) and returns the rounds it ran;
+/// the labels are then numbered canonically ([`labels::canonicalize`]) and every map filled from
+/// them ([`maps::fill_world`]). `out` is resized for `input` first. Returns the most rounds.
+fn solve_worlds(
+    input: &Input<'_>,
+    out: &mut Islands,
+    maps: &mut MapScratch,
+    mut connect: impl FnMut(usize, &mut [i32]) -> u32,
+) -> u32 {
+    let (model, batch) = (input.model(), input.batch());
+    let ntree = model.ntree();
+    out.resize(ntree, model.nv(), batch);
+    let mut rounds = 0;
+    for w in 0..batch.nworld() {
+        let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
+        rounds = rounds.max(connect(w, labels));
+        let nisland = labels::canonicalize(labels, input.discovers(w));
+        maps::fill_world(input, w, nisland, out, maps);
+    }
+    rounds
 }
