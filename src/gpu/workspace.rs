@@ -388,19 +388,7 @@ impl Workspace {
         model: &Model,
         needs: Needs,
     ) -> Result<Workspace> {
-        for (what, got, cap) in [
-            ("ntree", model.ntree(), cap.ntree),
-            ("nv", model.nv(), cap.nv),
-        ] {
-            if got > cap {
-                return Err(Error::OverCapacity {
-                    world: None,
-                    what,
-                    got,
-                    cap,
-                });
-            }
-        }
+        cap.holds(model)?;
         device_sizes(&cap)?;
         let (w, t, v) = (cap.nworld, cap.ntree, cap.nv);
         let rows = checked(&[w, cap.njmax])?;
