@@ -33,7 +33,7 @@ pub use tile::Tiled;
 
 use crate::islands::Islands;
 use crate::model::Model;
-use crate::rows::{Batch, Capacity, EdgeKind, RowType};
+use crate::rows::{Batch, Capacity};
 
 /// The format version this reader understands.
 pub const SCHEMA_VERSION: i32 = 1;
@@ -67,20 +67,8 @@ pub struct Trace {
     pub(crate) eq_type: Vec<i32>,
     pub(crate) eq_flex: Vec<i32>,
     pub(crate) step_index: Vec<i32>,
-    pub(crate) slot_rowadr: Vec<u32>,
-    pub(crate) row_type: Vec<RowType>,
-    pub(crate) row_id: Vec<i32>,
-    pub(crate) row_source: Vec<i32>,
-    pub(crate) row_geom: Vec<[i32; 2]>,
-    pub(crate) row_flex: Vec<[i32; 2]>,
-    pub(crate) row_colid: Vec<i32>,
-    pub(crate) row_supadr: Vec<u32>,
-    pub(crate) row_support: Vec<i32>,
-    pub(crate) slot_edgeadr: Vec<u32>,
-    pub(crate) edge_kind: Vec<EdgeKind>,
-    pub(crate) edge_id: Vec<i32>,
-    pub(crate) edge_supadr: Vec<u32>,
-    pub(crate) edge_support: Vec<i32>,
+    pub(crate) rows: read::Rows,
+    pub(crate) edges: read::Edges,
     pub(crate) tree_awake: Vec<u8>,
     pub(crate) eq_active: Vec<u8>,
     pub(crate) native: Native,
@@ -251,12 +239,12 @@ impl Trace {
     /// Rows over all worlds of `step`.
     pub fn nrow(&self, step: usize) -> usize {
         let s = self.slots(step);
-        (self.slot_rowadr[s.end] - self.slot_rowadr[s.start]) as usize
+        (self.rows.slot_rowadr[s.end] - self.rows.slot_rowadr[s.start]) as usize
     }
 
     /// Total rows of the trace.
     pub fn nrow_total(&self) -> usize {
-        self.row_type.len()
+        self.rows.row_type.len()
     }
 
     fn slots(&self, step: usize) -> std::ops::Range<usize> {
@@ -288,58 +276,68 @@ impl Trace {
     /// (`step < nstep()`), reusing its allocations.
     pub fn batch(&self, step: usize, batch: &mut Batch) {
         let s = self.slots(step);
-        let rows = self.slot_rowadr[s.start] as usize..self.slot_rowadr[s.end] as usize;
-        let edges = self.slot_edgeadr[s.start] as usize..self.slot_edgeadr[s.end] as usize;
+        let rows = self.rows.slot_rowadr[s.start] as usize..self.rows.slot_rowadr[s.end] as usize;
+        let edges =
+            self.edges.slot_edgeadr[s.start] as usize..self.edges.slot_edgeadr[s.end] as usize;
         let rebase = |dst: &mut Vec<u32>, src: &[u32]| {
             dst.clear();
             dst.extend(src.iter().map(|&a| a - src[0]));
         };
-        rebase(&mut batch.world_rowadr, &self.slot_rowadr[s.start..=s.end]);
+        rebase(
+            &mut batch.world_rowadr,
+            &self.rows.slot_rowadr[s.start..=s.end],
+        );
         rebase(
             &mut batch.world_edgeadr,
-            &self.slot_edgeadr[s.start..=s.end],
+            &self.edges.slot_edgeadr[s.start..=s.end],
         );
         batch.row_type.clear();
         batch
             .row_type
-            .extend_from_slice(&self.row_type[rows.clone()]);
+            .extend_from_slice(&self.rows.row_type[rows.clone()]);
         batch.row_id.clear();
-        batch.row_id.extend_from_slice(&self.row_id[rows.clone()]);
+        batch
+            .row_id
+            .extend_from_slice(&self.rows.row_id[rows.clone()]);
         rebase(
             &mut batch.row_supadr,
-            &self.row_supadr[rows.start..=rows.end],
+            &self.rows.row_supadr[rows.start..=rows.end],
         );
-        let sup = self.row_supadr[rows.start] as usize..self.row_supadr[rows.end] as usize;
+        let sup =
+            self.rows.row_supadr[rows.start] as usize..self.rows.row_supadr[rows.end] as usize;
         batch.row_support.clear();
-        batch.row_support.extend_from_slice(&self.row_support[sup]);
+        batch
+            .row_support
+            .extend_from_slice(&self.rows.row_support[sup]);
         batch.edge_kind.clear();
         batch
             .edge_kind
-            .extend_from_slice(&self.edge_kind[edges.clone()]);
+            .extend_from_slice(&self.edges.edge_kind[edges.clone()]);
         batch.edge_id.clear();
         batch
             .edge_id
-            .extend_from_slice(&self.edge_id[edges.clone()]);
+            .extend_from_slice(&self.edges.edge_id[edges.clone()]);
         rebase(
             &mut batch.edge_supadr,
-            &self.edge_supadr[edges.start..=edges.end],
+            &self.edges.edge_supadr[edges.start..=edges.end],
         );
-        let esup = self.edge_supadr[edges.start] as usize..self.edge_supadr[edges.end] as usize;
+        let esup = self.edges.edge_supadr[edges.start] as usize
+            ..self.edges.edge_supadr[edges.end] as usize;
         batch.edge_support.clear();
         batch
             .edge_support
-            .extend_from_slice(&self.edge_support[esup]);
+            .extend_from_slice(&self.edges.edge_support[esup]);
     }
 
     /// Per-row extra data of `step`, indexed like [`Trace::batch`]'s rows.
     pub fn row_extra(&self, step: usize) -> RowExtra<'_> {
         let s = self.slots(step);
-        let rows = self.slot_rowadr[s.start] as usize..self.slot_rowadr[s.end] as usize;
+        let rows = self.rows.slot_rowadr[s.start] as usize..self.rows.slot_rowadr[s.end] as usize;
         RowExtra {
-            source: &self.row_source[rows.clone()],
-            geom: &self.row_geom[rows.clone()],
-            flex: &self.row_flex[rows.clone()],
-            colid: &self.row_colid[rows],
+            source: &self.rows.row_source[rows.clone()],
+            geom: &self.rows.row_geom[rows.clone()],
+            flex: &self.rows.row_flex[rows.clone()],
+            colid: &self.rows.row_colid[rows],
         }
     }
 
@@ -447,9 +445,9 @@ impl Trace {
         out.nv = nv;
         out.world_rowadr.clear();
         out.world_rowadr.extend(
-            self.slot_rowadr[s.start..=s.end]
+            self.rows.slot_rowadr[s.start..=s.end]
                 .iter()
-                .map(|&a| a - self.slot_rowadr[s.start]),
+                .map(|&a| a - self.rows.slot_rowadr[s.start]),
         );
         out.nisland.clear();
         out.nisland.extend_from_slice(&n.nisland[s.clone()]);
@@ -464,7 +462,7 @@ impl Trace {
         copy(&mut out.dof_island, &n.dof_island, nv);
         copy(&mut out.map_dof2idof, &n.map_dof2idof, nv);
         copy(&mut out.map_idof2dof, &n.map_idof2dof, nv);
-        let rows = self.slot_rowadr[s.start] as usize..self.slot_rowadr[s.end] as usize;
+        let rows = self.rows.slot_rowadr[s.start] as usize..self.rows.slot_rowadr[s.end] as usize;
         for (dst, src) in [
             (&mut out.efc_island, &n.efc_island),
             (&mut out.map_efc2iefc, &n.map_efc2iefc),

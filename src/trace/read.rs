@@ -57,6 +57,22 @@ fn text(a: &mut Arrays, name: &str) -> R<String> {
     String::from_utf8(u8s(a, name, &[len])?).map_err(|_| format!("`{name}` is not UTF-8"))
 }
 
+/// `n` uint8 codes of `what` (a type, a kind), each decoded by `from_code`.
+fn codes<T>(
+    a: &mut Arrays,
+    name: &str,
+    n: usize,
+    what: &str,
+    from_code: fn(i32) -> Option<T>,
+) -> R<Vec<T>> {
+    let v = u8s(a, name, &[n])?;
+    (v.iter().enumerate())
+        .map(|(i, &c)| {
+            from_code(c as i32).ok_or(format!("`{name}`[{i}] = {c} is not a {what} code"))
+        })
+        .collect()
+}
+
 /// A non-negative int32 scalar.
 fn count(a: &mut Arrays, name: &str) -> R<usize> {
     let v = i32s(a, name, &[])?[0];
@@ -175,20 +191,8 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
         eq_type,
         eq_flex,
         step_index,
-        slot_rowadr: rows.slot_rowadr,
-        row_type: rows.row_type,
-        row_id: rows.row_id,
-        row_source: rows.row_source,
-        row_geom: rows.row_geom,
-        row_flex: rows.row_flex,
-        row_colid: rows.row_colid,
-        row_supadr: rows.row_supadr,
-        row_support: rows.row_support,
-        slot_edgeadr: edges.slot_edgeadr,
-        edge_kind: edges.edge_kind,
-        edge_id: edges.edge_id,
-        edge_supadr: edges.edge_supadr,
-        edge_support: edges.edge_support,
+        rows,
+        edges,
         tree_awake,
         eq_active,
         native,
@@ -229,30 +233,23 @@ fn islands_without_rows(a: &mut Arrays) -> R<bool> {
 }
 
 /// Every slot's constraint rows, as the trace's arrays of the same names.
-struct Rows {
-    slot_rowadr: Vec<u32>,
-    row_type: Vec<RowType>,
-    row_id: Vec<i32>,
-    row_source: Vec<i32>,
-    row_geom: Vec<[i32; 2]>,
-    row_flex: Vec<[i32; 2]>,
-    row_colid: Vec<i32>,
-    row_supadr: Vec<u32>,
-    row_support: Vec<i32>,
+#[derive(Debug, Clone)]
+pub(crate) struct Rows {
+    pub(crate) slot_rowadr: Vec<u32>,
+    pub(crate) row_type: Vec<RowType>,
+    pub(crate) row_id: Vec<i32>,
+    pub(crate) row_source: Vec<i32>,
+    pub(crate) row_geom: Vec<[i32; 2]>,
+    pub(crate) row_flex: Vec<[i32; 2]>,
+    pub(crate) row_colid: Vec<i32>,
+    pub(crate) row_supadr: Vec<u32>,
+    pub(crate) row_support: Vec<i32>,
 }
 
 impl Rows {
     fn read(a: &mut Arrays, nslot: usize, counts: &Counts, model: &Model) -> R<Rows> {
         let (slot_rowadr, nrow) = open_offsets(a, "slot_rowadr", nslot)?;
-        let codes = u8s(a, "row_type", &[nrow])?;
-        let row_type = codes
-            .iter()
-            .enumerate()
-            .map(|(r, &c)| {
-                RowType::from_code(c as i32)
-                    .ok_or(format!("`row_type`[{r}] = {c} is not a type code"))
-            })
-            .collect::<R<Vec<_>>>()?;
+        let row_type = codes(a, "row_type", nrow, "type", RowType::from_code)?;
         let pairs =
             |v: Vec<i32>| -> Vec<[i32; 2]> { v.chunks_exact(2).map(|p| [p[0], p[1]]).collect() };
         let row_id = i32s(a, "row_id", &[nrow])?;
@@ -320,29 +317,22 @@ impl Rows {
 }
 
 /// Every slot's rowless hyperedges, as the trace's arrays of the same names.
-struct Edges {
-    slot_edgeadr: Vec<u32>,
-    edge_kind: Vec<EdgeKind>,
-    edge_id: Vec<i32>,
-    edge_supadr: Vec<u32>,
-    edge_support: Vec<i32>,
+#[derive(Debug, Clone)]
+pub(crate) struct Edges {
+    pub(crate) slot_edgeadr: Vec<u32>,
+    pub(crate) edge_kind: Vec<EdgeKind>,
+    pub(crate) edge_id: Vec<i32>,
+    pub(crate) edge_supadr: Vec<u32>,
+    pub(crate) edge_support: Vec<i32>,
 }
 
 impl Edges {
     fn read(a: &mut Arrays, nslot: usize, counts: &Counts, ntree: usize) -> R<Edges> {
         let (slot_edgeadr, nedge) = open_offsets(a, "slot_edgeadr", nslot)?;
         // Before `edge_kind` every rowless hyperedge was a flex's.
-        let edge_kind = match optional(a, "edge_kind", |a| u8s(a, "edge_kind", &[nedge]))? {
-            None => vec![EdgeKind::Flex; nedge],
-            Some(codes) => codes
-                .iter()
-                .enumerate()
-                .map(|(e, &c)| {
-                    EdgeKind::from_code(c as i32)
-                        .ok_or(format!("`edge_kind`[{e}] = {c} is not a kind code"))
-                })
-                .collect::<R<Vec<_>>>()?,
-        };
+        let kinds = |a: &mut Arrays| codes(a, "edge_kind", nedge, "kind", EdgeKind::from_code);
+        let edge_kind =
+            optional(a, "edge_kind", kinds)?.unwrap_or_else(|| vec![EdgeKind::Flex; nedge]);
         let edge_id = i32s(a, "edge_id", &[nedge])?;
         for (e, (&kind, &id)) in edge_kind.iter().zip(&edge_id).enumerate() {
             let limit = match kind {
