@@ -84,8 +84,8 @@ impl Canonicalizer {
     }
 
     /// The capacity this was sized for.
-    pub fn capacity(&self) -> &Capacity {
-        &self.capacity
+    pub fn capacity(&self) -> Capacity {
+        self.capacity
     }
 
     /// Sorts every world of `input` into canonical order. Returns the canonical batch and the

@@ -369,8 +369,8 @@ impl Quotient {
     }
 
     /// The capacity it was built for.
-    pub fn capacity(&self) -> &Capacity {
-        &self.capacity
+    pub fn capacity(&self) -> Capacity {
+        self.capacity
     }
 
     /// Records `events` and brings every world's quotient up to date with them (rebuilding what

@@ -639,7 +639,7 @@ impl QuotientSolver {
     /// from pageable memory the driver stages the whole copy before the call returns.
     pub fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
         // One capacity check (O(nworld)) for the host half and the workspace's upload.
-        let input = &input.fitted(self.quotient.capacity())?;
+        let input = &input.fitted(&self.quotient.capacity())?;
         self.quotient.check(events)?;
         // Refused before this, the last upload is still whole; from here it may be overwritten.
         self.uploaded = false;
