@@ -16,6 +16,8 @@ events (repeatable) drive every invalidation source:
     --eq STEP:EQ:0|1        set eq_active[EQ] before STEP
     --wake STEP:TREE        push a body of TREE at STEP (a sleeping tree wakes)
     --settle STEP           zero all velocities at STEP (resting trees then fall asleep)
+    --mocap STEP:BODY:X,Y,Z move mocap body BODY (0 to nmocap-1) by (X, Y, Z) at STEP: a
+                            teleport of what is welded or pressed to it
 each in every world, or in some only with a last field of world indices, e.g. --eq 40:5:1:0/2
 (worlds 0 and 2), --settle 100:1.
 """
@@ -105,7 +107,15 @@ def parse_events(args, m):
     """Events by step: (kind, a, v, worlds), worlds None for every world; ids checked against
     the model `m`."""
     events = {}
-    limits = {"eq": ("equalities", m.neq), "wake": ("trees", m.ntree)}
+    limits = {"eq": ("equalities", m.neq), "wake": ("trees", m.ntree),
+              "mocap": ("mocap bodies", m.nmocap)}
+
+    def shift(text):
+        """A mocap displacement: three finite numbers, comma-separated."""
+        v = np.array([float(x) for x in text.split(",")])
+        if v.shape != (3,) or not np.isfinite(v).all():
+            raise ValueError(text)
+        return v
 
     def add(kind, spec, nfield):
         fields = spec.split(":")
@@ -116,9 +126,11 @@ def parse_events(args, m):
         try:
             if len(fields) > nfield:
                 worlds = {int(w) for w in fields.pop().split("/")}
-            s, a, v = ([int(x) for x in fields] + [0, 0])[:3]
+            value = shift if kind == "mocap" else int
+            s, a, v = ([int(x) for x in fields[:2]] + [value(x) for x in fields[2:]] + [0, 0])[:3]
         except ValueError:
-            raise SystemExit(f"record_trace: --{kind} {spec!r}: fields must be integers") from None
+            what = "STEP:BODY:X,Y,Z with X, Y, Z finite numbers" if kind == "mocap" else "integers"
+            raise SystemExit(f"record_trace: --{kind} {spec!r}: fields must be {what}") from None
         if worlds is not None and any(w < 0 or w >= args.worlds for w in worlds):
             raise SystemExit(f"record_trace: --{kind} {spec!r}: a world past --worlds")
         if s < 0:
@@ -137,6 +149,8 @@ def parse_events(args, m):
         add("wake", spec, 2)
     for spec in args.settle:
         add("settle", spec, 1)
+    for spec in args.mocap:
+        add("mocap", spec, 3)
     return events
 
 
@@ -195,6 +209,8 @@ class World:
             d.xfrc_applied[body, 2] += 1e-3 * float(m.body_subtreemass[body]) + 1e-3
         elif kind == "settle":
             d.qvel[:] = 0
+        elif kind == "mocap":
+            d.mocap_pos[a] += v
 
 
 def aloha_setup(m, replay_path):
@@ -493,6 +509,7 @@ def parser():
     p.add_argument("--eq", action="append", default=[], metavar="STEP:EQ:0|1[:W1/W2...]")
     p.add_argument("--wake", action="append", default=[], metavar="STEP:TREE[:W1/W2...]")
     p.add_argument("--settle", action="append", default=[], metavar="STEP[:W1/W2...]")
+    p.add_argument("--mocap", action="append", default=[], metavar="STEP:BODY:X,Y,Z[:W1/W2...]")
     return p
 
 
