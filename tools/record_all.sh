@@ -113,7 +113,7 @@ rec eq_mocap_perworld $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 4 --steps 25
 # The mocap body teleported (a displacement at a step) in some worlds: what hangs from it, is
 # welded to it or touches it moves at once, with an equality to it switched on between jumps.
 rec eq_mocap_teleport $S/eq_mocap_sites/eq_mocap_sites.xml --worlds 4 --steps 200 --every 2 \
-    --mocap 40:0:0.3,0,0:0/1 --mocap 90:0:0,-0.3,-0.2:1/2 --eq 120:8:1 \
+    --mocap 40:0:0.3,0,0:0/1 --mocap 90:0:0,-0.3,-0.2:1/2 --eq 120:5:1 \
     --mocap 160:0:-0.4,0.2,0:0/3 --mocap 250:0:0,0,-0.5 --mocap 320:0:0.2,0.2,0.4:2
 rec sleep_toggles_perworld $S/sleep_toggles/sleep_toggles.xml --worlds 4 --steps 150 --every 4 \
     --settle 100:0/1 --settle 160:2 --eq 180:2:1:0 --wake 200:3:0 --eq 240:3:1:1/2 \

@@ -132,8 +132,8 @@ impl Kind {
                     device: None,
                 }
             }
-            Kind::Gpu(mode) => gpu_runner(device()?, mode),
-            Kind::GpuQuotient { reuse } => gpu_quotient_runner(device()?, reuse),
+            Kind::Gpu(mode) => gpu_runner(self.name(), device()?, mode),
+            Kind::GpuQuotient { reuse } => gpu_quotient_runner(self.name(), device()?, reuse),
         })
     }
 }
@@ -199,11 +199,11 @@ fn reuse_or_build<'a, S>(
 
 /// A GPU mode as a runner. Its solver (workspace, captured graph) is built for the first batch
 /// and rebuilt only when a batch no longer fits; the time includes upload and download.
-fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
+fn gpu_runner(name: String, device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
     let (device, device2) = (device.clone(), device.clone());
     let mut built: Option<(Model, Capacity, gpu::Solver)> = None;
     Runner {
-        name: format!("gpu-{}", mode.name()),
+        name,
         solve: Box::new(move |input, out| {
             let solver = reuse_or_build(&mut built, input, |cap| {
                 gpu::Solver::new(&device, mode, cap, input.model())
@@ -216,17 +216,13 @@ fn gpu_runner(device: &std::rc::Rc<gpu::Gpu>, mode: gpu::Mode) -> Runner {
 
 /// The device quotient as a runner, with or without reuse (no events reported: the device guard
 /// keeps it exact), rebuilt like [`gpu_runner`]'s solver when a batch no longer fits.
-fn gpu_quotient_runner(device: &std::rc::Rc<gpu::Gpu>, reuse: bool) -> Runner {
+fn gpu_quotient_runner(name: String, device: &std::rc::Rc<gpu::Gpu>, reuse: bool) -> Runner {
     use archipelago::gpu::quotient::QuotientSolver;
     let (device, device2) = (device.clone(), device.clone());
     let mut built: Option<(Model, Capacity, QuotientSolver)> = None;
     let events = invalidation::Events::new();
     Runner {
-        name: if reuse {
-            "gpu-quotient-reuse".into()
-        } else {
-            "gpu-quotient".into()
-        },
+        name,
         solve: Box::new(move |input, out| {
             let solver = reuse_or_build(&mut built, input, |cap| {
                 let policy = archipelago::quotient::Policy::default();

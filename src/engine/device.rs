@@ -10,7 +10,7 @@ use crate::order::RowKeys;
 use crate::quotient::Quotient;
 use crate::rows::Input;
 
-/// The device half of an engine built with [`Engine::with_gpu`].
+/// The device half of an engine built with [`Engine::with_gpu`](super::Engine::with_gpu).
 ///
 /// Every step binds its context to the calling thread first ([`Device::bind`]), so that an
 /// engine moved to another thread steps there as on the one that built it.

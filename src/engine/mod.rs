@@ -231,7 +231,15 @@ fn holds_model(capacity: &Capacity, model: &Model) -> Result<()> {
 /// GPU's `dense` refuses at construction: otherwise every step of a full batch would be refused,
 /// after its events were recorded.
 fn dense_fits(capacity: &Capacity, model: &Model) -> Result<()> {
-    Dense::check_scratch(capacity.nworld, model.ntree(), dense::DEFAULT_CAP_BYTES).map(drop)
+    match Dense::check_scratch(capacity.nworld, model.ntree(), dense::DEFAULT_CAP_BYTES) {
+        Ok(_) => Ok(()),
+        // A capacity, not a batch, is at fault.
+        Err(Error::Refused { mode, reason }) => Err(Error::Refused {
+            mode,
+            reason: format!("the capacity's {reason}"),
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 impl Engine {

@@ -155,13 +155,15 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     };
     let (ntree, nv) = (count(a, "ntree")?, count(a, "nv")?);
     let counts = counts(a)?;
+    let without_rows = islands_without_rows(a)?;
+    nonempty(&counts)?;
     let model = Model::from_parts(
         i32s(a, "tree_dofadr", &[ntree])?,
         i32s(a, "tree_dofnum", &[ntree])?,
         i32s(a, "dof_treeid", &[nv])?,
     )
     .map_err(|e| e.to_string())?
-    .with_islands_without_rows(islands_without_rows(a)?);
+    .with_islands_without_rows(without_rows);
     let neq = counts.neq;
     let eq_type = i32s(a, "eq_type", &[neq])?;
     let eq_flex = i32s(a, "eq_flex", &[neq])?;
@@ -199,8 +201,7 @@ fn decode(a: &mut Arrays, path: &str) -> R<Trace> {
     })
 }
 
-/// The model-level counts; a trace of no world or no step is refused, as it would check
-/// nothing and pass.
+/// The model-level counts.
 fn counts(a: &mut Arrays) -> R<Counts> {
     let counts = Counts {
         nworld: count(a, "nworld")?,
@@ -211,13 +212,18 @@ fn counts(a: &mut Arrays) -> R<Counts> {
         nflex: count(a, "nflex")?,
         nactuator: optional(a, "nactuator", |a| count(a, "nactuator"))?.unwrap_or(0),
     };
+    Ok(counts)
+}
+
+/// A trace of no world or no step would check nothing and pass: refused.
+fn nonempty(counts: &Counts) -> R<()> {
     if counts.nworld == 0 {
         return Err("`nworld` is 0".into());
     }
     if counts.nstep == 0 {
         return Err("`nstep` is 0: a trace records at least one step".into());
     }
-    Ok(counts)
+    Ok(())
 }
 
 /// Whether native found islands without rows (absent before it was recorded: no).
