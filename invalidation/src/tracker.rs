@@ -171,7 +171,7 @@ impl Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TrackerError {
     /// World index out of range.
-    #[error("event for world {world}, but the tracker has {nworld} worlds")]
+    #[error("an event names world {world}, but {nworld} worlds are tracked (an engine's capacity)")]
     World {
         /// The world named.
         world: u32,
@@ -179,7 +179,7 @@ pub enum TrackerError {
         nworld: usize,
     },
     /// Tree index out of range.
-    #[error("event for tree {tree}, but worlds have {ntree} trees")]
+    #[error("an event names tree {tree}, but each world has {ntree} trees (the model's)")]
     Tree {
         /// The tree named.
         tree: i32,
