@@ -5,6 +5,8 @@
 
 #[path = "support/keys.rs"]
 mod keys;
+#[path = "support/options.rs"]
+mod options;
 #[path = "support/quotient_scenes.rs"]
 mod scenes;
 
@@ -97,33 +99,27 @@ fn a_full_rebuild_mode_allocates_nothing_after_its_first_batch_of_a_model() {
 #[test]
 fn an_engine_allocates_nothing_from_its_first_step() {
     // Every buffer a step needs is allocated when the engine is built: its steps of a realistic
-    // batch allocate nothing from the first, in every mode, with and without the canonical
-    // order.
+    // batch allocate nothing from the first, in every mode, reuse on and off, with and without
+    // the canonical order.
     let spec = Spec::realistic(8, 48, 60);
     let (model, batch) = synth::batch(&spec, 3);
     let keys = keys::unique_contact_keys(&batch);
     let capacity = Capacity::fit(&model, &batch);
-    for mode in Mode::ALL {
-        for deterministic in [false, true] {
-            let options = Options {
-                mode,
-                deterministic,
-                ..Options::default()
-            };
-            let mut engine = Engine::new(&model, capacity, options).unwrap();
-            let events = Events::new();
-            // Enough steps for `auto` to try both of its contenders.
-            let n = allocations(|| {
-                for _ in 0..16 {
-                    if deterministic {
-                        engine.step_keyed(&batch, &keys, &events).unwrap();
-                    } else {
-                        engine.step(&batch, &events).unwrap();
-                    }
+    for options in options::every() {
+        let deterministic = options.deterministic;
+        let mut engine = Engine::new(&model, capacity, options.clone()).unwrap();
+        let events = Events::new();
+        // Enough steps for `auto` to try both of its contenders.
+        let n = allocations(|| {
+            for _ in 0..16 {
+                if deterministic {
+                    engine.step_keyed(&batch, &keys, &events).unwrap();
+                } else {
+                    engine.step(&batch, &events).unwrap();
                 }
-            });
-            assert_eq!(n, 0, "{}, deterministic {deterministic}", mode.name());
-        }
+            }
+        });
+        assert_eq!(n, 0, "{options:?}");
     }
 }
 

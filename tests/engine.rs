@@ -4,6 +4,8 @@
 //! the oracle on the same rows (deterministic: on the rows in the order the engine reports), and
 //! a refused call changes nothing the engine reports.
 
+#[path = "support/options.rs"]
+mod options;
 #[path = "support/quotient_scenes.rs"]
 mod scenes;
 
@@ -269,23 +271,6 @@ fn sequence(seed: u64, options: &Options, ncall: usize, resizes: bool) -> Sequen
     Sequence { steps, refused }
 }
 
-fn every_options() -> Vec<Options> {
-    let mut all = Vec::new();
-    for mode in Mode::ALL {
-        for reuse in [true, false] {
-            for deterministic in [false, true] {
-                all.push(Options {
-                    mode,
-                    reuse,
-                    deterministic,
-                    ..Options::default()
-                });
-            }
-        }
-    }
-    all
-}
-
 fn seeds() -> u64 {
     std::env::var("ARCHIPELAGO_ENGINE_SEEDS")
         .ok()
@@ -296,7 +281,7 @@ fn seeds() -> u64 {
 #[test]
 fn random_call_sequences_match_the_oracle_and_refusals_change_nothing() {
     let (mut steps, mut refused) = (0, 0);
-    for options in every_options() {
+    for options in options::every() {
         for seed in 0..seeds() {
             let s = sequence(seed, &options, 80, true);
             steps += s.steps;
@@ -476,20 +461,14 @@ fn an_engine_of_no_world_builds_and_steps() {
         nsupport: 16,
         nedge: 1,
     };
-    for mode in Mode::ALL {
-        for deterministic in [false, true] {
-            let options = Options {
-                mode,
-                deterministic,
-                ..Options::default()
-            };
-            let mut e = Engine::new(&model, capacity, options).unwrap();
-            let empty = Batch::builder().finish();
-            let out = match deterministic {
-                false => e.step(&empty, &Events::new()),
-                true => e.step_keyed(&empty, &RowKeys::default(), &Events::new()),
-            };
-            assert_eq!(out.unwrap().nworld, 0, "{mode:?}");
-        }
+    for options in options::every() {
+        let deterministic = options.deterministic;
+        let mut e = Engine::new(&model, capacity, options.clone()).unwrap();
+        let empty = Batch::builder().finish();
+        let out = match deterministic {
+            false => e.step(&empty, &Events::new()),
+            true => e.step_keyed(&empty, &RowKeys::default(), &Events::new()),
+        };
+        assert_eq!(out.unwrap().nworld, 0, "{options:?}");
     }
 }
