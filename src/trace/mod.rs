@@ -275,58 +275,33 @@ impl Trace {
     /// Fills `batch` with the rows and rowless hyperedges of every world of `step`
     /// (`step < nstep()`), reusing its allocations.
     pub fn batch(&self, step: usize, batch: &mut Batch) {
-        let s = self.slots(step);
-        let rows = self.rows.slot_rowadr[s.start] as usize..self.rows.slot_rowadr[s.end] as usize;
-        let edges =
-            self.edges.slot_edgeadr[s.start] as usize..self.edges.slot_edgeadr[s.end] as usize;
+        let (r, e, s) = (&self.rows, &self.edges, self.slots(step));
+        let rows = r.slot_rowadr[s.start] as usize..r.slot_rowadr[s.end] as usize;
+        let edges = e.slot_edgeadr[s.start] as usize..e.slot_edgeadr[s.end] as usize;
+        let sup = r.row_supadr[rows.start] as usize..r.row_supadr[rows.end] as usize;
+        let esup = e.edge_supadr[edges.start] as usize..e.edge_supadr[edges.end] as usize;
+        // Offsets from the range's first; other arrays as they are, each into its allocation.
         let rebase = |dst: &mut Vec<u32>, src: &[u32]| {
             dst.clear();
             dst.extend(src.iter().map(|&a| a - src[0]));
         };
-        rebase(
-            &mut batch.world_rowadr,
-            &self.rows.slot_rowadr[s.start..=s.end],
-        );
-        rebase(
-            &mut batch.world_edgeadr,
-            &self.edges.slot_edgeadr[s.start..=s.end],
-        );
-        batch.row_type.clear();
-        batch
-            .row_type
-            .extend_from_slice(&self.rows.row_type[rows.clone()]);
-        batch.row_id.clear();
-        batch
-            .row_id
-            .extend_from_slice(&self.rows.row_id[rows.clone()]);
-        rebase(
-            &mut batch.row_supadr,
-            &self.rows.row_supadr[rows.start..=rows.end],
-        );
-        let sup =
-            self.rows.row_supadr[rows.start] as usize..self.rows.row_supadr[rows.end] as usize;
-        batch.row_support.clear();
-        batch
-            .row_support
-            .extend_from_slice(&self.rows.row_support[sup]);
-        batch.edge_kind.clear();
-        batch
-            .edge_kind
-            .extend_from_slice(&self.edges.edge_kind[edges.clone()]);
-        batch.edge_id.clear();
-        batch
-            .edge_id
-            .extend_from_slice(&self.edges.edge_id[edges.clone()]);
+        fn copy<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
+            dst.clear();
+            dst.extend_from_slice(src);
+        }
+        rebase(&mut batch.world_rowadr, &r.slot_rowadr[s.start..=s.end]);
+        rebase(&mut batch.world_edgeadr, &e.slot_edgeadr[s.start..=s.end]);
+        copy(&mut batch.row_type, &r.row_type[rows.clone()]);
+        copy(&mut batch.row_id, &r.row_id[rows.clone()]);
+        rebase(&mut batch.row_supadr, &r.row_supadr[rows.start..=rows.end]);
+        copy(&mut batch.row_support, &r.row_support[sup]);
+        copy(&mut batch.edge_kind, &e.edge_kind[edges.clone()]);
+        copy(&mut batch.edge_id, &e.edge_id[edges.clone()]);
         rebase(
             &mut batch.edge_supadr,
-            &self.edges.edge_supadr[edges.start..=edges.end],
+            &e.edge_supadr[edges.start..=edges.end],
         );
-        let esup = self.edges.edge_supadr[edges.start] as usize
-            ..self.edges.edge_supadr[edges.end] as usize;
-        batch.edge_support.clear();
-        batch
-            .edge_support
-            .extend_from_slice(&self.edges.edge_support[esup]);
+        copy(&mut batch.edge_support, &e.edge_support[esup]);
     }
 
     /// Per-row extra data of `step`, indexed like [`Trace::batch`]'s rows.
