@@ -456,6 +456,21 @@ fn a_model_of_another_dof_layout_is_refused() {
 }
 
 #[test]
+fn the_floor_bandwidth_is_measured_on_the_device() {
+    let Some(gpu) = open() else { return };
+    // Bytes read and written per second by a copy far past L2: positive and finite, and below
+    // what any device's memory could move (10 TB/s: an H200's peak is 4.8).
+    let bw = gpu::graph::copy_bandwidth(&gpu, 256 << 20, 3).unwrap();
+    assert!(bw.is_finite() && bw > 1e9 && bw < 1e13, "{bw} bytes/s");
+    // Buffers no device holds are a typed error, not a panic.
+    match gpu::graph::copy_bandwidth(&gpu, 1 << 42, 1) {
+        Err(Error::OutOfMemory { asked, free }) => assert!(asked > free, "{asked} <= {free}"),
+        Err(e) => panic!("expected OutOfMemory, got {e}"),
+        Ok(bw) => panic!("copied 4 TiB at {bw} bytes/s"),
+    }
+}
+
+#[test]
 fn out_of_memory_is_a_typed_error() {
     let Some(gpu) = open() else { return };
     // 2^22 worlds of 2^16 trees: ~1 TiB of labels alone, more than any device has.

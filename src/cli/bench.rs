@@ -175,8 +175,16 @@ impl BenchArgs {
     }
 }
 
-/// Bandwidth used for the floor: the device-to-device copy rate measured on the H200.
-pub(super) const FLOOR_BYTES_PER_S: f64 = 4.3e12;
+/// Bytes of each of the two buffers of the device-to-device copy that measures the floor's
+/// bandwidth ([`floor_bandwidth`]): several times any L2 cache.
+const FLOOR_COPY_BYTES: usize = 256 << 20;
+
+/// The floor's bandwidth, this device's own: bytes read and written per second by a
+/// device-to-device copy (an H200 about 4.3e12, an H100 about 3e12), measured beside each
+/// shape's figures as the empty replay is.
+pub(super) fn floor_bandwidth(g: &Gpu) -> archipelago::Result<f64> {
+    archipelago::gpu::graph::copy_bandwidth(g, FLOOR_COPY_BYTES, 10)
+}
 
 /// One benchmark shape.
 struct Shape {
@@ -560,9 +568,10 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
         Ok(g) => {
             let i = g.info();
             let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
+            let bandwidth = floor_bandwidth(g)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {} TB/s; empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written, a device-to-device copy of {} MiB, best of 10); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
@@ -572,7 +581,8 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
                 i.driver_version % 1000 / 10,
                 i.compile_s,
                 i.load_s,
-                FLOOR_BYTES_PER_S / 1e12,
+                bandwidth / 1e12,
+                FLOOR_COPY_BYTES >> 20,
                 empty,
                 args.reps.max(1)
             );
@@ -629,7 +639,7 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             Ok(g) if args.deterministic => {
                 deterministic_table(g, &shape, &input, &reference, args, &mut section)?
             }
-            Ok(g) => gpu_table(g, &shape, &input, &reference, args, &mut section)?,
+            Ok(g) => gpu_table(g, &input, &reference, args, &mut section)?,
             Err(_) => cpu_table(&input, &reference, args, &mut section)?,
         };
         failed |= !ok;
@@ -669,8 +679,10 @@ struct Measured {
     ok: bool,
 }
 
+/// One GPU mode over `input`; `bandwidth` (bytes/s) puts its floor in µs.
 fn measure(
     g: &Gpu,
+    bandwidth: f64,
     mode: Mode,
     input: &Input<'_>,
     reference: &Islands,
@@ -707,7 +719,7 @@ fn measure(
         peak: free_before.saturating_sub(free_after),
         median_us: median_us(times),
         rounds: stats.rounds,
-        floor_us: solver.workspace().floor_bytes() as f64 / FLOOR_BYTES_PER_S * 1e6,
+        floor_us: solver.workspace().floor_bytes() as f64 / bandwidth * 1e6,
         maps_us,
         ok,
     })
@@ -715,18 +727,18 @@ fn measure(
 
 fn gpu_table(
     g: &Gpu,
-    _shape: &Shape,
     input: &Input<'_>,
     reference: &Islands,
     args: &BenchArgs,
     out: &mut String,
 ) -> archipelago::Result<bool> {
+    let bandwidth = floor_bandwidth(g)?;
     let rows: Vec<Row> = Mode::ALL
         .into_iter()
         .filter(|&m| args.wants(m))
         .map(|mode| Row {
             mode,
-            result: measure(g, mode, input, reference, args),
+            result: measure(g, bandwidth, mode, input, reference, args),
         })
         .collect();
     let dense = rows

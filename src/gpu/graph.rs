@@ -285,6 +285,24 @@ pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
     Ok(median_us(times))
 }
 
+/// The device's memory bandwidth as a device-to-device copy of `bytes` bytes reaches it: bytes
+/// read and written per second, the best of `reps` timed copies after one untimed (an H200
+/// reaches about 4.3e12). `bytes` should far exceed the L2 cache, so that the copy runs from
+/// device memory; two buffers of that size are allocated for the measurement and freed after.
+/// The floor of a step (its bytes read and written once, at this rate) is what the benches
+/// compare every mode with.
+pub fn copy_bandwidth(gpu: &super::Gpu, bytes: usize, reps: usize) -> Result<f64> {
+    use super::workspace::DevBuf;
+    let src = DevBuf::new(gpu.ctx(), "bandwidth source", bytes)?;
+    let dst = DevBuf::new(gpu.ctx(), "bandwidth target", bytes)?;
+    src.fill(1, bytes, gpu.stream())?;
+    let times = time_replays_us(gpu.ctx(), gpu.stream(), 1, reps.max(1), || {
+        dst.copy_from(&src, bytes, gpu.stream())
+    })?;
+    let best_us = times.into_iter().fold(f64::INFINITY, f64::min);
+    Ok(2.0 * src.bytes().min(dst.bytes()) as f64 / (best_us * 1e-6))
+}
+
 /// Device time of `n` calls of `replay` on `stream`, each between two CUDA events, in
 /// microseconds, after `warmup` untimed calls.
 pub fn time_replays_us(

@@ -129,6 +129,19 @@ impl DevBuf {
         unsafe { result::memset_d8_async(self.ptr, byte, n, stream.cu_stream()) }
             .map_err(cuda("cuMemsetD8Async"))
     }
+
+    /// Copies the first `bytes` bytes of `src` (at most either buffer's size) to the start of
+    /// this buffer on `stream` (asynchronous).
+    pub(crate) fn copy_from(&self, src: &DevBuf, bytes: usize, stream: &CudaStream) -> Result<()> {
+        let n = bytes.min(self.bytes).min(src.bytes);
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: within both allocations, which are distinct (`&self` and `&src` are two
+        // buffers: one allocation is never shared by two `DevBuf`s).
+        unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, n, stream.cu_stream()) }
+            .map_err(cuda("cuMemcpyDtoDAsync"))
+    }
 }
 
 impl Drop for DevBuf {

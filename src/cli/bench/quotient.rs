@@ -779,7 +779,8 @@ fn quotient_lines(
     summary.unchanged = f.unchanged_us;
     // The launch under every step's device time, measured beside the shape's figures.
     let launch_us = archipelago::gpu::graph::empty_graph_us(g, 50)?;
-    let bound = launch_us + f.floor_bytes as f64 / super::FLOOR_BYTES_PER_S * 1e6;
+    let bandwidth = super::floor_bandwidth(g)?;
+    let bound = launch_us + f.floor_bytes as f64 / bandwidth * 1e6;
     summary.bound = bound.is_finite().then_some(bound);
     let _ = writeln!(
         out,
@@ -841,9 +842,9 @@ fn quotient_lines(
     if let Some(bound) = summary.bound {
         let _ = writeln!(
             out,
-            "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {} TB/s{}",
+            "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {:.2} TB/s{}",
             f.floor_bytes as f64 / 1e6,
-            super::FLOOR_BYTES_PER_S / 1e12,
+            bandwidth / 1e12,
             full.best
                 .as_ref()
                 .map_or(String::new(), |(mode, d, _)| format!(
