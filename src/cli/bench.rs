@@ -181,9 +181,16 @@ const FLOOR_COPY_BYTES: usize = 256 << 20;
 
 /// The floor's bandwidth, this device's own: bytes read and written per second by a
 /// device-to-device copy (an H200 about 4.3e12, an H100 about 3e12), measured beside each
-/// shape's figures as the empty replay is.
+/// shape's figures as the empty replay is. Where a shape's solvers leave too little memory for
+/// the copy's buffers, smaller ones (down to 32 MiB) measure it.
 pub(super) fn floor_bandwidth(g: &Gpu) -> archipelago::Result<f64> {
-    archipelago::gpu::graph::copy_bandwidth(g, FLOOR_COPY_BYTES, 10)
+    let mut bytes = FLOOR_COPY_BYTES;
+    loop {
+        match archipelago::gpu::graph::copy_bandwidth(g, bytes, 10) {
+            Err(Error::OutOfMemory { .. }) if bytes > 32 << 20 => bytes /= 2,
+            r => return r,
+        }
+    }
 }
 
 /// One benchmark shape.
@@ -571,7 +578,7 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             let bandwidth = floor_bandwidth(g)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written, a device-to-device copy of {} MiB, best of 10); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written by a device-to-device copy of {} MiB, best of 10); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
