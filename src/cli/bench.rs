@@ -578,7 +578,7 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             let bandwidth = floor_bandwidth(g)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written by a device-to-device copy of {} MiB, best of 10); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written by device-to-device copies of {} MiB, 10 back to back, the best of 3 runs); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
