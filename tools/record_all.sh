@@ -183,28 +183,31 @@ for j in dense sparse; do
 done
 rec discrete_edge_cases_ipc $S/discrete_edge_cases/discrete_edge_cases_ipc.xml --worlds 3 \
     --steps 150 --every 2 --jacobian sparse
-# Held-out scenes of session 75's sweep (24 scenes, 53 traces, every CPU mode exact), six kept for
-# what no other trace has: frictionloss and equality disabled by flags (their rows never appear,
-# their toggles change nothing) with parent filtering off and the override flag, settled and
-# woken; speculative contacts and multiccd on thin fast bodies (a sixth of the world-steps
-# without rows); a heightfield (several contacts a pair); a chain of 17 connects and welds
-# switched in random worlds at nearly every recorded step (the learned policy's busiest case);
-# connects on a flex's vertex bodies, switched and asleep; trees below jointless bodies, a
-# hinged child of a mocap body welded to a free box, limits with margins, asleep and teleported.
+# Held-out scenes of session 75's sweep (24 scenes, 53 traces, every CPU and GPU mode exact), six
+# kept for what no other trace has: frictionloss and equality disabled by flags (their rows never
+# appear, switching the equality changes nothing) with parent filtering off and the override
+# flag, a tree asleep and woken; speculative contacts and multiccd on thin fast bodies (a sixth
+# of the world-steps without rows); a heightfield (several contacts a pair); a chain of 17
+# connects and welds, two equalities switched at every recorded step in a fixed pattern of
+# worlds (the learned policy's busiest trace); connects on a flex's vertex bodies, switched,
+# asleep and woken; trees below jointless bodies, a hinged child of a mocap body welded to a free
+# box, limits with margins, asleep, teleported and woken.
 rec disable_flags $S/disable_flags/disable_flags.xml --worlds 3 --steps 150 --every 2 \
-    --jacobian sparse --sleep --qvel-noise 0.5 --settle 60 --eq 100:0:1 --wake 200:1:0/2
+    --jacobian sparse --sleep --qvel-noise 0.5 --settle 60 --eq 100:0:0:0/1 --eq 220:0:1:0 \
+    --wake 200:4:0
 rec speculative_ccd $S/speculative_ccd/speculative_ccd.xml --worlds 4 --steps 150 \
     --jacobian sparse --qvel-noise 4
 rec hfield_roll $S/hfield_roll/hfield_roll.xml --worlds 4 --steps 150 --every 2 \
     --jacobian sparse --qvel-noise 0.5
-toggles=(); for s in $(seq 10 10 290); do
-    toggles+=(--eq "$s:$((s * 7 % 17)):$((s / 10 % 2)):$((s / 10 % 4))/$(((s / 10 + 1) % 4))")
-    toggles+=(--eq "$s:$((s * 3 % 17)):$((s / 20 % 2))")
+toggles=(); for s in $(seq 2 2 298); do
+    k=$((s / 2))
+    toggles+=(--eq "$s:$((k * 7 % 17)):$((k % 2)):$((k % 4))/$(((k + 1) % 4))")
+    toggles+=(--eq "$s:$((k * 3 % 17)):$((k / 2 % 2))")
 done
 rec connect_chain $S/connect_chain/connect_chain.xml --worlds 4 --steps 150 --every 2 \
     --jacobian sparse "${toggles[@]}"
 rec flex_vertex_eq $S/flex_vertex_eq/flex_vertex_eq.xml --worlds 4 --steps 120 --every 2 \
-    --jacobian sparse --sleep --settle 80 --eq 100:2:1:0/1 --eq 150:4:0:3 --wake 200:24:2
+    --jacobian sparse --sleep --settle 80 --eq 100:2:1:0/1 --eq 150:4:0:3 --wake 100:25:2
 rec static_parents $S/static_parents/static_parents.xml --worlds 4 --steps 150 --every 2 \
     --jacobian sparse --qvel-noise 0.5 --sleep --settle 60 --eq 50:1:1:0/1 --eq 80:2:1:1/2 \
-    --mocap 120:0:0,0.1,-0.05:2/3 --wake 200:5:0/3
+    --mocap 120:0:0,0.1,-0.05:2/3 --wake 200:5:0 --wake 240:5:3
