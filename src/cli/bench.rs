@@ -176,21 +176,28 @@ impl BenchArgs {
 }
 
 /// Bytes of each of the two buffers of the device-to-device copy that measures the floor's
-/// bandwidth ([`floor_bandwidth`]): several times any L2 cache.
+/// bandwidth ([`floor_bandwidth`]), at most: several times any L2 cache.
 const FLOOR_COPY_BYTES: usize = 256 << 20;
 
-/// The floor's bandwidth, this device's own: bytes read and written per second by a
-/// device-to-device copy (an H200 about 4.3e12, an H100 about 3e12), measured beside each
-/// shape's figures as the empty replay is. Where a shape's solvers leave too little memory for
-/// the copy's buffers, smaller ones (down to 32 MiB) measure it.
-pub(super) fn floor_bandwidth(g: &Gpu) -> archipelago::Result<f64> {
-    let mut bytes = FLOOR_COPY_BYTES;
-    loop {
-        match archipelago::gpu::graph::copy_bandwidth(g, bytes, 10) {
-            Err(Error::OutOfMemory { .. }) if bytes > 32 << 20 => bytes /= 2,
-            r => return r,
-        }
+/// The floor's bandwidth, this device's own, once per process: bytes read and written per second
+/// by device-to-device copies (an H200 about 4.3e12, an H100 about 3e12), and the bytes each copy
+/// took. Measured at the first call, which `run` makes before any shape's solver holds device
+/// memory; where even then two buffers of [`FLOOR_COPY_BYTES`] do not fit, smaller ones, down to
+/// four times the L2 cache (below that the copy would run from L2 and overstate the rate).
+pub(super) fn floor_bandwidth(g: &Gpu) -> archipelago::Result<(f64, usize)> {
+    static FLOOR: std::sync::OnceLock<(f64, usize)> = std::sync::OnceLock::new();
+    if let Some(&floor) = FLOOR.get() {
+        return Ok(floor);
     }
+    let least = (4 * archipelago::gpu::graph::l2_bytes(g)?).max(32 << 20);
+    let mut bytes = FLOOR_COPY_BYTES.max(least);
+    let bandwidth = loop {
+        match archipelago::gpu::graph::copy_bandwidth(g, bytes, 10) {
+            Err(Error::OutOfMemory { .. }) if bytes / 2 >= least => bytes /= 2,
+            r => break r?,
+        }
+    };
+    Ok(*FLOOR.get_or_init(|| (bandwidth, bytes)))
 }
 
 /// One benchmark shape.
@@ -575,10 +582,10 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
         Ok(g) => {
             let i = g.info();
             let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
-            let bandwidth = floor_bandwidth(g)?;
+            let (bandwidth, copy_bytes) = floor_bandwidth(g)?;
             let _ = writeln!(
                 report,
-                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written by device-to-device copies of {} MiB, 10 back to back, the best of 3 runs); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
+                "GPU: {} (sm_{}{}, {} SMs, {:.1} GiB, driver CUDA {}.{}); main module built by NVRTC in {:.2} s (0: taken from the kernel cache), loaded in {:.2} s; floor bandwidth {:.2} TB/s (bytes read and written by device-to-device copies of {} MiB, 10 back to back, the best of 3 runs; the memory's peak {}); empty one-kernel graph replay {:.1} µs; {} timed graph replays per cell, median\n",
                 i.name,
                 i.capability.0,
                 i.capability.1,
@@ -589,7 +596,9 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
                 i.compile_s,
                 i.load_s,
                 bandwidth / 1e12,
-                FLOOR_COPY_BYTES >> 20,
+                copy_bytes >> 20,
+                archipelago::gpu::graph::peak_bandwidth(g)
+                    .map_or("not reported".into(), |p| format!("{:.2} TB/s", p / 1e12)),
                 empty,
                 args.reps.max(1)
             );
@@ -739,7 +748,7 @@ fn gpu_table(
     args: &BenchArgs,
     out: &mut String,
 ) -> archipelago::Result<bool> {
-    let bandwidth = floor_bandwidth(g)?;
+    let (bandwidth, _) = floor_bandwidth(g)?;
     let rows: Vec<Row> = Mode::ALL
         .into_iter()
         .filter(|&m| args.wants(m))

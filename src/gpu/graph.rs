@@ -285,15 +285,16 @@ pub fn empty_graph_us(gpu: &super::Gpu, reps: usize) -> Result<f64> {
     Ok(median_us(times))
 }
 
-/// The device's memory bandwidth as a device-to-device copy of `bytes` bytes reaches it: bytes
-/// read and written per second over `reps` copies enqueued back to back (so that no launch's
-/// latency counts), the best of three such runs after one untimed copy (an H200 reaches about
-/// 4.3e12). `bytes` should far exceed the L2 cache, so that the copy runs from device memory;
-/// two buffers of that size are allocated for the measurement and freed after. The floor of a
-/// step (its bytes read and written once, at this rate) is what the benches compare every mode
-/// with.
+/// The device's memory bandwidth as a device-to-device copy of `bytes` bytes (at least 1 MiB)
+/// reaches it: bytes read and written per second over `reps` copies enqueued back to back (so
+/// that no launch's latency counts), the best of three such runs after one untimed copy (an H200
+/// reaches about 4.3e12). `bytes` should far exceed the L2 cache, so that the copy runs from
+/// device memory; two buffers of that size are allocated for the measurement and freed after.
+/// The floor of a step (its bytes read and written once, at this rate) is what the benches
+/// compare every mode with.
 pub fn copy_bandwidth(gpu: &super::Gpu, bytes: usize, reps: usize) -> Result<f64> {
     use super::workspace::DevBuf;
+    let bytes = bytes.max(1 << 20);
     let src = DevBuf::new(gpu.ctx(), "bandwidth source", bytes)?;
     let dst = DevBuf::new(gpu.ctx(), "bandwidth target", bytes)?;
     src.fill(1, bytes, gpu.stream())?;
@@ -304,7 +305,29 @@ pub fn copy_bandwidth(gpu: &super::Gpu, bytes: usize, reps: usize) -> Result<f64
         })?;
         best_us = best_us.min(us);
     }
-    Ok(2.0 * src.bytes().min(dst.bytes()) as f64 / (best_us * 1e-6))
+    Ok(2.0 * bytes as f64 / (best_us * 1e-6))
+}
+
+/// The device memory's peak rate in bytes per second, from the driver's attributes: memory
+/// clock × 2 (double data rate) × bus width; `None` where the driver reports neither (an H200:
+/// about 4.8e12, of which a copy reaches about nine tenths).
+pub fn peak_bandwidth(gpu: &super::Gpu) -> Option<f64> {
+    use sys::CUdevice_attribute::{
+        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH as BUS,
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE as CLOCK,
+    };
+    let attr = |a| gpu.ctx().attribute(a).ok().filter(|&v| v > 0);
+    let (khz, bits) = (attr(CLOCK)?, attr(BUS)?);
+    Some(khz as f64 * 1e3 * 2.0 * bits as f64 / 8.0)
+}
+
+/// Bytes of the device's L2 cache.
+pub fn l2_bytes(gpu: &super::Gpu) -> Result<usize> {
+    let l2 = gpu
+        .ctx()
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        .map_err(cuda("cuDeviceGetAttribute"))?;
+    Ok(l2.max(0) as usize)
 }
 
 /// Device time of `n` calls of `replay` on `stream`, each between two CUDA events, in
@@ -390,11 +413,7 @@ impl std::fmt::Debug for L2Flush {
 impl L2Flush {
     /// Allocates the buffer: twice the device's L2 cache (at least 8 MiB).
     pub fn new(gpu: &super::Gpu) -> Result<L2Flush> {
-        let l2 = gpu
-            .ctx()
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-            .map_err(cuda("cuDeviceGetAttribute"))?;
-        let bytes = (2 * l2.max(0) as usize).max(8 << 20);
+        let bytes = (2 * l2_bytes(gpu)?).max(8 << 20);
         Ok(L2Flush {
             buf: super::workspace::DevBuf::new(gpu.ctx(), "l2 flush", bytes)?,
             events: EventPair::new(gpu.ctx())?,

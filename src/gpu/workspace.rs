@@ -131,14 +131,21 @@ impl DevBuf {
     }
 
     /// Copies the first `bytes` bytes of `src` (at most either buffer's size) to the start of
-    /// this buffer on `stream` (asynchronous).
+    /// this buffer on `stream` (asynchronous). A buffer copied onto itself is an error (the
+    /// copy's ranges would overlap).
     pub(crate) fn copy_from(&self, src: &DevBuf, bytes: usize, stream: &CudaStream) -> Result<()> {
+        if self.ptr == src.ptr {
+            return Err(Error::Cuda {
+                call: "copy".into(),
+                detail: format!("`{}` onto itself", self.name),
+            });
+        }
         let n = bytes.min(self.bytes).min(src.bytes);
         if n == 0 {
             return Ok(());
         }
-        // SAFETY: within both allocations, which are distinct (`&self` and `&src` are two
-        // buffers: one allocation is never shared by two `DevBuf`s).
+        // SAFETY: within both allocations, which are distinct (checked above) and so do not
+        // overlap.
         unsafe { result::memcpy_dtod_async(self.ptr, src.ptr, n, stream.cu_stream()) }
             .map_err(cuda("cuMemcpyDtoDAsync"))
     }

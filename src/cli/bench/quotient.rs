@@ -777,9 +777,10 @@ fn quotient_lines(
 ) -> archipelago::Result<()> {
     summary.quotient = Some((f.timed.device_us, f.timed.wall_us));
     summary.unchanged = f.unchanged_us;
-    // The launch under every step's device time, measured beside the shape's figures.
+    // The launch under every step's device time, measured beside the shape's figures; the
+    // bandwidth is the process's one measurement (the report's header).
     let launch_us = archipelago::gpu::graph::empty_graph_us(g, 50)?;
-    let bandwidth = super::floor_bandwidth(g)?;
+    let (bandwidth, _) = super::floor_bandwidth(g)?;
     let bound = launch_us + f.floor_bytes as f64 / bandwidth * 1e6;
     summary.bound = bound.is_finite().then_some(bound);
     let _ = writeln!(
