@@ -505,16 +505,9 @@ fn write_error(path: &std::path::Path, e: std::io::Error) -> super::Error {
     }
 }
 
-/// Runs the subcommand.
-pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
-    // A report that cannot be written is said before the bench, not after it.
-    if let Some(path) = &args.out {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| write_error(path, e))?;
-    }
+/// The shapes `args` asks for, in order (every built-in one without `--shapes`; a trace asked
+/// for by name that is not built in, from traces/); `None` once `--shapes list` has printed them.
+fn select_shapes(args: &BenchArgs) -> super::Result<Option<Vec<(String, Make)>>> {
     let mut all = if args.quotient {
         quotient::shapes(args.worlds())
     } else {
@@ -535,7 +528,7 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
         for (name, _) in &all {
             outln!("{name}");
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
     if let Some(name) = args
         .shapes
@@ -547,10 +540,16 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             reason: format!("unknown shape `{name}` (`--shapes list` prints them)"),
         });
     }
-    let selected: Vec<_> = all
-        .into_iter()
-        .filter(|(n, _)| args.shapes.is_empty() || args.shapes.iter().any(|s| s == n))
-        .collect();
+    Ok(Some(
+        all.into_iter()
+            .filter(|(n, _)| args.shapes.is_empty() || args.shapes.iter().any(|s| s == n))
+            .collect(),
+    ))
+}
+
+/// The device, or why there is none (`--cpu`, no CUDA): then the CPU table runs, unless `args`
+/// asks for what only a device has, which is refused.
+fn open_device(args: &BenchArgs) -> super::Result<archipelago::Result<Gpu>> {
     let gpu = if args.cpu {
         Err(Error::NoDevice("--cpu given".into()))
     } else {
@@ -572,13 +571,18 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             ),
         });
     }
+    Ok(gpu)
+}
+
+/// The report's first lines: the date and command, then the device and what every figure rests
+/// on (the floor's bandwidth, the empty replay), or the CPU fallback and why.
+fn header(gpu: &archipelago::Result<Gpu>, args: &BenchArgs) -> super::Result<String> {
     let mut report = format!(
         "Date: {} · command: `{}`\n\n",
         today(),
         std::env::args().collect::<Vec<_>>().join(" ")
     );
-    let mut failed = false;
-    match &gpu {
+    match gpu {
         Ok(g) => {
             let i = g.info();
             let empty = archipelago::gpu::graph::empty_graph_us(g, 50)?;
@@ -612,6 +616,25 @@ pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
             );
         }
     }
+    Ok(report)
+}
+
+/// Runs the subcommand.
+pub fn run(args: &BenchArgs) -> super::Result<ExitCode> {
+    // A report that cannot be written is said before the bench, not after it.
+    if let Some(path) = &args.out {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| write_error(path, e))?;
+    }
+    let Some(selected) = select_shapes(args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let gpu = open_device(args)?;
+    let mut report = header(&gpu, args)?;
+    let mut failed = false;
     out!("{report}");
     let mut summaries = Vec::new();
     for (name, make) in selected {
