@@ -309,8 +309,8 @@ pub fn copy_bandwidth(gpu: &super::Gpu, bytes: usize, reps: usize) -> Result<f64
 }
 
 /// The device memory's peak rate in bytes per second, from the driver's attributes: memory
-/// clock × 2 (double data rate) × bus width; `None` where the driver reports neither (an H200:
-/// about 4.8e12, of which a copy reaches about nine tenths).
+/// clock × 2 (double data rate) × bus width; `None` where the driver does not report both (an
+/// H200: about 4.8e12, of which a copy reaches about nine tenths).
 pub fn peak_bandwidth(gpu: &super::Gpu) -> Option<f64> {
     use sys::CUdevice_attribute::{
         CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH as BUS,
