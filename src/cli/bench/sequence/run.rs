@@ -401,9 +401,12 @@ impl Contenders {
     fn figures(self, phases: &[Phase], mismatch: Option<String>) -> Figures {
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let median = |v: &[f64]| archipelago::gpu::graph::median_us(v.to_vec());
-        let again_of = |v: &[[f64; 2]]| Again {
-            after_check: mean(&v.iter().map(|a| a[0]).collect::<Vec<_>>()),
-            flushed: mean(&v.iter().map(|a| a[1]).collect::<Vec<_>>()),
+        let again_of = |v: &[[f64; 2]]| {
+            let n = v.len().max(1) as f64;
+            Again {
+                after_check: v.iter().map(|a| a[0]).sum::<f64>() / n,
+                flushed: v.iter().map(|a| a[1]).sum::<f64>() / n,
+            }
         };
         let ran = || self.full.iter().filter(|f| f.solver.is_ok());
         // Only the contenders replayed again (none without `again`).
