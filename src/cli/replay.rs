@@ -3,7 +3,7 @@
 //! output field at every step and world against native MuJoCo. This is how a trace recorded
 //! from a scene of one's own (tools/record_trace.py) is checked in every mode.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use archipelago::cpu::quotient::QuotientMode;
@@ -170,20 +170,7 @@ pub fn run(args: &ReplayArgs) -> super::Result<ExitCode> {
         .into());
     }
     let (mut modes, named, gpu_optional) = select(&args.mode)?;
-    let device = if modes.iter().any(|w| w.on_gpu()) {
-        match gpu::Gpu::open() {
-            Ok(g) => Some(g),
-            Err(e) if gpu_optional => {
-                eprintln!("GPU modes skipped: {e}");
-                modes.retain(|w| !w.on_gpu());
-                None
-            }
-            Err(e) => return Err(e.into()),
-        }
-    } else {
-        None
-    };
-    let quotient_runs = modes.iter().any(|w| w.takes_policy());
+    let device = open_device(&mut modes, gpu_optional)?;
     outln!(
         "{:<34} {:<16} {:>6} {:>6} {:>10} {:>10} {:>12}",
         "trace",
@@ -208,20 +195,8 @@ pub fn run(args: &ReplayArgs) -> super::Result<ExitCode> {
             || t.scene().to_string(),
             |s| s.to_string_lossy().into_owned(),
         );
-        if let Some(ids) = args.eq_dynamic.as_ref().filter(|_| quotient_runs) {
-            let neq = t.counts().neq;
-            let past: Vec<_> = ids
-                .iter()
-                .filter(|&&id| id < 0 || id as usize >= neq)
-                .collect();
-            if !past.is_empty() {
-                eprintln!("--eq-dynamic {past:?}: {name} has equalities 0..{neq}; they match none");
-            }
-            let first = t.step(0).0;
-            eprintln!(
-                "quotient modes on {name}: {}",
-                super::describe_policy(&policy, &first)
-            );
+        if modes.iter().any(|w| w.takes_policy()) {
+            say_policy(args, t, &name, &policy);
         }
         for &which in &modes {
             let r = match replay(t, which, device.as_ref(), &policy) {
@@ -241,32 +216,8 @@ pub fn run(args: &ReplayArgs) -> super::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            if let Some(first) = &r.first {
-                let m = &first.mismatch;
-                eprintln!(
-                    "MISMATCH {} mode {}: step {} (sim step {}), world {}, {}[{}]: expected {}, got {}",
-                    path.display(),
-                    r.mode,
-                    first.step,
-                    first.sim_step,
-                    m.world,
-                    m.field,
-                    m.index,
-                    m.expected,
-                    m.got
-                );
-            }
+            say_report(path, &name, &r);
             bad |= r.mismatches > 0;
-            outln!(
-                "{:<34} {:<16} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
-                name,
-                r.mode,
-                r.steps,
-                r.worlds,
-                r.rows_per_step(),
-                r.mismatches,
-                r.time_per_step().as_secs_f64() * 1e6
-            );
         }
     }
     Ok(if bad {
@@ -274,6 +225,73 @@ pub fn run(args: &ReplayArgs) -> super::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The device of the GPU modes among `modes`, if any: where none opens, an error, or with
+/// `gpu_optional` (a group asked for them) a line that says so and `modes` without them.
+fn open_device(modes: &mut Vec<Which>, gpu_optional: bool) -> Result<Option<gpu::Gpu>> {
+    if !modes.iter().any(|w| w.on_gpu()) {
+        return Ok(None);
+    }
+    match gpu::Gpu::open() {
+        Ok(g) => Ok(Some(g)),
+        Err(e) if gpu_optional => {
+            eprintln!("GPU modes skipped: {e}");
+            modes.retain(|w| !w.on_gpu());
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Says, before a trace's quotient modes run, the policy they take on it, and which of
+/// `--eq-dynamic`'s ids name none of its equalities.
+fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
+    let Some(ids) = args.eq_dynamic.as_ref() else {
+        return;
+    };
+    let neq = t.counts().neq;
+    let past: Vec<_> = ids
+        .iter()
+        .filter(|&&id| id < 0 || id as usize >= neq)
+        .collect();
+    if !past.is_empty() {
+        eprintln!("--eq-dynamic {past:?}: {name} has equalities 0..{neq}; they match none");
+    }
+    let first = t.step(0).0;
+    eprintln!(
+        "quotient modes on {name}: {}",
+        super::describe_policy(policy, &first)
+    );
+}
+
+/// A mode's line for one trace, after its first mismatch (if any) on stderr.
+fn say_report(path: &Path, name: &str, r: &Report) {
+    if let Some(first) = &r.first {
+        let m = &first.mismatch;
+        eprintln!(
+            "MISMATCH {} mode {}: step {} (sim step {}), world {}, {}[{}]: expected {}, got {}",
+            path.display(),
+            r.mode,
+            first.step,
+            first.sim_step,
+            m.world,
+            m.field,
+            m.index,
+            m.expected,
+            m.got
+        );
+    }
+    outln!(
+        "{:<34} {:<16} {:>6} {:>6} {:>10.1} {:>10} {:>12.3}",
+        name,
+        r.mode,
+        r.steps,
+        r.worlds,
+        r.rows_per_step(),
+        r.mismatches,
+        r.time_per_step().as_secs_f64() * 1e6
+    );
 }
 
 #[cfg(test)]
