@@ -142,7 +142,8 @@ pub enum Error {
         detail: String,
     },
 
-    /// A reported invalidation event names a world or tree outside the capacity.
+    /// A reported invalidation event names a world or tree outside the capacity, or a source by a
+    /// negative id.
     #[error("invalid event: {0}")]
     Event(#[from] invalidation::TrackerError),
 

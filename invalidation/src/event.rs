@@ -22,6 +22,35 @@ pub enum SourceId {
     ActuatorCoupling(i32),
 }
 
+impl SourceId {
+    /// The id within its kind (MuJoCo's ids count from 0).
+    pub fn id(self) -> i32 {
+        match self {
+            SourceId::Eq(id)
+            | SourceId::Dof(id)
+            | SourceId::Tendon(id)
+            | SourceId::Flex(id)
+            | SourceId::TendonCoupling(id)
+            | SourceId::ActuatorCoupling(id) => id,
+        }
+    }
+}
+
+impl std::fmt::Display for SourceId {
+    /// As MuJoCo names it: `equality 3`, `dof 0`, `tendon 2`, `flex 1`, `tendon 2's coupling`,
+    /// `actuator 5's coupling`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            SourceId::Eq(id) => write!(f, "equality {id}"),
+            SourceId::Dof(id) => write!(f, "dof {id}"),
+            SourceId::Tendon(id) => write!(f, "tendon {id}"),
+            SourceId::Flex(id) => write!(f, "flex {id}"),
+            SourceId::TendonCoupling(id) => write!(f, "tendon {id}'s coupling"),
+            SourceId::ActuatorCoupling(id) => write!(f, "actuator {id}'s coupling"),
+        }
+    }
+}
+
 /// An edit to a static constraint of the model (or of one world's copy of it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Edit {
@@ -182,12 +211,14 @@ pub struct Events {
 }
 
 /// What a step's events name: one past the largest world, the smallest and largest tree of a
-/// sleep or wake (none: `i32::MAX`, `i32::MIN`), and how many report an `eq_active` change.
+/// sleep or wake (none: `i32::MAX`, `i32::MIN`), the smallest id of an equality switched or a
+/// source edited (none: `i32::MAX`), and how many report an `eq_active` change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Bounds {
     worlds: u64,
     tree_min: i32,
     tree_max: i32,
+    id_min: i32,
     eq_active: usize,
 }
 
@@ -197,6 +228,7 @@ impl Default for Bounds {
             worlds: 0,
             tree_min: i32::MAX,
             tree_max: i32::MIN,
+            id_min: i32::MAX,
             eq_active: 0,
         }
     }
@@ -205,8 +237,9 @@ impl Default for Bounds {
 impl Bounds {
     fn take(&mut self, e: &Event) {
         let world = match *e {
-            Event::EqActive { world, .. } => {
+            Event::EqActive { world, eq, .. } => {
                 self.eq_active += 1;
+                self.id_min = self.id_min.min(eq);
                 Some(world)
             }
             Event::Sleep { world, tree } | Event::Wake { world, tree } => {
@@ -214,7 +247,10 @@ impl Bounds {
                 self.tree_max = self.tree_max.max(tree);
                 Some(world)
             }
-            Event::Edit { world, .. } => world,
+            Event::Edit { world, edit } => {
+                self.id_min = self.id_min.min(edit.source().id());
+                world
+            }
             Event::Capacity => None,
         };
         if let Some(w) = world {
@@ -289,12 +325,13 @@ impl Events {
         self.bounds.eq_active
     }
 
-    /// Whether every event names a world below `nworld` and every sleep or wake a tree of
-    /// `0..ntree`, so that none is out of a tracker of that size.
+    /// Whether every event names a world below `nworld`, every sleep or wake a tree of
+    /// `0..ntree` and every equality or edited source an id of 0 or more, so that none is out of
+    /// a tracker of that size.
     pub(crate) fn within(&self, nworld: usize, ntree: usize) -> bool {
         let b = &self.bounds;
         let no_trees = b.tree_min > b.tree_max;
         let trees = no_trees || (b.tree_min >= 0 && (b.tree_max as usize) < ntree);
-        b.worlds <= nworld as u64 && trees
+        b.worlds <= nworld as u64 && trees && b.id_min >= 0
     }
 }

@@ -167,7 +167,7 @@ impl Decision {
     }
 }
 
-/// An event names a world or tree the tracker was not sized for.
+/// An event names a world or tree the tracker was not sized for, or a source by a negative id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TrackerError {
     /// World index out of range.
@@ -185,6 +185,13 @@ pub enum TrackerError {
         tree: i32,
         /// Trees per world.
         ntree: usize,
+    },
+    /// A negative equality, dof, tendon, flex or actuator id. (An id past the model's counts is
+    /// taken: an edit may add an equality.)
+    #[error("an event names {named}, but MuJoCo's ids count from 0")]
+    Source {
+        /// The source named.
+        named: SourceId,
     },
 }
 
@@ -442,6 +449,14 @@ impl Tracker {
     }
 
     fn check(&self, e: &Event) -> Result<(), TrackerError> {
+        let source = match *e {
+            Event::EqActive { eq, .. } => Some(SourceId::Eq(eq)),
+            Event::Edit { edit, .. } => Some(edit.source()),
+            _ => None,
+        };
+        if let Some(named) = source.filter(|s| s.id() < 0) {
+            return Err(TrackerError::Source { named });
+        }
         let world = match *e {
             Event::EqActive { world, .. }
             | Event::Edit {
@@ -607,6 +622,11 @@ mod tests {
         assert_eq!(ev.eq_active_count(), 1);
         ev.clear();
         assert!(ev.within(0, 0) && ev.eq_active_count() == 0);
+        ev.eq_active(0, -1, true);
+        assert!(!ev.within(1, 0), "a negative equality id");
+        ev.clear();
+        ev.edit(None, Edit::ActuatorCoupling { actuator: -4 });
+        assert!(!ev.within(0, 0), "a negative id edited in every world");
     }
 
     #[test]
@@ -656,6 +676,15 @@ mod tests {
                 world: Some(2),
                 edit: Edit::FlexStiffness { flex: 0 },
             },
+            Event::EqActive {
+                world: 0,
+                eq: -1,
+                active: true,
+            },
+            Event::Edit {
+                world: None,
+                edit: Edit::DofFriction { dof: -2, on: true },
+            },
         ];
         for e in bad {
             ev.clear();
@@ -663,6 +692,13 @@ mod tests {
             assert!(t.record(&ev, all_static).is_err(), "{e:?}");
             assert!(t.awake(1, 1), "{e:?}: nothing applied");
         }
+        ev.clear();
+        ev.eq_active(1, -3, false);
+        let e = t.record(&ev, all_static).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "an event names equality -3, but MuJoCo's ids count from 0"
+        );
         let mut d = Decision::with_capacity(2);
         t.decide(&mut d);
         assert_eq!(d.verdict(), Verdict::Reuse);
