@@ -124,6 +124,7 @@ fn parse_sort(s: &str) -> Result<Sort, String> {
 mod asleep;
 mod quotient;
 mod sequence;
+mod stepped;
 
 impl Default for BenchArgs {
     fn default() -> Self {

@@ -36,6 +36,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use super::sequence::{self, PolicyFigures, Sequence};
+use super::stepped::Stepped;
 use super::{BenchArgs, Make, Shape, maps_alone, median_us, synthetic_keys};
 use archipelago::cpu::CpuMode;
 use archipelago::engine::auto_keeps_quotient;
@@ -314,13 +315,39 @@ struct Timed {
     ok: bool,
 }
 
+/// The device columns of a solver's uploaded step, its replays timed four ways.
+struct DeviceFigures {
+    device_us: f64,
+    back_us: f64,
+    cold_us: f64,
+    busy_us: f64,
+}
+
+impl DeviceFigures {
+    /// Times `s`'s replays: the median of `reps` replays between events, `BACK_TO_BACK` of them
+    /// enqueued back to back, and `reps` each after an L2 flush or with the device kept busy.
+    fn of(
+        s: &mut impl Stepped,
+        reps: usize,
+        (flush, busy): (&L2Flush, &Busy),
+    ) -> archipelago::Result<DeviceFigures> {
+        let reps = reps.max(1);
+        Ok(DeviceFigures {
+            device_us: median_us(s.time_replays(2, reps)?),
+            back_us: s.time_back_to_back(2, BACK_TO_BACK)?,
+            cold_us: median_us(flush.time_replays(reps, || s.replay())?),
+            busy_us: median_us(busy.time_replays(reps, || s.replay())?),
+        })
+    }
+}
+
 fn full_mode(
     g: &Gpu,
     mode: Mode,
     input: &Input<'_>,
     reference: &Islands,
     args: &BenchArgs,
-    (flush, busy): (&L2Flush, &Busy),
+    timers: (&L2Flush, &Busy),
 ) -> archipelago::Result<Timed> {
     let cap = Capacity::fit(input.model(), input.batch());
     let opts = args.solver_options();
@@ -340,21 +367,17 @@ fn full_mode(
     // The graph's replays (the first step was launched directly, its graph captured then).
     ok &= out.first_mismatch(reference).is_none();
     solver.upload(input)?;
-    let device = solver.time_replays(2, args.reps.max(1))?;
-    let back_us = solver.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median_us(flush.time_replays(args.reps.max(1), || solver.replay())?);
-    let busy_us = median_us(busy.time_replays(args.reps.max(1), || solver.replay())?);
+    let d = DeviceFigures::of(&mut solver, args.reps, timers)?;
     // What the timed replays wrote, the last one's.
-    out.fill(input, |o| solver.download(input, o))?;
-    ok &= out.first_mismatch(reference).is_none();
+    ok &= solver.download_equals(input, &mut out, reference)?;
     let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
     Ok(Timed {
         name: mode.to_string(),
         construct_ms,
-        device_us: median_us(device),
-        back_us,
-        cold_us,
-        busy_us,
+        device_us: d.device_us,
+        back_us: d.back_us,
+        cold_us: d.cold_us,
+        busy_us: d.busy_us,
         wall_us: median_us(wall),
         maps_us,
         register_cap: solver.register_cap(),
@@ -394,7 +417,7 @@ fn quotient(
     input: &Input<'_>,
     reference: &Islands,
     args: &BenchArgs,
-    (flush, busy): (&L2Flush, &Busy),
+    timers: (&L2Flush, &Busy),
     waking: Option<&(Batch, Events)>,
 ) -> archipelago::Result<QuotientFigures> {
     // A shape put partly asleep starts awake (its batch holds every row of the measured one).
@@ -404,130 +427,46 @@ fn quotient(
     };
     let cap = Capacity::fit(first.model(), first.batch());
     let start = Instant::now();
-    let mut q = QuotientSolver::new(g, cap, input.model(), args.policy())?;
+    let q = QuotientSolver::new(g, cap, input.model(), args.policy())?;
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
+    let reps = args.reps.max(1);
+    let mut run = QuotientRun {
+        q,
+        out: PinnedIslands::new(g, &cap),
+        input: *input,
+        reference,
+        none: Events::new(),
+        ok: true,
+    };
     // Every step below is the same batch: with reuse on, every world after the first would be
     // reused. These figures are the quotient's own check and solve; the sequences measure reuse.
-    q.set_reuse(false)?;
-    let (none, mut out) = (Events::new(), PinnedIslands::new(g, &cap));
-    // The first step contracts every world.
-    let t = Instant::now();
-    q.upload(&first, &none)?;
-    let first_ms = t.elapsed().as_secs_f64() * 1e3;
-    q.replay()?;
-    out.fill(&first, |o| q.download(&first, o))?;
-    let mut ok = match waking {
-        // Then the components fall asleep, reported: their nodes are masked from now on.
-        Some((_, asleep)) => {
-            let mut awake = Islands::default();
-            CpuMode::solve(
-                &mut archipelago::cpu::dsu::Dsu::default(),
-                &first,
-                &mut awake,
-            )?;
-            let ok = out.first_mismatch(&awake).is_none();
-            q.upload(input, asleep)?;
-            q.replay()?;
-            out.fill(input, |o| q.download(input, o))?;
-            ok && out.first_mismatch(reference).is_none()
-        }
-        None => out.first_mismatch(reference).is_none(),
-    };
-    let (mut wall, mut upload, mut host) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..WALL_REPS {
-        let t = Instant::now();
-        q.upload(input, &none)?;
-        upload.push(t.elapsed().as_secs_f64() * 1e6);
-        host.push(q.last_host_half().as_secs_f64() * 1e6);
-        q.replay()?;
-        out.fill(input, |o| q.download(input, o))?;
-        wall.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    ok &= out.first_mismatch(reference).is_none();
-    let counts = q.last_counts();
-    let (host_us, upload_us) = (median_us(host), median_us(upload));
+    run.q.set_reuse(false)?;
+    let first_ms = run.first_steps(&first, waking)?;
+    let (wall_us, upload_us, host_us) = run.walls()?;
+    let counts = run.q.last_counts();
     // The steady step's device figures, before the rebuilds below (which, on a shape put partly
     // asleep, contract its sleeping worlds apart).
-    q.upload(input, &none)?;
-    let device = q.time_replays(2, args.reps.max(1))?;
-    let back_us = q.time_back_to_back(2, BACK_TO_BACK)?;
-    let cold_us = median_us(flush.time_replays(args.reps.max(1), || q.replay())?);
-    let busy_us = median_us(busy.time_replays(args.reps.max(1), || q.replay())?);
-    let warp_worlds = q.warp_worlds();
-    let guard_warps = q.guard_warps();
+    run.q.upload(input, &run.none)?;
+    let d = DeviceFigures::of(&mut run.q, reps, timers)?;
+    let (warp_worlds, guard_warps) = (run.q.warp_worlds(), run.q.guard_warps());
     // What the timed replays wrote, the last one's.
-    out.fill(input, |o| q.download(input, o))?;
-    ok &= out.first_mismatch(reference).is_none();
-    // The same step with the tree-level maps only, where node-level maps apply; checked too.
-    let tree_maps_us = if q.node_maps() && counts.by_nodes > 0 {
-        q.set_node_maps(false);
-        q.upload(input, &none)?;
-        let us = median_us(q.time_replays(2, args.reps.max(1))?);
-        out.fill(input, |o| q.download(input, o))?;
-        ok &= out.first_mismatch(reference).is_none();
-        q.set_node_maps(true);
-        Some(us)
-    } else {
-        None
-    };
-    // A whole step with `events`: its host half's µs (the host's own work, which the upload
-    // runs beside the batch's copy).
-    let mut host_step = |events: &Events| -> archipelago::Result<f64> {
-        q.upload(input, events)?;
-        let us = q.last_host_half().as_secs_f64() * 1e6;
-        q.replay()?;
-        out.fill(input, |o| q.download(input, o))?;
-        ok &= out.first_mismatch(reference).is_none();
-        Ok(us)
-    };
-    let mut all = Events::new();
-    all.capacity_changed();
-    let mut all_us = Vec::with_capacity(REBUILD_ALL_REPS);
-    for _ in 0..REBUILD_ALL_REPS {
-        let steady = host_step(&none)?;
-        all_us.push(host_step(&all)? - steady);
-    }
-    let rebuild_all_ms = median_us(all_us).max(0.0) / 1e3;
-    // One world's rebuild is small against the spread of a host half, so each
-    // edit step (a different world each time) is paired with a steady step just before it.
-    let nworld = input.batch().nworld();
-    let mut one_us = Vec::with_capacity(REBUILD_REPS);
-    for i in (0..REBUILD_REPS).filter(|_| nworld > 0) {
-        let steady = host_step(&none)?;
-        let mut one = Events::new();
-        one.edit(
-            Some((i * nworld / REBUILD_REPS) as u32),
-            Edit::EqRetargeted { eq: 0 },
-        );
-        one_us.push(host_step(&one)? - steady);
-    }
-    let rebuild_one_us = median_us(one_us).max(0.0);
-    // The floor of a quotient step on this shape: reuse on and every world unchanged since its
-    // last step, so only the reuse check runs (it reads every hyperedge, as any exact check
-    // must); the row-level outputs are in place, as no world's rows moved. The warp kernel has
-    // no reuse check, so this takes the block kernels (the last use of q).
-    q.set_reuse(true)?;
-    q.set_warp_worlds(Some(false))?;
-    out.fill(input, |o| q.step(input, &none, o))?;
-    out.fill(input, |o| q.step(input, &none, o))?;
-    ok &= out.first_mismatch(reference).is_none();
-    let unchanged_us = if q.last_counts().reused == input.batch().nworld() {
-        Some(median_us(q.time_replays(2, args.reps.max(1))?))
-    } else {
-        None
-    };
+    run.check()?;
+    let tree_maps_us = run.tree_maps_only(counts.by_nodes > 0, reps)?;
+    let (rebuild_all_ms, rebuild_one_us) = run.rebuilds()?;
+    let unchanged_us = run.unchanged(reps)?;
+    let q = &run.q;
     Ok(QuotientFigures {
         timed: Timed {
             name: "quotient (reuse off)".into(),
             construct_ms,
-            device_us: median_us(device),
-            back_us,
-            cold_us,
-            busy_us,
-            wall_us: median_us(wall),
+            device_us: d.device_us,
+            back_us: d.back_us,
+            cold_us: d.cold_us,
+            busy_us: d.busy_us,
+            wall_us,
             maps_us: None,
             register_cap: q.register_cap(),
-            ok,
+            ok: run.ok,
         },
         first_ms,
         host_us,
@@ -543,6 +482,140 @@ fn quotient(
         guard_warps,
         floor_bytes: q.workspace().floor_bytes(),
     })
+}
+
+/// The quotient as [`quotient`] measures it: its solver and page-locked outputs on one shape's
+/// batch, and whether every step it checked equalled the reference.
+struct QuotientRun<'a> {
+    q: QuotientSolver,
+    out: PinnedIslands,
+    input: Input<'a>,
+    reference: &'a Islands,
+    /// No events: a steady step.
+    none: Events,
+    ok: bool,
+}
+
+impl QuotientRun<'_> {
+    /// Downloads the last replay and checks it.
+    fn check(&mut self) -> archipelago::Result<()> {
+        let (q, out) = (&mut self.q, &mut self.out);
+        self.ok &= q.download_equals(&self.input, out, self.reference)?;
+        Ok(())
+    }
+
+    /// A whole checked step with `events`: its host half's µs (the host's own work, which the
+    /// upload runs beside the batch's copy).
+    fn step(&mut self, events: &Events) -> archipelago::Result<f64> {
+        self.q.upload(&self.input, events)?;
+        let us = self.q.last_host_half().as_secs_f64() * 1e6;
+        self.q.replay()?;
+        self.check()?;
+        Ok(us)
+    }
+
+    /// The first step, which contracts every world, from `first` (ms); on a shape put partly
+    /// asleep (`waking`), `first` is its batch awake, checked against the CPU, and then its
+    /// components fall asleep, reported: their nodes are masked from then on.
+    fn first_steps(
+        &mut self,
+        first: &Input<'_>,
+        waking: Option<&(Batch, Events)>,
+    ) -> archipelago::Result<f64> {
+        let (q, out) = (&mut self.q, &mut self.out);
+        let t = Instant::now();
+        q.upload(first, &self.none)?;
+        let first_ms = t.elapsed().as_secs_f64() * 1e3;
+        q.replay()?;
+        match waking {
+            Some((_, asleep)) => {
+                let mut awake = Islands::default();
+                let mut dsu = archipelago::cpu::dsu::Dsu::default();
+                CpuMode::solve(&mut dsu, first, &mut awake)?;
+                self.ok &= q.download_equals(first, out, &awake)?;
+                q.upload(&self.input, asleep)?;
+                q.replay()?;
+                self.check()?;
+            }
+            None => self.check()?,
+        }
+        Ok(first_ms)
+    }
+
+    /// The steady step's medians over `WALL_REPS` whole steps: wall, upload and host half (µs).
+    fn walls(&mut self) -> archipelago::Result<(f64, f64, f64)> {
+        let (q, out, input) = (&mut self.q, &mut self.out, &self.input);
+        let (mut wall, mut upload, mut host) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..WALL_REPS {
+            let t = Instant::now();
+            q.upload(input, &self.none)?;
+            upload.push(t.elapsed().as_secs_f64() * 1e6);
+            host.push(q.last_host_half().as_secs_f64() * 1e6);
+            q.replay()?;
+            out.fill(input, |o| q.download(input, o))?;
+            wall.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        self.ok &= out.first_mismatch(self.reference).is_none();
+        Ok((median_us(wall), median_us(upload), median_us(host)))
+    }
+
+    /// The same step with the tree-level maps only, where node-level maps apply (`by_nodes`:
+    /// some world took them): device µs, checked too.
+    fn tree_maps_only(&mut self, by_nodes: bool, reps: usize) -> archipelago::Result<Option<f64>> {
+        if !(self.q.node_maps() && by_nodes) {
+            return Ok(None);
+        }
+        self.q.set_node_maps(false);
+        self.q.upload(&self.input, &self.none)?;
+        let us = median_us(self.q.time_replays(2, reps)?);
+        self.check()?;
+        self.q.set_node_maps(true);
+        Ok(Some(us))
+    }
+
+    /// The host cost of a rebuild beyond a steady step: of every world (ms; a capacity change
+    /// reported) and of one (µs; an edit of one world, a different one each time). One world's
+    /// rebuild is small against the spread of a host half, so each such step is paired with a
+    /// steady step just before it: the medians of their differences.
+    fn rebuilds(&mut self) -> archipelago::Result<(f64, f64)> {
+        let none = Events::new();
+        let mut all = Events::new();
+        all.capacity_changed();
+        let mut all_us = Vec::with_capacity(REBUILD_ALL_REPS);
+        for _ in 0..REBUILD_ALL_REPS {
+            let steady = self.step(&none)?;
+            all_us.push(self.step(&all)? - steady);
+        }
+        let nworld = self.input.batch().nworld();
+        let mut one_us = Vec::with_capacity(REBUILD_REPS);
+        for i in (0..REBUILD_REPS).filter(|_| nworld > 0) {
+            let steady = self.step(&none)?;
+            let mut one = Events::new();
+            let world = (i * nworld / REBUILD_REPS) as u32;
+            one.edit(Some(world), Edit::EqRetargeted { eq: 0 });
+            one_us.push(self.step(&one)? - steady);
+        }
+        let all_ms = median_us(all_us).max(0.0) / 1e3;
+        Ok((all_ms, median_us(one_us).max(0.0)))
+    }
+
+    /// The floor of a quotient step on this shape (device µs): reuse on and every world
+    /// unchanged since its last step, so only the reuse check runs (it reads every hyperedge,
+    /// as any exact check must); the row-level outputs are in place, as no world's rows moved.
+    /// The warp kernel has no reuse check, so this takes the block kernels (the last use of the
+    /// solver). `None` if some world was not reused.
+    fn unchanged(&mut self, reps: usize) -> archipelago::Result<Option<f64>> {
+        let (q, out, input) = (&mut self.q, &mut self.out, &self.input);
+        q.set_reuse(true)?;
+        q.set_warp_worlds(Some(false))?;
+        out.fill(input, |o| q.step(input, &self.none, o))?;
+        out.fill(input, |o| q.step(input, &self.none, o))?;
+        self.ok &= out.first_mismatch(self.reference).is_none();
+        if q.last_counts().reused != input.batch().nworld() {
+            return Ok(None);
+        }
+        Ok(Some(median_us(q.time_replays(2, reps)?)))
+    }
 }
 
 /// One summary line per shape, for the table at the end.

@@ -15,6 +15,7 @@ use invalidation::Events;
 
 use super::figures::{Again, Figures, PhaseFigures, PolicyFigures};
 use super::steps::{Phase, Sequence};
+use crate::cli::bench::stepped::Stepped;
 
 /// Steps `seq` through every mode in `modes`, the quotient under `policy` (reuse off, then on)
 /// and an `auto` Engine under it, in lockstep, and under the default policy the sequence's other
@@ -90,51 +91,6 @@ impl Check {
         {
             self.mismatch = Some(format!("{who} at step {}: {m:?}", self.step));
         }
-    }
-}
-
-/// The full rebuilds' and the quotient's solvers, stepped and replayed alike.
-trait Stepped {
-    fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()>;
-    fn replay(&mut self) -> Result<()>;
-    fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<()>;
-    fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>>;
-    /// Whether the uploaded step's launch takes a warp a world (chosen at the upload).
-    fn by_warps(&self) -> bool {
-        false
-    }
-}
-
-impl Stepped for Solver {
-    fn upload(&mut self, input: &Input<'_>, _: &Events) -> Result<()> {
-        Solver::upload(self, input)
-    }
-    fn replay(&mut self) -> Result<()> {
-        Solver::replay(self)
-    }
-    fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<()> {
-        Solver::download(self, input, out).map(|_| ())
-    }
-    fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
-        Solver::time_replays(self, warmup, n)
-    }
-}
-
-impl Stepped for QuotientSolver {
-    fn upload(&mut self, input: &Input<'_>, events: &Events) -> Result<()> {
-        QuotientSolver::upload(self, input, events)
-    }
-    fn replay(&mut self) -> Result<()> {
-        QuotientSolver::replay(self)
-    }
-    fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<()> {
-        QuotientSolver::download(self, input, out).map(|_| ())
-    }
-    fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>> {
-        QuotientSolver::time_replays(self, warmup, n)
-    }
-    fn by_warps(&self) -> bool {
-        self.warp_worlds()
     }
 }
 
