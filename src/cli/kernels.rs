@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Error, Result};
@@ -53,44 +54,16 @@ pub fn parse_arch(arch: &str) -> Result<(i32, i32)> {
 pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
     let arch = args.arch.as_deref().map(parse_arch).transpose()?;
     if !gpu::nvrtc_present() {
-        return Err(Error::Usage {
-            command: "kernels",
-            reason: "NVRTC (libnvrtc), which builds the kernels, is not on the loader's path; \
-                     `tools/setup_nvrtc.sh` fetches it and prints its folder: \
-                     LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) archipelago kernels ..."
+        return Err(usage(
+            "NVRTC (libnvrtc), which builds the kernels, is not on the loader's path; \
+             `tools/setup_nvrtc.sh` fetches it and prints its folder: \
+             LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) archipelago kernels ..."
                 .into(),
-        });
+        ));
     }
-    let cc = match arch {
-        Some(cc) => cc,
-        None => {
-            let gpu = gpu::Gpu::open().map_err(|e| match e {
-                archipelago::Error::NoDevice(why) => archipelago::Error::NoDevice(format!(
-                    "{why}; give --arch to build without a device"
-                )),
-                e => e,
-            })?;
-            gpu.info().capability
-        }
-    };
-    gpu::supports(&format!("sm_{}{}", cc.0, cc.1), cc).map_err(|reason| Error::Usage {
-        command: "kernels",
-        reason,
-    })?;
-    let disk = match &args.cache {
-        Some(dir) => DiskCache::at(dir.clone()),
-        None => DiskCache::from_env().ok_or_else(|| Error::Usage {
-            command: "kernels",
-            reason: "no kernel cache: ARCHIPELAGO_KERNEL_CACHE turns it off, or neither \
-                     XDG_CACHE_HOME nor HOME is set; give --cache DIR"
-                .into(),
-        })?,
-    };
-    // Before minutes of NVRTC, that the folder takes files.
-    disk.writable().map_err(|e| Error::Usage {
-        command: "kernels",
-        reason: format!("cannot write into {}: {e}", disk.dir().display()),
-    })?;
+    let cc = capability(arch)?;
+    gpu::supports(&format!("sm_{}{}", cc.0, cc.1), cc).map_err(usage)?;
+    let disk = cache(args)?;
     let programs = gpu::programs();
     outln!(
         "building {} programs for sm_{}{} into {}",
@@ -100,29 +73,12 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         disk.dir().display()
     );
     let start = Instant::now();
-    let built = std::thread::scope(|s| {
-        let handles: Vec<_> = programs
-            .iter()
-            .map(|p| {
-                let disk = &disk;
-                s.spawn(move || {
-                    let src = (p.source)();
-                    let built = module::machine_code_with(&src, cc, p.split, Some(disk));
-                    (built, module::disk_key(&src, cc, p.split))
-                })
-            })
-            .collect();
-        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        joined
-    });
+    let built = build_all(&programs, cc, &disk);
     outln!("| program | bytes | NVRTC s | was |");
     outln!("|---|---|---|---|");
     let mut missing = Vec::new();
     for (p, result) in programs.iter().zip(built) {
-        let (built, key) = result.map_err(|_| Error::Usage {
-            command: "kernels",
-            reason: format!("building `{}` panicked", p.name),
-        })?;
+        let (built, key) = result.map_err(|_| usage(format!("building `{}` panicked", p.name)))?;
         let (image, built) = built?;
         // Without --arch the device's opening built the main module a moment before.
         let was = match (built.from_disk, built.compile_s > 0.0) {
@@ -141,17 +97,76 @@ pub fn run(args: &KernelsArgs) -> Result<ExitCode> {
         }
     }
     if !missing.is_empty() {
-        return Err(Error::Usage {
-            command: "kernels",
-            reason: format!(
-                "could not write {} into {}",
-                missing.join(", "),
-                disk.dir().display()
-            ),
-        });
+        return Err(usage(format!(
+            "could not write {} into {}",
+            missing.join(", "),
+            disk.dir().display()
+        )));
     }
     outln!("done in {:.1} s", start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The subcommand's usage error.
+fn usage(reason: String) -> Error {
+    Error::Usage {
+        command: "kernels",
+        reason,
+    }
+}
+
+/// The capability to build for: `arch`, else device 0's (whose absence then says to give
+/// `--arch`).
+fn capability(arch: Option<(i32, i32)>) -> Result<(i32, i32)> {
+    if let Some(cc) = arch {
+        return Ok(cc);
+    }
+    let gpu = gpu::Gpu::open().map_err(|e| match e {
+        archipelago::Error::NoDevice(why) => {
+            archipelago::Error::NoDevice(format!("{why}; give --arch to build without a device"))
+        }
+        e => e,
+    })?;
+    Ok(gpu.info().capability)
+}
+
+/// The cache to fill (`--cache`, else the one every process uses), checked to take files
+/// before minutes of NVRTC.
+fn cache(args: &KernelsArgs) -> Result<DiskCache> {
+    let disk = match &args.cache {
+        Some(dir) => DiskCache::at(dir.clone()),
+        None => DiskCache::from_env().ok_or_else(|| {
+            usage(
+                "no kernel cache: ARCHIPELAGO_KERNEL_CACHE turns it off, or neither \
+                 XDG_CACHE_HOME nor HOME is set; give --cache DIR"
+                    .into(),
+            )
+        })?,
+    };
+    disk.writable()
+        .map_err(|e| usage(format!("cannot write into {}: {e}", disk.dir().display())))?;
+    Ok(disk)
+}
+
+/// What building a program gave (its machine code and how it was built) and its cache key, or
+/// the panic of the thread that built it.
+type Built = std::thread::Result<(archipelago::Result<(Arc<Vec<u8>>, module::Built)>, u128)>;
+
+/// Builds every program of `programs` for `cc` into `disk`, each on a thread of its own.
+fn build_all(programs: &[module::Program], cc: (i32, i32), disk: &DiskCache) -> Vec<Built> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = programs
+            .iter()
+            .map(|p| {
+                s.spawn(move || {
+                    let src = (p.source)();
+                    let built = module::machine_code_with(&src, cc, p.split, Some(disk));
+                    (built, module::disk_key(&src, cc, p.split))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    })
 }
 
 #[cfg(test)]
