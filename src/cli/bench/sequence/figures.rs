@@ -106,6 +106,17 @@ impl Figures {
     /// The report's lines for this sequence.
     pub fn report(&self, seq: &Sequence, out: &mut String) {
         let timed = seq.len.saturating_sub(1);
+        self.device_table(seq, timed, out);
+        self.phase_table(out);
+        if !self.again.is_empty() {
+            out.push_str("\n(again: once the step is downloaded and checked, its batch replayed once more, then once more after an L2 flush; neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
+        }
+        self.counts_lines(out);
+        self.walls_line(timed, out);
+    }
+
+    /// The sequence's header and its table of device µs a step, mode by mode.
+    fn device_table(&self, seq: &Sequence, timed: usize, out: &mut String) {
         let _ = writeln!(
             out,
             "\nstep sequence: {}; mean device µs per step over the {timed} steps after the first, each stepped once in order (upload, one timed graph replay, download, compared with the CPU)\n",
@@ -127,8 +138,6 @@ impl Figures {
             }
             .expect("writing to a String");
         }
-        let [reused, replayed, masked, direct] = self.counts;
-        let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
             "| quotient (reuse off) | {:.1} | {} |\n| quotient (reuse on) | {:.1} | — | — |",
@@ -149,27 +158,36 @@ impl Figures {
                 p.label, p.device
             );
         }
-        if !self.by_phase.is_empty() {
-            out.push_str(
-                "\nby phase of the sleepers' turn, mean device µs a step:\n\n| phase | steps |",
-            );
-            for (m, _) in &self.by_phase[0].full {
-                let _ = write!(out, " {m} |");
-            }
-            out.push_str(" quotient (reuse off) | quotient (reuse on) |\n|---|---|");
-            out.push_str(&"---|".repeat(self.by_phase[0].full.len() + 2));
-            out.push('\n');
-            for p in &self.by_phase {
-                let _ = write!(out, "| {} | {} |", p.phase.label(), p.steps);
-                for (_, us) in &p.full {
-                    let _ = write!(out, " {us:.1} |");
-                }
-                let _ = writeln!(out, " {:.1} | {:.1} |", p.quotient_off, p.quotient);
-            }
+    }
+
+    /// Where the sequence has its sleepers' turn: the device µs a step by phase.
+    fn phase_table(&self, out: &mut String) {
+        if self.by_phase.is_empty() {
+            return;
         }
-        if !self.again.is_empty() {
-            out.push_str("\n(again: once the step is downloaded and checked, its batch replayed once more, then once more after an L2 flush; neither checked nor in the wall times; with reuse on a replay again would reuse every world, so those rows have none)\n");
+        out.push_str(
+            "\nby phase of the sleepers' turn, mean device µs a step:\n\n| phase | steps |",
+        );
+        for (m, _) in &self.by_phase[0].full {
+            let _ = write!(out, " {m} |");
         }
+        out.push_str(" quotient (reuse off) | quotient (reuse on) |\n|---|---|");
+        out.push_str(&"---|".repeat(self.by_phase[0].full.len() + 2));
+        out.push('\n');
+        for p in &self.by_phase {
+            let _ = write!(out, "| {} | {} |", p.phase.label(), p.steps);
+            for (_, us) in &p.full {
+                let _ = write!(out, " {us:.1} |");
+            }
+            let _ = writeln!(out, " {:.1} | {:.1} |", p.quotient_off, p.quotient);
+        }
+    }
+
+    /// The quotient's world-steps, graph captures, kernels and directly solved worlds, the
+    /// first mismatch, and the quotient against the best full rebuild.
+    fn counts_lines(&self, out: &mut String) {
+        let [reused, replayed, masked, direct] = self.counts;
+        let all = (reused + replayed + masked + direct).max(1);
         let _ = writeln!(
             out,
             "\nquotient (reuse on) world-steps: {reused} reused ({:.1}%; {} with their row-level outputs in place), {replayed} replayed, {masked} masked, {direct} solved directly; of the {} not reused, {} mapped from their nodes, {} kept their partition (row-level outputs only); every step equals the CPU: {}",
@@ -213,6 +231,11 @@ impl Figures {
                 us / self.quotient
             );
         }
+    }
+
+    /// Every contender's median wall µs a step, and the `auto` Engine's against the best and
+    /// its own full rebuild.
+    fn walls_line(&self, timed: usize, out: &mut String) {
         out.push_str("\nwall µs per whole step (host half, upload, replay, download), median over the same steps: ");
         let walls: Vec<String> = self
             .wall
