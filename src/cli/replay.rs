@@ -256,7 +256,11 @@ fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
         .filter(|&&id| id < 0 || id as usize >= neq)
         .collect();
     if !past.is_empty() {
-        eprintln!("--eq-dynamic {past:?}: {name} has equalities 0..{neq}; they match none");
+        let has = match neq {
+            0 => "no equalities".to_string(),
+            n => format!("equalities 0 to {}", n - 1),
+        };
+        eprintln!("--eq-dynamic {past:?}: {name} has {has}; they match none");
     }
     let first = t.step(0).0;
     eprintln!(
