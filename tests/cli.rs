@@ -312,7 +312,7 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
     ]);
     assert!(ok);
     assert!(
-        err.contains("--eq-dynamic [999]: hammock has equalities 0..1"),
+        err.contains("--eq-dynamic [999]: hammock has one equality, 0; they match none"),
         "{err}"
     );
     let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);

@@ -258,6 +258,7 @@ fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
     if !past.is_empty() {
         let has = match neq {
             0 => "no equalities".to_string(),
+            1 => "one equality, 0".to_string(),
             n => format!("equalities 0 to {}", n - 1),
         };
         eprintln!("--eq-dynamic {past:?}: {name} has {has}; they match none");
