@@ -211,3 +211,30 @@ rec flex_vertex_eq $S/flex_vertex_eq/flex_vertex_eq.xml --worlds 4 --steps 120 -
 rec static_parents $S/static_parents/static_parents.xml --worlds 4 --steps 150 --every 2 \
     --jacobian sparse --qvel-noise 0.5 --sleep --settle 60 --eq 50:1:1:0/1 --eq 80:2:1:1/2 \
     --mocap 120:0:0,0.1,-0.05:2/3 --wake 200:5:0 --wake 240:5:3
+# Held-out scenes of session 76's sweep (25 scenes, 57 traces, every CPU and GPU mode exact),
+# eight kept for what no other trace has (nine traces): condim 1, 3, 4 and 6 with explicit pairs,
+# excludes and noslip, asleep and woken; tendons through a pulley wrapping a sphere and a cylinder,
+# whose sparse rows keep the wrap objects' trees; cables and sheets with flex-flex contacts, edge
+# equalities switched off (a sheet falls apart into particles); 180 trees in a bin, asleep and
+# woken; one tree holding every row (one island); body sleep policies with equalities switched; a
+# replicate in a frame, gravity compensation and collision bitmasks; zero coefficients that the
+# sparse supports keep and the dense drop (other islands under the two Jacobian settings).
+rec cones_pairs_noslip_sleep $S/cones_pairs_noslip/cones_pairs_noslip.xml --worlds 4 --steps 150 \
+    --every 2 --jacobian dense --sleep --qvel-noise 0.5 --settle 120 --wake 180:2:1/3 --wake 230:5
+rec tendon_pulleys $S/tendon_pulleys/tendon_pulleys.xml --worlds 4 --steps 150 --every 2 \
+    --jacobian sparse --qvel-noise 0.5
+rec flex_cables_cloths $S/flex_cables_cloths/flex_cables_cloths.xml --worlds 3 --steps 120 \
+    --every 2 --jacobian dense --eq 100:1:0:1 --eq 160:2:0:2
+rec many_trees_sleep $S/many_trees/many_trees.xml --worlds 3 --steps 120 --every 2 \
+    --jacobian sparse --sleep --qvel-noise 0.5 --settle 150 --wake 190:7:0/2 --wake 220:120
+rec single_tree $S/single_tree/single_tree.xml --worlds 4 --steps 150 --every 2 \
+    --jacobian sparse --qvel-noise 1.0 --eq 100:1:1:0/1 --eq 200:0:0:2
+rec sleep_attrs_eq $S/sleep_attrs_eq/sleep_attrs_eq.xml --worlds 4 --steps 150 --every 2 \
+    --jacobian dense --sleep --qvel-noise 0.2 --settle 60 --eq 100:1:1:0/1 --eq 130:2:1 \
+    --wake 160:2:2/3 --eq 200:3:1:1/2 --eq 220:0:0:0 --wake 250:0:1
+rec frame_replicate_gravcomp $S/frame_replicate_gravcomp/frame_replicate_gravcomp.xml \
+    --worlds 4 --steps 150 --every 2 --jacobian sparse --qvel-noise 0.5
+for j in dense sparse; do
+    rec zero_coefs_$j $S/zero_coefs/zero_coefs.xml --worlds 3 --steps 100 --every 2 \
+        --jacobian $j --qvel-noise 0.5 --eq 80:2:1:0/1 --eq 140:0:0:2
+done
