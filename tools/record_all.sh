@@ -231,7 +231,7 @@ rec single_tree $S/single_tree/single_tree.xml --worlds 4 --steps 150 --every 2 
     --jacobian sparse --qvel-noise 1.0 --eq 100:1:1:0/1 --eq 200:0:0:2
 rec sleep_attrs_eq $S/sleep_attrs_eq/sleep_attrs_eq.xml --worlds 4 --steps 150 --every 2 \
     --jacobian dense --sleep --qvel-noise 0.2 --settle 60 --eq 100:1:1:0/1 --eq 130:2:1 \
-    --wake 160:2:2/3 --eq 200:3:1:1/2 --eq 220:0:0:0 --wake 250:0:1
+    --wake 160:4:2/3 --eq 200:3:1:1/2 --eq 220:0:0:0 --wake 250:1:1
 rec frame_replicate_gravcomp $S/frame_replicate_gravcomp/frame_replicate_gravcomp.xml \
     --worlds 4 --steps 150 --every 2 --jacobian sparse --qvel-noise 0.5
 for j in dense sparse; do
