@@ -312,7 +312,30 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
     ]);
     assert!(ok);
     assert!(
-        err.contains("--eq-dynamic [999]: hammock has one equality, 0; they match none"),
+        err.contains("--eq-dynamic [999]: hammock has one equality, 0; it matches none"),
+        "{err}"
+    );
+    // The note says how many equalities a trace has, none and many alike.
+    let (none, many) = (
+        traces::dir().join("contact_mix.npz"),
+        traces::dir().join("connect_chain.npz"),
+    );
+    let (ok, _, err) = run(&[
+        "replay",
+        "--mode",
+        "quotient",
+        "--eq-dynamic",
+        "3,40",
+        none.to_str().expect("a UTF-8 path"),
+        many.to_str().expect("a UTF-8 path"),
+    ]);
+    assert!(ok);
+    assert!(
+        err.contains("--eq-dynamic [3, 40]: contact_mix has no equalities; they match none"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--eq-dynamic [40]: connect_chain has equalities 0 to 16; it matches none"),
         "{err}"
     );
     let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);

@@ -226,7 +226,7 @@ rec tendon_pulleys $S/tendon_pulleys/tendon_pulleys.xml --worlds 4 --steps 150 -
 rec flex_cables_cloths $S/flex_cables_cloths/flex_cables_cloths.xml --worlds 3 --steps 120 \
     --every 2 --jacobian dense --eq 100:1:0:1 --eq 160:2:0:2
 rec many_trees_sleep $S/many_trees/many_trees.xml --worlds 3 --steps 120 --every 2 \
-    --jacobian sparse --sleep --qvel-noise 0.5 --settle 150 --wake 190:7:0/2 --wake 220:120
+    --jacobian sparse --sleep --qvel-noise 0.5 --settle 150 --wake 190:3 --wake 220:17
 rec single_tree $S/single_tree/single_tree.xml --worlds 4 --steps 150 --every 2 \
     --jacobian sparse --qvel-noise 1.0 --eq 100:1:1:0/1 --eq 200:0:0:2
 rec sleep_attrs_eq $S/sleep_attrs_eq/sleep_attrs_eq.xml --worlds 4 --steps 150 --every 2 \

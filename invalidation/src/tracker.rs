@@ -253,8 +253,8 @@ impl Tracker {
     }
 
     /// Whether [`record`](Tracker::record) takes `events` without refusing any: every world and
-    /// every sleep or wake's tree is in range. O(1), from the bounds [`Events`] keeps; where it
-    /// holds, `record` cannot fail.
+    /// every sleep or wake's tree is in range, and every equality or edited source has an id of
+    /// 0 or more. O(1), from the bounds [`Events`] keeps; where it holds, `record` cannot fail.
     ///
     /// ```
     /// use invalidation::{Events, Tracker};

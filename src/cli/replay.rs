@@ -261,7 +261,12 @@ fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
             1 => "one equality, 0".to_string(),
             n => format!("equalities 0 to {}", n - 1),
         };
-        eprintln!("--eq-dynamic {past:?}: {name} has {has}; they match none");
+        let none = if past.len() == 1 {
+            "it matches"
+        } else {
+            "they match"
+        };
+        eprintln!("--eq-dynamic {past:?}: {name} has {has}; {none} none");
     }
     let first = t.step(0).0;
     eprintln!(
