@@ -20,6 +20,12 @@ events (repeatable) drive every invalidation source:
                             teleport of what is welded or pressed to it
 each in every world, or in some only with a last field of world indices, e.g. --eq 40:5:1:0/2
 (worlds 0 and 2), --settle 100:1.
+
+--replay sets a scene up as MuJoCo Warp's benchmark runs it (aloha_clutter: sleep on, its free
+bodies asleep at the start); --sleep or --no-sleep still decide sleep. Where native MuJoCo runs
+short of arena memory and drops contacts or constraint rows, the recorder says so on stderr and
+counts it in its summary (`constraints_dropped`): the trace is then exact about the rows it
+holds, which are not the whole scene's.
 """
 
 import argparse
@@ -363,6 +369,14 @@ def finite_state(m, info, d):
                          "(autoreset is off, so MuJoCo kept it): nothing meaningful to record")
 
 
+def dropped_constraints(worlds):
+    """How often native MuJoCo, short of arena memory, dropped contacts or constraint rows over
+    every world's steps (its warnings count them until a reset): such a trace is exact about
+    the rows it holds, but they are not the scene's."""
+    kinds = (mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL)
+    return sum(int(w.d.warning[int(k)].number) for w in worlds for k in kinds)
+
+
 def step_world(m, info, w, step, events, recorded, writer, time_native):
     """Steps world `w` once with the step's events; at a recorded step, writes its rows, rowless
     hyperedges and native outputs and checks them. Returns the native timings it took."""
@@ -417,10 +431,6 @@ def record(args, time_native=0):
     if args.jacobian != "model":
         m.opt.jacobian = {"dense": mujoco.mjtJacobian.mjJAC_DENSE,
                           "sparse": mujoco.mjtJacobian.mjJAC_SPARSE}[args.jacobian]
-    if args.no_sleep:
-        m.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-    if args.sleep:
-        m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     if m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_ISLAND):
         raise SystemExit("record_trace: the model disables island discovery (<flag island="
                          "\"disable\"/>): native finds no islands to record")
@@ -431,6 +441,12 @@ def record(args, time_native=0):
             replay = aloha_setup(m, path)
         except (OSError, ValueError, KeyError) as e:
             raise SystemExit(f"record_trace: --replay {args.replay!r}: {e}") from None
+    # After the replay's set-up, which turns sleep on as MuJoCo Warp's benchmark runs it: the
+    # flags given win.
+    if args.no_sleep:
+        m.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    if args.sleep:
+        m.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     info = ModelInfo(m)
     rng = np.random.default_rng(args.seed)
     try:
@@ -457,6 +473,12 @@ def record(args, time_native=0):
             except mujoco.FatalError as e:
                 raise SystemExit(f"record_trace: step {step}, world {w.index}: native MuJoCo "
                                  f"stopped: {e}") from None
+    dropped = dropped_constraints(worlds)
+    if dropped:
+        print(f"record_trace: warning: native MuJoCo ran out of arena memory {dropped} times and "
+              "dropped contacts or constraint rows (mjWARN_CONTACTFULL, mjWARN_CNSTRFULL): the trace "
+              "holds the rows it kept, not the scene's; a larger <size memory=...> keeps them all",
+              file=sys.stderr)
     nrows = np.asarray(writer.slot_nrow, dtype=np.int64).reshape(len(recorded), args.worlds)
     meta = dict(
         scene=name,
@@ -481,6 +503,7 @@ def record(args, time_native=0):
         edges_by_kind=np.bincount(arrays["edge_kind"], minlength=4).tolist(),
         islands_without_rows=bool(info.islands_without_rows),
         in_step_mismatch=int(writer.step_mismatch),
+        constraints_dropped=dropped,
         native_ns_per_world_step=float(np.median(native_ns)) if native_ns else None,
         native_ns_per_step_mean=float(np.sum(native_ns) / len(recorded)) if native_ns else None,
     )
@@ -503,9 +526,10 @@ def parser():
     p.add_argument("--ctrl-noise", type=float, default=1.0, help="scale of the control noise")
     p.add_argument("--jacobian", choices=["model", "dense", "sparse"], default="model",
                    help="the Jacobian setting (model: the scene's own)")
-    p.add_argument("--no-sleep", action="store_true", help="disable sleep")
-    p.add_argument("--sleep", action="store_true", help="enable sleep")
-    p.add_argument("--replay", help="control replay .npz, a path or a file of the scene folder (aloha_clutter: pick_clutter.npz)")
+    sleep = p.add_mutually_exclusive_group()
+    sleep.add_argument("--no-sleep", action="store_true", help="disable sleep")
+    sleep.add_argument("--sleep", action="store_true", help="enable sleep")
+    p.add_argument("--replay", help="control replay .npz, a path or a file of the scene folder (aloha_clutter: pick_clutter.npz); turns sleep on unless --no-sleep")
     p.add_argument("--eq", action="append", default=[], metavar="STEP:EQ:0|1[:W1/W2...]")
     p.add_argument("--wake", action="append", default=[], metavar="STEP:TREE[:W1/W2...]")
     p.add_argument("--settle", action="append", default=[], metavar="STEP[:W1/W2...]")
