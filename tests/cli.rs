@@ -129,6 +129,11 @@ fn bench_says_what_it_cannot_do_before_it_runs() {
     assert!(!ok);
     assert!(err.contains("cannot write /nonexistent/dir/q.md"), "{err}");
     assert!(!out.contains("###"), "no shape ran: {out}");
+    // An equality id below 0, before anything runs.
+    let (ok, out, err) = run_with(&["bench", "--quotient", "--eq-dynamic=0,-2"], true, None);
+    assert!(!ok);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("-2 is no equality id"), "{err}");
 }
 
 #[test]
@@ -277,7 +282,11 @@ fn replay_takes_a_policy_of_dynamic_equalities() {
     let trace = traces::dir().join("closed_loops_mid.npz");
     let trace = trace.to_str().expect("a UTF-8 path");
     // The heavier run stays static: with 0 and 3 dynamic, 4 and the friction loss outweigh 1-2.
-    for (ids, statics) in [("0,3", "4 and above"), ("3", "0..3"), ("0", "1 and above")] {
+    for (ids, statics) in [
+        ("0,3", "4 and above"),
+        ("3", "0 to 2"),
+        ("0", "1 and above"),
+    ] {
         let modes = "quotient,engine-quotient";
         let (ok, text, err) = run(&["replay", "--mode", modes, "--eq-dynamic", ids, trace]);
         assert!(ok, "{ids}: {text}{err}");
@@ -336,6 +345,21 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
     );
     assert!(
         err.contains("--eq-dynamic [40]: connect_chain has equalities 0 to 16; it matches none"),
+        "{err}"
+    );
+    // An id below 0 names no equality: refused before anything runs.
+    let (ok, out, err) = run(&[
+        "replay",
+        "--mode",
+        "quotient",
+        "--eq-dynamic",
+        "5,-1",
+        hammock,
+    ]);
+    assert!(!ok);
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("-1 is no equality id: MuJoCo's ids count from 0"),
         "{err}"
     );
     let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);

@@ -57,11 +57,23 @@ fn describe_policy(policy: &Policy, batch: &Batch) -> String {
         return "default policy".into();
     };
     let run = policy.classifier_for(batch).static_eqs();
-    let static_ones = match run.end {
-        i32::MAX => format!("{} and above", run.start),
-        end => format!("{}..{end}", run.start),
+    let static_ones = match (run.start, run.end) {
+        (start, i32::MAX) => format!("{start} and above"),
+        (start, end) if end <= start => "none".into(),
+        (start, end) if end == start + 1 => format!("{start} alone"),
+        (start, end) => format!("{start} to {}", end - 1),
     };
     format!("equalities {ids:?} dynamic, the static ones {static_ones}")
+}
+
+/// `--eq-dynamic`'s parser: an equality id, which MuJoCo counts from 0 (the tracker refuses a
+/// negative one too, and a policy would only ignore it).
+fn equality_id(s: &str) -> std::result::Result<i32, String> {
+    match s.trim().parse::<i32>() {
+        Ok(id) if id >= 0 => Ok(id),
+        Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
+        Err(e) => Err(format!("{s:?} is no equality id: {e}")),
+    }
 }
 
 /// Writes `args` and `end` to stdout. A closed stdout ends the process with the status a

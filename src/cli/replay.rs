@@ -28,7 +28,7 @@ pub struct ReplayArgs {
     /// These equality ids (comma-separated) are dynamic in the quotient modes
     /// (`EqPolicy::DynamicIds`) instead of the default policy, which learns the equalities that
     /// toggle: a policy of one's own checked against native MuJoCo.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = super::equality_id)]
     pub eq_dynamic: Option<Vec<i32>>,
 }
 
