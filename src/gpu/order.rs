@@ -170,11 +170,7 @@ const COUNTS: usize = 12;
 
 /// The canonical-order step of a deterministic [`super::Solver`].
 pub struct DeviceOrder {
-    small: [[CudaFunction; 4]; 2],
-    block: [[CudaFunction; 4]; 2],
-    /// Per key width: keys, count, scatter; then the place kernel of both widths.
-    radix: [[CudaFunction; 3]; 2],
-    radix_place: CudaFunction,
+    sorts: Sorts,
     /// Whether each radix launch after the first is a programmatic dependent of the one
     /// before (compute capability 9.0 and later).
     radix_chain: bool,
@@ -187,16 +183,7 @@ pub struct DeviceOrder {
     sort: Sort,
     /// Host copy of the per-world bounds status, reused by every step.
     status_host: std::cell::RefCell<PinnedVec<i32>>,
-    /// Values per thread of the shared-memory sorts (1, 2, 4 or 8).
-    per_thread: usize,
-    /// Tile of the bitonic sort (a power of two, at least 32) and its threads.
-    tile: usize,
-    threads: u32,
-    /// Threads of the shared-memory radix sort: the fewest multiple of 32 whose
-    /// `per_thread` values cover a world (the radix sort needs no power of two).
-    radix_threads: u32,
-    /// Whether the tile fits one block's shared memory (else the global radix sort).
-    one_block: bool,
+    tiling: Tiling,
     nworld: usize,
     nrow: usize,
 }
@@ -222,7 +209,7 @@ impl std::fmt::Debug for DeviceOrder {
         f.debug_struct("DeviceOrder")
             .field("plan", &self.plan)
             .field("layout", &self.layout)
-            .field("tile", &self.tile)
+            .field("tile", &self.tiling.tile)
             .finish()
     }
 }
@@ -250,49 +237,81 @@ fn checked(parts: &[usize]) -> Result<usize> {
         })
 }
 
-impl DeviceOrder {
-    /// Allocates every buffer for `cap`, reading its input rows from `ws` (which must be sized
-    /// for the same capacity). With `bounds`, every step uses that key layout (rows outside it
-    /// are reported by [`status`](Self::status)); without, each step gets the narrowest layout
-    /// of its rows. `sort` picks the sort of worlds that fit one block.
-    pub fn new(
-        gpu: &Gpu,
-        cap: &Capacity,
-        ws: &Workspace,
-        bounds: Option<KeyBounds>,
-        sort: Sort,
-    ) -> Result<DeviceOrder> {
-        let module = gpu.program(&PROGRAM)?;
-        let f = |name: &str| module::function(&module, name);
-        let small = [
-            [
-                f("order_small_u32_e1")?,
-                f("order_small_u32_e2")?,
-                f("order_small_u32_e4")?,
-                f("order_small_u32_e8")?,
-            ],
-            [
-                f("order_small_u64_e1")?,
-                f("order_small_u64_e2")?,
-                f("order_small_u64_e4")?,
-                f("order_small_u64_e8")?,
-            ],
-        ];
-        let block = [
-            [
-                f("order_block_u32_e1")?,
-                f("order_block_u32_e2")?,
-                f("order_block_u32_e4")?,
-                f("order_block_u32_e8")?,
-            ],
-            [
-                f("order_block_u64_e1")?,
-                f("order_block_u64_e2")?,
-                f("order_block_u64_e4")?,
-                f("order_block_u64_e8")?,
-            ],
-        ];
-        let tile = cap.njmax.max(32).next_power_of_two();
+/// The order program's kernels.
+struct Sorts {
+    /// The bitonic network, per key width and values per thread (1, 2, 4, 8).
+    small: [[CudaFunction; 4]; 2],
+    /// The shared-memory radix sort, the same way.
+    block: [[CudaFunction; 4]; 2],
+    /// Per key width: keys, count, scatter; then the place kernel of both widths.
+    radix: [[CudaFunction; 3]; 2],
+    radix_place: CudaFunction,
+}
+
+impl Sorts {
+    fn load(module: &std::sync::Arc<cudarc::driver::CudaModule>) -> Result<Sorts> {
+        let f = |name: String| module::function(module, &name);
+        let per_width = |kind: &str, w: &str| -> Result<[CudaFunction; 4]> {
+            Ok([
+                f(format!("order_{kind}_{w}_e1"))?,
+                f(format!("order_{kind}_{w}_e2"))?,
+                f(format!("order_{kind}_{w}_e4"))?,
+                f(format!("order_{kind}_{w}_e8"))?,
+            ])
+        };
+        let radix = |w: &str| -> Result<[CudaFunction; 3]> {
+            Ok([
+                f(format!("order_radix_keys_{w}"))?,
+                f(format!("order_radix_count_{w}"))?,
+                f(format!("order_radix_scatter_{w}"))?,
+            ])
+        };
+        Ok(Sorts {
+            small: [per_width("small", "u32")?, per_width("small", "u64")?],
+            block: [per_width("block", "u32")?, per_width("block", "u64")?],
+            radix: [radix("u32")?, radix("u64")?],
+            radix_place: f("order_radix_place".into())?,
+        })
+    }
+
+    /// Lets the shared-memory sorts take the dynamic shared memory `tiling`'s worlds need, and
+    /// prefer shared memory to L1.
+    fn allow_smem(&self, tiling: &Tiling) -> Result<()> {
+        for wide in [false, true] {
+            for func in &self.small[usize::from(wide)] {
+                Kernels::allow_smem(func, small_smem(tiling.tile, wide))?;
+                Kernels::prefer_smem(func)?;
+            }
+            for func in &self.block[usize::from(wide)] {
+                let bytes = block_smem(tiling.radix_threads, tiling.per_thread, wide);
+                Kernels::allow_smem(func, bytes)?;
+                Kernels::prefer_smem(func)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How worlds of at most a given number of rows are cut into threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tiling {
+    /// Values per thread of the shared-memory sorts (1, 2, 4 or 8).
+    per_thread: usize,
+    /// Tile of the bitonic sort (a power of two, at least 32) and its threads.
+    tile: usize,
+    threads: u32,
+    /// Threads of the shared-memory radix sort: the fewest multiple of 32 whose
+    /// `per_thread` values cover a world (the radix sort needs no power of two).
+    radix_threads: u32,
+    /// Whether the tile fits one block's shared memory (else the global radix sort).
+    one_block: bool,
+}
+
+impl Tiling {
+    /// For worlds of at most `njmax` rows on a device whose blocks may opt in to `smem_optin`
+    /// bytes of shared memory.
+    fn for_rows(njmax: usize, smem_optin: usize) -> Tiling {
+        let tile = njmax.max(32).next_power_of_two();
         // Values per thread: more of them keeps more exchanges in registers and amortizes the
         // per-thread work of a radix pass, fewer keeps more threads in flight (at most 1024
         // threads, and 8 values: the kernels' register bounds). For the radix sort both
@@ -306,58 +325,72 @@ impl DeviceOrder {
             513..=2048 => 4,
             _ => 8,
         };
-        let threads = (tile / per_thread).min(1024) as u32;
-        let radix_threads = (cap.njmax.max(1).div_ceil(32 * per_thread) * 32) as u32;
-        let optin = gpu.info().smem_optin;
+        let radix_threads = (njmax.max(1).div_ceil(32 * per_thread) * 32) as u32;
         let one_block = tile <= SMALL_MAX
             && small_smem(tile, true).max(block_smem(radix_threads, per_thread, true)) + 1024
-                <= optin;
-        if one_block {
-            for wide in [false, true] {
-                for func in &small[usize::from(wide)] {
-                    Kernels::allow_smem(func, small_smem(tile, wide))?;
-                    Kernels::prefer_smem(func)?;
-                }
-                for func in &block[usize::from(wide)] {
-                    Kernels::allow_smem(func, block_smem(radix_threads, per_thread, wide))?;
-                    Kernels::prefer_smem(func)?;
-                }
-            }
+                <= smem_optin;
+        Tiling {
+            per_thread,
+            tile,
+            threads: (tile / per_thread).min(1024) as u32,
+            radix_threads,
+            one_block,
         }
-        let rows = checked(&[cap.nworld, cap.njmax])?;
-        // The global radix sort's scratch: keys and row indices per row, and per chunk its key
-        // summary and digit counts; none when every world fits one block (the other sorts
-        // work in shared memory).
-        let nchunk = if one_block {
-            0
-        } else {
-            cap.njmax.div_ceil(RADIX_CHUNK)
-        };
-        let chunks = checked(&[cap.nworld, nchunk])?;
-        let scratch = if one_block { 0 } else { rows };
-        let sizes: [(&'static str, usize); 13] = [
-            ("order_row_id", rows * 4),
-            ("order_geom", rows * 8),
-            ("order_colid", rows * 4),
-            ("order_layout", std::mem::size_of::<LayoutArg>()),
-            ("order_order", rows * 4),
-            ("order_rank", rows * 4),
-            ("order_status", cap.nworld * 4),
-            ("order_keys_a", scratch * 8),
-            ("order_keys_b", scratch * 8),
-            ("order_vals_a", scratch * 4),
-            ("order_vals_b", scratch * 4),
-            ("order_chunks", checked(&[chunks, CHUNK_BYTES])?),
-            ("order_counts", checked(&[chunks, 256 * 4])?),
-        ];
-        let ctx = ws.ctx();
-        let mut bufs = Vec::with_capacity(sizes.len());
-        for (name, bytes) in sizes {
-            bufs.push(DevBuf::new(ctx, name, bytes)?);
-        }
+    }
+}
+
+/// Every buffer's name and bytes, in the order of the buffer indices: the keys, the layout, the
+/// permutation both ways and the status; then the global radix sort's scratch (keys and row
+/// indices per row, and per chunk its key summary and digit counts), empty when every world
+/// fits one block (the other sorts work in shared memory).
+fn buffer_sizes(
+    cap: &Capacity,
+    one_block: bool,
+    nchunk: usize,
+) -> Result<[(&'static str, usize); 13]> {
+    let rows = checked(&[cap.nworld, cap.njmax])?;
+    let chunks = checked(&[cap.nworld, nchunk])?;
+    let scratch = if one_block { 0 } else { rows };
+    Ok([
+        ("order_row_id", rows * 4),
+        ("order_geom", rows * 8),
+        ("order_colid", rows * 4),
+        ("order_layout", std::mem::size_of::<LayoutArg>()),
+        ("order_order", rows * 4),
+        ("order_rank", rows * 4),
+        ("order_status", cap.nworld * 4),
+        ("order_keys_a", scratch * 8),
+        ("order_keys_b", scratch * 8),
+        ("order_vals_a", scratch * 4),
+        ("order_vals_b", scratch * 4),
+        ("order_chunks", checked(&[chunks, CHUNK_BYTES])?),
+        ("order_counts", checked(&[chunks, 256 * 4])?),
+    ])
+}
+
+impl OrderArgs {
+    /// The kernels' arguments over `bufs` ([`buffer_sizes`]'), reading the rows from `ws`.
+    fn over(
+        bufs: &[DevBuf],
+        ws: &Workspace,
+        tiling: &Tiling,
+        njmax: usize,
+        nchunk: usize,
+    ) -> Result<OrderArgs> {
         let p = |i: usize| bufs[i].ptr();
         let w = ws.args();
-        let args = OrderArgs {
+        // The chunks are the launch grid's y dimension (at most 65,535 blocks).
+        let nchunk = u32::try_from(nchunk)
+            .ok()
+            .filter(|&n| n <= 65_535)
+            .ok_or_else(|| Error::Refused {
+                mode: "deterministic",
+                reason: format!(
+                    "{njmax} rows per world are too many to sort on the device (at most {})",
+                    65_535 * RADIX_CHUNK
+                ),
+            })?;
+        Ok(OrderArgs {
             world_rowadr: w.world_rowadr,
             row_type: w.row_type,
             row_id: p(ROW_ID),
@@ -374,33 +407,44 @@ impl DeviceOrder {
             chunks: p(CHUNKS),
             counts: p(COUNTS),
             nworld: 0,
-            idx_bits: tile.trailing_zeros(),
+            idx_bits: tiling.tile.trailing_zeros(),
             pass: 0,
-            // The chunks are the launch grid's y dimension (at most 65,535 blocks).
-            nchunk: u32::try_from(nchunk)
-                .ok()
-                .filter(|&n| n <= 65_535)
-                .ok_or_else(|| Error::Refused {
-                    mode: "deterministic",
-                    reason: format!(
-                        "{} rows per world are too many to sort on the device (at most {})",
-                        cap.njmax,
-                        65_535 * RADIX_CHUNK
-                    ),
-                })?,
+            nchunk,
+        })
+    }
+}
+
+impl DeviceOrder {
+    /// Allocates every buffer for `cap`, reading its input rows from `ws` (which must be sized
+    /// for the same capacity). With `bounds`, every step uses that key layout (rows outside it
+    /// are reported by [`status`](Self::status)); without, each step gets the narrowest layout
+    /// of its rows. `sort` picks the sort of worlds that fit one block.
+    pub fn new(
+        gpu: &Gpu,
+        cap: &Capacity,
+        ws: &Workspace,
+        bounds: Option<KeyBounds>,
+        sort: Sort,
+    ) -> Result<DeviceOrder> {
+        let module = gpu.program(&PROGRAM)?;
+        let sorts = Sorts::load(&module)?;
+        let tiling = Tiling::for_rows(cap.njmax, gpu.info().smem_optin);
+        if tiling.one_block {
+            sorts.allow_smem(&tiling)?;
+        }
+        // The global radix sort's chunks of a world; none when every world fits one block.
+        let nchunk = match tiling.one_block {
+            true => 0,
+            false => cap.njmax.div_ceil(RADIX_CHUNK),
         };
-        let radix = |w: &str| -> Result<[CudaFunction; 3]> {
-            Ok([
-                f(&format!("order_radix_keys_{w}"))?,
-                f(&format!("order_radix_count_{w}"))?,
-                f(&format!("order_radix_scatter_{w}"))?,
-            ])
-        };
+        let ctx = ws.ctx();
+        let bufs = buffer_sizes(cap, tiling.one_block, nchunk)?
+            .into_iter()
+            .map(|(name, bytes)| DevBuf::new(ctx, name, bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let args = OrderArgs::over(&bufs, ws, &tiling, cap.njmax, nchunk)?;
         Ok(DeviceOrder {
-            small,
-            block,
-            radix: [radix("u32")?, radix("u64")?],
-            radix_place: f("order_radix_place")?,
+            sorts,
             radix_chain: gpu.info().capability.0 >= 9,
             bufs,
             args,
@@ -410,11 +454,7 @@ impl DeviceOrder {
             plan: None,
             sort,
             status_host: std::cell::RefCell::new(PinnedVec::new(ctx, cap.nworld)),
-            per_thread,
-            tile,
-            threads,
-            radix_threads,
-            one_block,
+            tiling,
             nworld: 0,
             nrow: 0,
         })
@@ -482,11 +522,11 @@ impl DeviceOrder {
         let wide = layout.width() == KeyWidth::Wide;
         let bitonic = packed <= 64
             && match self.sort {
-                Sort::Auto => self.tile < BLOCK_MIN && packed <= 32,
+                Sort::Auto => self.tiling.tile < BLOCK_MIN && packed <= 32,
                 Sort::Bitonic => true,
                 Sort::Block => false,
             };
-        let plan = if !self.one_block {
+        let plan = if !self.tiling.one_block {
             // At least the passes launched before at this width: a world skips the passes its
             // keys do not need, and a count that only grows recaptures the graph a few times
             // at most, where one following each step's key bits could recapture every step.
@@ -525,21 +565,21 @@ impl DeviceOrder {
         match self.plan {
             None => Ok(()),
             Some(Plan::Small { wide }) => {
-                let e = self.per_thread.trailing_zeros() as usize;
-                let bytes = small_smem(self.tile, wide);
-                let f = &self.small[usize::from(wide)][e];
-                let block = (self.threads, bytes as u32);
+                let e = self.tiling.per_thread.trailing_zeros() as usize;
+                let bytes = small_smem(self.tiling.tile, wide);
+                let f = &self.sorts.small[usize::from(wide)][e];
+                let block = (self.tiling.threads, bytes as u32);
                 Self::launch(&self.args, f, grid, block, false, stream)
             }
             Some(Plan::Block { wide }) => {
-                let e = self.per_thread.trailing_zeros() as usize;
-                let bytes = block_smem(self.radix_threads, self.per_thread, wide);
-                let f = &self.block[usize::from(wide)][e];
-                let block = (self.radix_threads, bytes as u32);
+                let e = self.tiling.per_thread.trailing_zeros() as usize;
+                let bytes = block_smem(self.tiling.radix_threads, self.tiling.per_thread, wide);
+                let f = &self.sorts.block[usize::from(wide)][e];
+                let block = (self.tiling.radix_threads, bytes as u32);
                 Self::launch(&self.args, f, grid, block, false, stream)
             }
             Some(Plan::Radix { wide, passes }) => {
-                let [keys, count, scatter] = &self.radix[usize::from(wide)];
+                let [keys, count, scatter] = &self.sorts.radix[usize::from(wide)];
                 let grid = (self.nworld as u32, self.args.nchunk, 1);
                 let step = |f, pass, first: bool| {
                     let args = OrderArgs { pass, ..self.args };
@@ -551,7 +591,7 @@ impl DeviceOrder {
                     step(count, pass, false)?;
                     step(scatter, pass, false)?;
                 }
-                step(&self.radix_place, 0, false)
+                step(&self.sorts.radix_place, 0, false)
             }
         }
     }
@@ -618,8 +658,48 @@ impl DeviceOrder {
 
 #[cfg(test)]
 mod tests {
-    use super::{OrderArgs, program_source};
+    use super::{OrderArgs, SMALL_MAX, Tiling, program_source};
     use crate::gpu::{self, module};
+
+    /// The H200's opt-in shared memory a block (227 KiB).
+    const H200_OPTIN: usize = 232_448;
+
+    /// Every world size gets threads whose values cover its rows, within a block's 1,024
+    /// threads; worlds fit one block up to [`SMALL_MAX`] rows where the shared memory allows.
+    #[test]
+    fn the_tiling_covers_every_row_within_a_block() {
+        for njmax in (0..=9000).chain([16_384, 100_000]) {
+            let t = Tiling::for_rows(njmax, H200_OPTIN);
+            assert!(
+                t.tile.is_power_of_two() && t.tile >= 32.max(njmax),
+                "{njmax}: {t:?}"
+            );
+            assert!([1, 2, 4, 8].contains(&t.per_thread), "{njmax}: {t:?}");
+            assert!(t.threads <= 1024 && t.radix_threads <= 1024 || !t.one_block);
+            assert_eq!(t.threads as usize, (t.tile / t.per_thread).min(1024));
+            assert_eq!(t.radix_threads % 32, 0);
+            assert!(t.radix_threads as usize * t.per_thread >= njmax.max(1));
+            assert!(
+                (t.radix_threads as usize - 32) * t.per_thread < njmax.max(1),
+                "the fewest warps: {njmax}: {t:?}"
+            );
+            assert_eq!(t.one_block, njmax <= SMALL_MAX, "{njmax}: {t:?}");
+        }
+        // As measured: 228-row worlds two values a thread, 1,090-row worlds four.
+        let t = Tiling::for_rows(228, H200_OPTIN);
+        assert_eq!(
+            (t.tile, t.per_thread, t.threads, t.radix_threads),
+            (256, 2, 128, 128)
+        );
+        let t = Tiling::for_rows(1090, H200_OPTIN);
+        assert_eq!(
+            (t.tile, t.per_thread, t.threads, t.radix_threads),
+            (2048, 4, 512, 288)
+        );
+        // A device of 48 KiB a block sorts the big worlds in global scratch instead.
+        assert!(Tiling::for_rows(1024, 49_152).one_block);
+        assert!(!Tiling::for_rows(2048, 49_152).one_block);
+    }
 
     /// The host's `OrderArgs` has the size and every field offset of `struct OrderArgs` in
     /// `kernels/order.cu`, as NVRTC lays it out (no GPU needed).
