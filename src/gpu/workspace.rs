@@ -399,64 +399,59 @@ fn checked(parts: &[usize]) -> Result<usize> {
         })
 }
 
-impl Workspace {
-    /// Allocates every buffer for `cap` and uploads `model`'s dof→tree map. `needs` adds the
-    /// mode-specific scratch.
-    pub fn new(
-        ctx: &Arc<CudaContext>,
-        cap: Capacity,
-        model: &Model,
-        needs: Needs,
-    ) -> Result<Workspace> {
-        cap.holds(model)?;
-        device_sizes(&cap)?;
-        let (w, t, v) = (cap.nworld, cap.ntree, cap.nv);
-        let rows = checked(&[w, cap.njmax])?;
-        let hyper = checked(&[w, cap.njmax + cap.nedge])? + 1;
-        let entries = checked(&[w, cap.nsupport])?;
-        let dense = if needs.dense {
-            checked(&[w, t, t, 4])?
-        } else {
-            0
+/// Every buffer's name and bytes, in the order of the buffer indices: the inputs, the model's
+/// tables, the solvers' scratch (the fallback's and `dense`'s only where `needs` says), then the
+/// outputs.
+fn buffer_sizes(cap: &Capacity, needs: Needs) -> Result<Vec<(&'static str, usize)>> {
+    let (w, t, v) = (cap.nworld, cap.ntree, cap.nv);
+    let rows = checked(&[w, cap.njmax])?;
+    let hyper = checked(&[w, cap.njmax + cap.nedge])? + 1;
+    let entries = checked(&[w, cap.nsupport])?;
+    let dense = if needs.dense {
+        checked(&[w, t, t, 4])?
+    } else {
+        0
+    };
+    let mut sizes: Vec<(&'static str, usize)> = vec![
+        ("world_rowadr", (w + 1) * 4),
+        ("world_edgeadr", (w + 1) * 4),
+        ("supadr", hyper * 4),
+        ("support", entries * 4),
+        ("row_type", rows),
+        ("dof_treeid", v * 4),
+        ("tree_dofadr", t * 4),
+        ("tree_dofnum", t * 4),
+        ("labels", checked(&[w, t, 4])?),
+        (
+            "fallback",
+            if needs.fallback {
+                checked(&[w, t, 7, 4])?
+            } else {
+                0
+            },
+        ),
+        ("rounds", w * 4),
+        ("dense_mat", dense),
+        ("dense_stack", dense),
+    ];
+    // The outputs, in the order of `Args` after `dense_stack` (MuJoCo's, as `FIELDS`).
+    for (name, extent) in FIELDS.into_iter().zip(EXTENTS) {
+        let n = match extent {
+            Extent::World => w,
+            Extent::Tree | Extent::Island => checked(&[w, t])?,
+            Extent::Dof => checked(&[w, v])?,
+            Extent::Row => rows,
         };
-        let mut sizes: Vec<(&'static str, usize)> = vec![
-            ("world_rowadr", (w + 1) * 4),
-            ("world_edgeadr", (w + 1) * 4),
-            ("supadr", hyper * 4),
-            ("support", entries * 4),
-            ("row_type", rows),
-            ("dof_treeid", v * 4),
-            ("tree_dofadr", t * 4),
-            ("tree_dofnum", t * 4),
-            ("labels", checked(&[w, t, 4])?),
-            (
-                "fallback",
-                if needs.fallback {
-                    checked(&[w, t, 7, 4])?
-                } else {
-                    0
-                },
-            ),
-            ("rounds", w * 4),
-            ("dense_mat", dense),
-            ("dense_stack", dense),
-        ];
-        // The outputs, in the order of `Args` after `dense_stack` (MuJoCo's, as `FIELDS`).
-        for (name, extent) in FIELDS.into_iter().zip(EXTENTS) {
-            let n = match extent {
-                Extent::World => w,
-                Extent::Tree | Extent::Island => checked(&[w, t])?,
-                Extent::Dof => checked(&[w, v])?,
-                Extent::Row => rows,
-            };
-            sizes.push((name, checked(&[n, 4])?));
-        }
-        let mut bufs = Vec::with_capacity(sizes.len());
-        for (name, bytes) in sizes {
-            bufs.push(DevBuf::new(ctx, name, bytes)?);
-        }
+        sizes.push((name, checked(&[n, 4])?));
+    }
+    Ok(sizes)
+}
+
+impl Args {
+    /// The kernels' arguments over `bufs` ([`buffer_sizes`]') for `model`; no world uploaded.
+    fn over(bufs: &[DevBuf], model: &Model, needs: Needs) -> Args {
         let p = |i: usize| bufs[i].ptr();
-        let args = Args {
+        Args {
             world_rowadr: p(WORLD_ROWADR),
             world_edgeadr: p(WORLD_EDGEADR),
             supadr: p(SUPADR),
@@ -498,11 +493,31 @@ impl Workspace {
             dof_blocks: (dof_blocks(model) && model.nv() >= PARALLEL_DOF_MAPS_MIN_NV) as i32,
             mirror_rows: 0,
             rowless_islands: model.islands_without_rows() as i32,
-        };
+        }
+    }
+}
+
+impl Workspace {
+    /// Allocates every buffer for `cap` and uploads `model`'s dof→tree map. `needs` adds the
+    /// mode-specific scratch.
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        cap: Capacity,
+        model: &Model,
+        needs: Needs,
+    ) -> Result<Workspace> {
+        cap.holds(model)?;
+        device_sizes(&cap)?;
+        let bufs = buffer_sizes(&cap, needs)?
+            .into_iter()
+            .map(|(name, bytes)| DevBuf::new(ctx, name, bytes))
+            .collect::<Result<Vec<_>>>()?;
+        let args = Args::over(&bufs, model, needs);
+        let w = cap.nworld;
         let staging = Staging {
             edgeadr: Vec::with_capacity(w + 1),
             supadr: Vec::with_capacity(checked(&[w, cap.nedge])?),
-            support: Vec::with_capacity(entries),
+            support: Vec::with_capacity(checked(&[w, cap.nsupport])?),
         };
         let ws = Workspace {
             cap,
@@ -517,7 +532,14 @@ impl Workspace {
             overlap_order: std::cell::Cell::new(false),
             rounds_host: std::cell::RefCell::new(PinnedVec::new(ctx, w)),
         };
-        ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        ws.upload_model()?;
+        Ok(ws)
+    }
+
+    /// Copies the model's dof and tree tables, which no step changes, and waits for them.
+    fn upload_model(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(cuda("cuCtxSetCurrent"))?;
+        let model = &self.model;
         // SAFETY (each copy below): synchronous copy of a host slice into a buffer sized for it.
         for (i, src) in [
             (DOF_TREEID, model.dof_treeid()),
@@ -525,7 +547,7 @@ impl Workspace {
             (TREE_DOFNUM, model.tree_dofnum()),
         ] {
             if !src.is_empty() {
-                unsafe { result::memcpy_htod_sync(ws.bufs[i].ptr(), src) }
+                unsafe { result::memcpy_htod_sync(self.bufs[i].ptr(), src) }
                     .map_err(cuda("cuMemcpyHtoD"))?;
             }
         }
@@ -535,8 +557,7 @@ impl Workspace {
         // another solver's thread is capturing (seen on the H200 with the tests in parallel).
         // SAFETY: the legacy default stream (null) always exists.
         unsafe { result::stream::synchronize(std::ptr::null_mut()) }
-            .map_err(cuda("cuStreamSynchronize"))?;
-        Ok(ws)
+            .map_err(cuda("cuStreamSynchronize"))
     }
 
     /// The capacity it was sized for.
@@ -738,6 +759,48 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The buffer indices name the buffers they index, the outputs follow them in MuJoCo's
+    /// order, and the scratch a mode does not need takes no bytes.
+    #[test]
+    fn every_buffer_index_names_its_buffer() {
+        let cap = Capacity {
+            nworld: 3,
+            ntree: 5,
+            nv: 7,
+            njmax: 11,
+            nsupport: 17,
+            nedge: 2,
+        };
+        let sizes = buffer_sizes(&cap, Needs::default()).unwrap();
+        let named = [
+            (WORLD_ROWADR, "world_rowadr", 4 * 4),
+            (WORLD_EDGEADR, "world_edgeadr", 4 * 4),
+            (SUPADR, "supadr", (3 * (11 + 2) + 1) * 4),
+            (SUPPORT, "support", 3 * 17 * 4),
+            (ROW_TYPE, "row_type", 3 * 11),
+            (DOF_TREEID, "dof_treeid", 7 * 4),
+            (TREE_DOFADR, "tree_dofadr", 5 * 4),
+            (TREE_DOFNUM, "tree_dofnum", 5 * 4),
+            (LABELS, "labels", 3 * 5 * 4),
+            (FALLBACK, "fallback", 0),
+            (ROUNDS, "rounds", 3 * 4),
+            (DENSE_MAT, "dense_mat", 0),
+            (DENSE_STACK, "dense_stack", 0),
+        ];
+        for (i, name, bytes) in named {
+            assert_eq!(sizes[i], (name, bytes), "buffer {i}");
+        }
+        let outputs: Vec<&str> = sizes[OUT0..].iter().map(|s| s.0).collect();
+        assert_eq!(outputs, FIELDS);
+        let all = Needs {
+            fallback: true,
+            dense: true,
+        };
+        let sizes = buffer_sizes(&cap, all).unwrap();
+        assert_eq!(sizes[FALLBACK].1, 3 * 5 * 7 * 4);
+        assert_eq!(sizes[DENSE_MAT].1, 3 * 5 * 5 * 4);
+    }
 
     #[test]
     fn sizes_past_the_kernels_32_bit_arithmetic_are_refused() {
