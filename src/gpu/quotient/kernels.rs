@@ -1,16 +1,20 @@
-//! The quotient's loaded kernels and how a launch picks among them: the kinds of launch
-//! ([`Kernel`]), the warp program's families of entry points ([`WarpKernels`], [`Warps`]) and
-//! their launch shape. The rules that decide which one pays are `rules.rs`.
+//! The quotient's loaded kernels and how a launch picks among them: what a solver loads
+//! ([`Loaded`]), the kinds of launch ([`Kernel`]), the warp program's families of entry points
+//! ([`WarpKernels`], [`Warps`]) and their launch shape. The rules that decide which one pays are `rules.rs`.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
 
-use super::programs::WARP_PROGRAM;
+use super::programs::{WARP_PROGRAM, block_program, capped_program};
+use super::rules::{WARP_TREES_MAX, warps_reachable};
 use crate::error::Result;
-use crate::gpu::Gpu;
 use crate::gpu::maps::BlockShape;
 use crate::gpu::module::function;
+use crate::gpu::workspace::dof_blocks;
+use crate::gpu::{Gpu, phase_trace, regcap};
+use crate::model::Model;
+use crate::rows::Capacity;
 
 // Named in the docs only.
 #[cfg(doc)]
@@ -151,6 +155,95 @@ impl Warps {
             pair_worlds: pair_wave * WARP_PER_BLOCK,
             warp_wave,
             pair_wave,
+        })
+    }
+}
+
+/// What a solver loads for its capacity: the block program (or its register-capped copy) with
+/// its three kernels and launch shapes, and the warp program where a batch may take it.
+pub(super) struct Loaded {
+    pub(super) module: Arc<CudaModule>,
+    /// The register cap of the block program's copy, if that copy was loaded.
+    pub(super) register_cap: Option<u32>,
+    pub(super) kernel: CudaFunction,
+    pub(super) few_kernel: CudaFunction,
+    pub(super) aside_kernel: CudaFunction,
+    /// `kernel`'s shape, and the node-level kernels' (`few_kernel`, `aside_kernel`).
+    pub(super) shape: BlockShape,
+    pub(super) node_shape: BlockShape,
+    pub(super) warps: Option<Warps>,
+    /// The warp kernels' dynamic shared memory a block, and whether it fits the device.
+    pub(super) warp_smem: u32,
+    pub(super) warp_fits: bool,
+}
+
+impl Loaded {
+    /// Compiles (or takes from the caches) and loads the programs a solver within `cap` on
+    /// `model` needs; `warp_worlds` is the warp kernels' forced choice, if any.
+    pub(super) fn load(
+        gpu: &Gpu,
+        cap: &Capacity,
+        model: &Model,
+        warp_worlds: Option<bool>,
+    ) -> Result<Loaded> {
+        let info = gpu.info();
+        let sm_count = info.sm_count.max(1) as usize;
+        // Where a batch may take the warp kernels (all but their shared memory known here),
+        // their program, most of the quotient's machine code, builds meanwhile: a cold start
+        // waits for the longer of the two programs instead of both.
+        let warps_may_fit =
+            cap.ntree <= WARP_TREES_MAX && dof_blocks(model) && !phase_trace::requested();
+        if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count) {
+            gpu.program_meanwhile(WARP_PROGRAM);
+        }
+        let mut module = gpu.program(&block_program())?;
+        let mut kernel = function(&module, "quotient_kernel")?;
+        let mut shape = BlockShape::choose(&kernel, cap, info)?;
+        let mut register_cap = None;
+        // Many waves of worlds: the block kernels' copies with fewer registers, shaped anew
+        // (regcap).
+        if regcap::pays(&kernel, shape, cap.nworld, info)? {
+            register_cap = Some(regcap::QUOTIENT);
+            module = gpu.program(&capped_program())?;
+            kernel = function(&module, "quotient_kernel")?;
+            shape = BlockShape::choose(&kernel, cap, info)?;
+        }
+        let few_kernel = function(&module, "quotient_few_kernel")?;
+        let aside_kernel = function(&module, "quotient_aside_kernel")?;
+        shape.prepare(&kernel)?;
+        // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
+        // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
+        // trees, 460 entries, 762 dofs). Only where each world has a multiprocessor to itself,
+        // where the block's width is only its latency; more worlds keep the rule's occupancy
+        // adjustments as measured.
+        let node_work = cap.ntree.max(cap.njmax + cap.nedge).max(cap.nsupport);
+        let node_shape = if cap.nworld <= info.sm_count as usize {
+            BlockShape::choose_for(&kernel, cap, info, node_work)?
+        } else {
+            shape
+        };
+        node_shape.prepare(&few_kernel)?;
+        node_shape.prepare(&aside_kernel)?;
+        // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
+        // block takes its pending worlds once every warp is done); models of few trees only,
+        // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
+        let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
+        let warp_fits = warps_may_fit && warp_smem + 8192 <= info.smem_optin;
+        let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {
+            true => Some(Warps::load(gpu, warp_smem as u32)?),
+            false => None,
+        };
+        Ok(Loaded {
+            module,
+            register_cap,
+            kernel,
+            few_kernel,
+            aside_kernel,
+            shape,
+            node_shape,
+            warps,
+            warp_smem: warp_smem as u32,
+            warp_fits,
         })
     }
 }

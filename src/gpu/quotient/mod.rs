@@ -76,10 +76,8 @@ use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
 use super::env_choice;
 use super::graph::KeptGraphs;
 use super::maps::BlockShape;
-use super::module::function;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
-use super::regcap;
 use super::workspace::{DevBuf, Needs, Workspace, dof_blocks};
 use super::{Gpu, cuda};
 use crate::cpu::Stats;
@@ -91,11 +89,11 @@ use crate::rows::{Capacity, Input};
 use buffers::QBufs;
 use graphs::{GRAPHS, GraphKey};
 use invalidation::GuardFinding;
-use kernels::{Kernel, WARP_PER_BLOCK, Warps};
+use kernels::{Kernel, Loaded, Warps};
 use node_tables::NodeTables;
 use rules::{
-    WARP_TREES_MAX, aside_cap, aside_from_env, guard_warps_from_env, masked_for_blocks_from_env,
-    masked_share_set, warp_worlds_from_env, warps_reachable,
+    aside_cap, aside_from_env, guard_warps_from_env, masked_for_blocks_from_env, masked_share_set,
+    warp_worlds_from_env, warps_reachable,
 };
 use slots::BatchSlots;
 use world_lists::lists_len;
@@ -279,55 +277,21 @@ impl QuotientSolver {
     /// On a machine whose kernel cache lacks them NVRTC builds them here, once per machine and
     /// build ([`super::kernel_cache`]).
     pub fn new(gpu: &Gpu, cap: Capacity, model: &Model, policy: Policy) -> Result<QuotientSolver> {
-        let info = gpu.info();
         let ctx = gpu.ctx();
-        // Where a batch may take the warp kernels (all but their shared memory known here),
-        // their program, most of the quotient's machine code, builds meanwhile: a cold start
-        // waits for the longer of the two programs instead of both.
         let warp_worlds = warp_worlds_from_env();
-        let sm_count = info.sm_count.max(1) as usize;
-        let warps_may_fit =
-            cap.ntree <= WARP_TREES_MAX && dof_blocks(model) && !phase_trace::requested();
-        if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count) {
-            gpu.program_meanwhile(WARP_PROGRAM);
-        }
-        let mut module = gpu.program(&block_program())?;
-        let mut kernel = function(&module, "quotient_kernel")?;
-        let mut shape = BlockShape::choose(&kernel, &cap, info)?;
-        let mut register_cap = None;
-        // Many waves of worlds: the block kernels' copies with fewer registers, shaped anew
-        // (regcap).
-        if regcap::pays(&kernel, shape, cap.nworld, info)? {
-            register_cap = Some(regcap::QUOTIENT);
-            module = gpu.program(&capped_program())?;
-            kernel = function(&module, "quotient_kernel")?;
-            shape = BlockShape::choose(&kernel, &cap, info)?;
-        }
-        let few_kernel = function(&module, "quotient_few_kernel")?;
-        let aside_kernel = function(&module, "quotient_aside_kernel")?;
-        shape.prepare(&kernel)?;
-        // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
-        // loops are then over trees, hyperedges and support entries (flex_trampoline: 253
-        // trees, 460 entries, 762 dofs). Only where each world has a multiprocessor to itself,
-        // where the block's width is only its latency; more worlds keep the rule's occupancy
-        // adjustments as measured.
-        let node_work = cap.ntree.max(cap.njmax + cap.nedge).max(cap.nsupport);
-        let node_shape = if cap.nworld <= info.sm_count as usize {
-            BlockShape::choose_for(&kernel, &cap, info, node_work)?
-        } else {
-            shape
-        };
-        node_shape.prepare(&few_kernel)?;
-        node_shape.prepare(&aside_kernel)?;
-        // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
-        // block takes its pending worlds once every warp is done); models of few trees only,
-        // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
-        let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
-        let warp_fits = warps_may_fit && warp_smem + 8192 <= info.smem_optin;
-        let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {
-            true => Some(Warps::load(gpu, warp_smem as u32)?),
-            false => None,
-        };
+        let sm_count = gpu.info().sm_count.max(1) as usize;
+        let Loaded {
+            module,
+            register_cap,
+            kernel,
+            few_kernel,
+            aside_kernel,
+            shape,
+            node_shape,
+            warps,
+            warp_smem,
+            warp_fits,
+        } = Loaded::load(gpu, &cap, model, warp_worlds)?;
         let needs = Needs {
             fallback: shape.smem == 0,
             dense: false,
@@ -352,7 +316,7 @@ impl QuotientSolver {
             aside_kernel,
             warps,
             gpu: gpu.clone(),
-            warp_smem: warp_smem as u32,
+            warp_smem,
             warp_fits,
             warp_worlds,
             guard_warps: guard_warps_from_env(),
@@ -600,7 +564,7 @@ impl QuotientSolver {
     }
 
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
-    /// [`regcap`]); `None` for the quotient program's own.
+    /// [`regcap`](super::regcap)); `None` for the quotient program's own.
     pub fn register_cap(&self) -> Option<u32> {
         self.register_cap
     }
