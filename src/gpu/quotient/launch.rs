@@ -334,25 +334,15 @@ impl QuotientSolver {
         }
     }
 
-    /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
-    /// buffer of this solver or a scalar of the classifier, fixed until the graph is recaptured.
-    pub(super) fn launch(&self, stream: &CudaStream) -> Result<()> {
-        let nworld = self.ws.nworld() as u32;
-        if nworld == 0 {
-            return Ok(());
-        }
+    /// The quotient's kernel arguments besides the workspace's ([`Args`]): its buffers and the
+    /// classifier's, the cache's and the batch's scalars; `reuse`, whether unchanged worlds
+    /// keep their outputs this launch.
+    fn qargs(&self, reuse: bool) -> QArgs {
         let b = &self.bufs;
-        let mut args: Args = self.ws.args();
-        let reuse = self.reuse_active();
-        if reuse {
-            // The maps copy each world's row-level outputs into the cache as they write them.
-            args.row_mirror = b.c_out.ptr();
-            args.mirror_rows = self.cap.njmax as i32;
-        }
         let c = self.quotient.classifier();
         let t = self.quotient.cache().tables();
         let one = self.one();
-        let q = QArgs {
+        QArgs {
             row_id: b.row_id.ptr(),
             world_slot: b.world_slot.ptr(),
             nnode: b.nnode.ptr(),
@@ -403,7 +393,25 @@ impl QuotientSolver {
             one_nstatic: one[3],
             aside_blocks: self.twins_blocks()[0] as i32,
             asleep: b.asleep.ptr(),
-        };
+        }
+    }
+
+    /// Enqueues the kernel on `stream` (also inside a graph capture): every argument is a
+    /// buffer of this solver or a scalar of the classifier, fixed until the graph is recaptured.
+    pub(super) fn launch(&self, stream: &CudaStream) -> Result<()> {
+        let nworld = self.ws.nworld() as u32;
+        if nworld == 0 {
+            return Ok(());
+        }
+        let b = &self.bufs;
+        let mut args: Args = self.ws.args();
+        let reuse = self.reuse_active();
+        if reuse {
+            // The maps copy each world's row-level outputs into the cache as they write them.
+            args.row_mirror = b.c_out.ptr();
+            args.mirror_rows = self.cap.njmax as i32;
+        }
+        let q = self.qargs(reuse);
         let mut params = [
             &args as *const Args as *mut std::ffi::c_void,
             &q as *const QArgs as *mut std::ffi::c_void,
