@@ -445,111 +445,138 @@ fn scene(active: &[i32], nrow: usize, rng: &mut Rng, rows: &mut Vec<Row>) {
 
 /// Up to `nrow` supports of the given topology over the (shuffled, non-empty) `active` trees.
 fn supports(topology: Topology, active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
-    let n = active.len();
-    let mut out: Vec<Vec<i32>> = Vec::with_capacity(nrow);
-    let any = |rng: &mut Rng| active[rng.below(n)];
     match topology {
-        Topology::Sparse => {
-            while out.len() < nrow {
+        Topology::Sparse => (0..nrow)
+            .map(|_| {
                 let width = rng.between(1, 3);
-                out.push((0..width).map(|_| any(rng)).collect());
-            }
-        }
-        Topology::Dense => {
-            while out.len() < nrow {
-                out.push(vec![any(rng), any(rng)]);
-            }
-        }
-        Topology::Chain => {
-            // Links along the shuffled order; once every link is used, the path runs back.
-            let links = n.saturating_sub(1).max(1);
-            for k in 0..nrow {
-                let (pass, i) = (k / links, k % links);
-                let i = if pass % 2 == 0 { i } else { links - 1 - i };
-                out.push(vec![active[i], active[(i + 1).min(n - 1)]]);
-            }
-        }
-        Topology::Star => {
-            let hubs = &active[..(n / 16).max(1)];
-            while out.len() < nrow {
-                let hub = rng.pick(hubs);
-                let leaves = if rng.chance(0.2) {
-                    rng.between(2, 6)
-                } else {
-                    1
-                };
-                let mut s = vec![hub];
-                s.extend((0..leaves).map(|_| any(rng)));
-                out.push(s);
-            }
-        }
-        Topology::Wide => {
-            while out.len() < nrow {
-                if rng.chance(0.5) {
-                    out.push(vec![any(rng), any(rng)]);
-                    continue;
-                }
-                let width = if n <= 33 {
-                    n
-                } else {
-                    rng.between(33, n.min(256))
-                };
-                let start = rng.below(n);
-                out.push((0..width).map(|k| active[(start + k) % n]).collect());
-            }
-        }
-        Topology::Cycles => {
-            let mut at = 0;
-            while out.len() < nrow {
-                let len = rng.between(3, n.clamp(3, 12));
-                let ring: Vec<i32> = (0..len).map(|k| active[(at + k) % n]).collect();
-                at = (at + len) % n;
-                for k in 0..len {
-                    out.push(vec![ring[k], ring[(k + 1) % len]]);
-                }
-                // Redundant chords: they close more cycles without changing the partition.
-                for _ in 0..rng.between(0, 2) {
-                    out.push(vec![rng.pick(&ring), rng.pick(&ring)]);
-                }
-            }
-            out.truncate(nrow);
-        }
-        Topology::Bridges => {
-            let half = (n / 2).max(1);
-            let (left, right) = active.split_at(half.min(n));
-            let right = if right.is_empty() { left } else { right };
-            while out.len() < nrow {
-                let side = if rng.chance(0.5) { left } else { right };
-                out.push(vec![rng.pick(side), rng.pick(side)]);
-            }
-            // The single bridge between the halves; deleted in half the worlds.
-            if rng.chance(0.5) {
-                let at = rng.below(out.len());
-                out[at] = vec![rng.pick(left), rng.pick(right)];
-            }
-        }
-        Topology::OneTree => {
-            while out.len() < nrow {
-                out.push(vec![any(rng)]);
-            }
-        }
-        Topology::Contacts => {
-            while out.len() < nrow {
-                let pair = if rng.chance(0.3) {
-                    vec![any(rng)] // against the floor or another static body
-                } else {
-                    vec![any(rng), any(rng)]
-                };
-                for _ in 0..rng.pick(&[1, 3, 4]) {
-                    out.push(pair.clone());
-                }
-            }
-            out.truncate(nrow);
-        }
+                (0..width).map(|_| rng.pick(active)).collect()
+            })
+            .collect(),
+        Topology::Dense => (0..nrow)
+            .map(|_| vec![rng.pick(active), rng.pick(active)])
+            .collect(),
+        Topology::Chain => chain_supports(active, nrow),
+        Topology::Star => star_supports(active, nrow, rng),
+        Topology::Wide => wide_supports(active, nrow, rng),
+        Topology::Cycles => cycles_supports(active, nrow, rng),
+        Topology::Bridges => bridges_supports(active, nrow, rng),
+        Topology::OneTree => (0..nrow).map(|_| vec![rng.pick(active)]).collect(),
+        Topology::Contacts => contacts_supports(active, nrow, rng),
         Topology::Mixed | Topology::Scene => {
             unreachable!("resolved to single-structure topologies by the caller")
         }
     }
+}
+
+/// [`Topology::Chain`]'s supports: no randomness, the order is the (shuffled) `active`'s.
+fn chain_supports(active: &[i32], nrow: usize) -> Vec<Vec<i32>> {
+    let n = active.len();
+    // Links along the shuffled order; once every link is used, the path runs back.
+    let links = n.saturating_sub(1).max(1);
+    (0..nrow)
+        .map(|k| {
+            let (pass, i) = (k / links, k % links);
+            let i = if pass % 2 == 0 { i } else { links - 1 - i };
+            vec![active[i], active[(i + 1).min(n - 1)]]
+        })
+        .collect()
+}
+
+/// [`Topology::Star`]'s supports: a hub (one of the first sixteenth) and one leaf, or a few.
+fn star_supports(active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
+    let hubs = &active[..(active.len() / 16).max(1)];
+    (0..nrow)
+        .map(|_| {
+            let hub = rng.pick(hubs);
+            let leaves = if rng.chance(0.2) {
+                rng.between(2, 6)
+            } else {
+                1
+            };
+            let mut s = vec![hub];
+            s.extend((0..leaves).map(|_| rng.pick(active)));
+            s
+        })
+        .collect()
+}
+
+/// [`Topology::Wide`]'s supports: half pairs, half runs of 33 to 256 trees (every tree where
+/// there are no more than 33).
+fn wide_supports(active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
+    let n = active.len();
+    (0..nrow)
+        .map(|_| {
+            if rng.chance(0.5) {
+                return vec![rng.pick(active), rng.pick(active)];
+            }
+            let width = if n <= 33 {
+                n
+            } else {
+                rng.between(33, n.min(256))
+            };
+            let start = rng.below(n);
+            (0..width).map(|k| active[(start + k) % n]).collect()
+        })
+        .collect()
+}
+
+/// [`Topology::Cycles`]'s supports: rings over consecutive stretches of `active`, each with a
+/// chord or two.
+fn cycles_supports(active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
+    let n = active.len();
+    let mut out = Vec::with_capacity(nrow);
+    let mut at = 0;
+    while out.len() < nrow {
+        let len = rng.between(3, n.clamp(3, 12));
+        let ring: Vec<i32> = (0..len).map(|k| active[(at + k) % n]).collect();
+        at = (at + len) % n;
+        for k in 0..len {
+            out.push(vec![ring[k], ring[(k + 1) % len]]);
+        }
+        // Redundant chords: they close more cycles without changing the partition.
+        for _ in 0..rng.between(0, 2) {
+            out.push(vec![rng.pick(&ring), rng.pick(&ring)]);
+        }
+    }
+    out.truncate(nrow);
+    out
+}
+
+/// [`Topology::Bridges`]'s supports: pairs within either half of `active`, and in half the
+/// worlds one of them replaced by a bridge between the halves.
+fn bridges_supports(active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
+    let n = active.len();
+    let half = (n / 2).max(1);
+    let (left, right) = active.split_at(half.min(n));
+    let right = if right.is_empty() { left } else { right };
+    let mut out: Vec<Vec<i32>> = (0..nrow)
+        .map(|_| {
+            let side = if rng.chance(0.5) { left } else { right };
+            vec![rng.pick(side), rng.pick(side)]
+        })
+        .collect();
+    // The single bridge between the halves; deleted in half the worlds.
+    if rng.chance(0.5) {
+        let at = rng.below(out.len());
+        out[at] = vec![rng.pick(left), rng.pick(right)];
+    }
+    out
+}
+
+/// [`Topology::Contacts`]'s supports: a pair, or one tree, repeated as a cone's rows.
+fn contacts_supports(active: &[i32], nrow: usize, rng: &mut Rng) -> Vec<Vec<i32>> {
+    let mut out = Vec::with_capacity(nrow);
+    while out.len() < nrow {
+        let pair = if rng.chance(0.3) {
+            vec![rng.pick(active)] // against the floor or another static body
+        } else {
+            vec![rng.pick(active), rng.pick(active)]
+        };
+        for _ in 0..rng.pick(&[1, 3, 4]) {
+            out.push(pair.clone());
+        }
+    }
+    out.truncate(nrow);
     out
 }
 
