@@ -856,6 +856,24 @@ fn quotient_lines(
     let (bandwidth, _) = super::floor_bandwidth(g)?;
     let bound = launch_us + f.floor_bytes as f64 / bandwidth * 1e6;
     summary.bound = bound.is_finite().then_some(bound);
+    steady_step_line(input, f, out);
+    if !full.capped.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nfull-rebuild kernels capped for many waves (registers a thread): {}",
+            full.capped.join(", ")
+        );
+    }
+    floor_and_maps_lines(f, full, out);
+    if let Some(bound) = summary.bound {
+        bound_line(bound, launch_us, bandwidth, f, full, out);
+    }
+    speedup_lines(g, f, full, timers, summary, out)
+}
+
+/// The quotient's first line: its slots and memory, how its steady step solved the worlds, and
+/// the host's part of a step, of the first step and of rebuilds.
+fn steady_step_line(input: &Input<'_>, f: &QuotientFigures, out: &mut String) {
     let _ = writeln!(
         out,
         "\nquotient: {} slot(s) for {} worlds, {:.1} MiB on the device{}; steady step: {} replayed, {} masked ({} by their warps, {} of them by their hint), {} solved directly; host half {:.1} µs/step, beside the batch's copy (upload {:.1} µs/step); first step (contract every world) {:.2} ms; rebuild of every world {:.2} ms, of one world {:.1} µs (host, beyond a steady step: the median of {} and of {} such pairs)",
@@ -882,13 +900,11 @@ fn quotient_lines(
         REBUILD_ALL_REPS,
         REBUILD_REPS
     );
-    if !full.capped.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nfull-rebuild kernels capped for many waves (registers a thread): {}",
-            full.capped.join(", ")
-        );
-    }
+}
+
+/// The parts of a step: the quotient's floor (every world unchanged), its step with the
+/// tree-level maps only, and the maps alone, where they were measured.
+fn floor_and_maps_lines(f: &QuotientFigures, full: &FullRebuilds, out: &mut String) {
     match f.unchanged_us {
         Some(us) => {
             let _ = writeln!(
@@ -913,20 +929,42 @@ fn quotient_lines(
             "\nmaps alone (dsu's maps launch over its labels, replayed by itself): {maps:.1} µs/step — the share of a step that every mode pays to write every output"
         );
     }
-    if let Some(bound) = summary.bound {
-        let _ = writeln!(
-            out,
-            "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {:.2} TB/s{}",
-            f.floor_bytes as f64 / 1e6,
-            bandwidth / 1e12,
-            full.best
-                .as_ref()
-                .map_or(String::new(), |(mode, d, _)| format!(
-                    "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
-                    d / bound
-                ))
-        );
-    }
+}
+
+/// The bound of any step (`bound` µs: the empty replay's `launch_us` and the floor's bytes at
+/// `bandwidth`), and the most a mode could gain over the best full rebuild.
+fn bound_line(
+    bound: f64,
+    launch_us: f64,
+    bandwidth: f64,
+    f: &QuotientFigures,
+    full: &FullRebuilds,
+    out: &mut String,
+) {
+    let _ = writeln!(
+        out,
+        "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {:.2} TB/s{}",
+        f.floor_bytes as f64 / 1e6,
+        bandwidth / 1e12,
+        full.best
+            .as_ref()
+            .map_or(String::new(), |(mode, d, _)| format!(
+                "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
+                d / bound
+            ))
+    );
+}
+
+/// The quotient against the best full rebuild warm, with L2 flushed and with the device busy;
+/// the latter two into `summary`.
+fn speedup_lines(
+    g: &Gpu,
+    f: &QuotientFigures,
+    full: &FullRebuilds,
+    timers: (&L2Flush, &Busy),
+    summary: &mut Summary,
+    out: &mut String,
+) -> archipelago::Result<()> {
     if let Some((mode, d, w)) = &full.best {
         let _ = writeln!(
             out,
