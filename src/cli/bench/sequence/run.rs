@@ -355,76 +355,14 @@ impl Contenders {
     /// What every contender measured, with `phases` the timed steps' phases (a sleeping
     /// sequence's; else empty) and the first mismatch, if any.
     fn figures(self, phases: &[Phase], mismatch: Option<String>) -> Figures {
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let median = |v: &[f64]| archipelago::gpu::graph::median_us(v.to_vec());
-        let again_of = |v: &[[f64; 2]]| {
-            let n = v.len().max(1) as f64;
-            Again {
-                after_check: v.iter().map(|a| a[0]).sum::<f64>() / n,
-                flushed: v.iter().map(|a| a[1]).sum::<f64>() / n,
-            }
-        };
-        let ran = || self.full.iter().filter(|f| f.solver.is_ok());
-        // Only the contenders replayed again (none without `again`).
-        let again = ran()
-            .map(|f| (f.mode.name().to_string(), &f.times.again))
-            .chain([("quotient (reuse off)".to_string(), &self.off.times.again)])
-            .filter(|(_, a)| !a.is_empty())
-            .map(|(name, a)| (name, again_of(a)))
-            .collect();
-        let policies: Vec<PolicyFigures> = self
-            .policies
-            .iter()
-            .map(|&(label, ref q, direct)| PolicyFigures {
-                label,
-                device: mean(&q.times.device),
-                wall: median(&q.times.wall),
-                direct,
-            })
-            .collect();
-        let mut wall: Vec<(String, f64)> = ran()
-            .map(|f| (f.mode.name().to_string(), median(&f.times.wall)))
-            .collect();
-        wall.push(("quotient".into(), median(&self.on.times.wall)));
-        for p in &policies {
-            wall.push((format!("quotient ({})", p.label), p.wall));
-        }
-        wall.push(("auto".into(), median(&self.auto.wall)));
+        let again = self.again();
+        let policies = self.policy_figures();
+        let wall = self.walls(&policies);
         // The full rebuild the Engine ran, over the steps it ran between trials (walls of the
         // contenders that ran: the same timed steps as the Engine's).
         let auto_full = self.auto.engine.gpu_full_mode();
-        let between = |w: &[f64]| -> Vec<f64> {
-            let steps = w.iter().zip(&self.auto.trial);
-            steps
-                .filter(|&(_, &trial)| !trial)
-                .map(|(&us, _)| us)
-                .collect()
-        };
-        let auto_between = ran().find(|f| Some(f.mode) == auto_full).and_then(|f| {
-            let (a, b) = (between(&self.auto.wall), between(&f.times.wall));
-            (!a.is_empty() && a.len() == b.len()).then(|| (a.len(), median(&a), median(&b)))
-        });
-        // A sleeping sequence's timed steps by phase (each contender's times are of the same
-        // steps).
-        let of_phase = |times: &[f64], phase: Phase| -> f64 {
-            let steps = times.iter().zip(phases).filter(|&(_, &p)| p == phase);
-            mean(&steps.map(|(&us, _)| us).collect::<Vec<_>>())
-        };
-        let by_phase = match phases.is_empty() {
-            true => Vec::new(),
-            false => Phase::ALL
-                .into_iter()
-                .map(|phase| PhaseFigures {
-                    phase,
-                    steps: phases.iter().filter(|&&p| p == phase).count(),
-                    full: ran()
-                        .map(|f| (f.mode, of_phase(&f.times.device, phase)))
-                        .collect(),
-                    quotient_off: of_phase(&self.off.times.device, phase),
-                    quotient: of_phase(&self.on.times.device, phase),
-                })
-                .collect(),
-        };
+        let auto_between = self.auto_between(auto_full);
+        let by_phase = self.by_phase(phases);
         let captures = [
             self.off.solver.captures() - self.captured_first[0],
             self.on.solver.captures() - self.captured_first[1],
@@ -462,5 +400,114 @@ impl Contenders {
                 .map(|f| (f.mode, f.solver.map(|_| mean(&f.times.device))))
                 .collect(),
         }
+    }
+
+    /// The full-rebuild modes that ran (those whose solver could be made).
+    fn ran(&self) -> impl Iterator<Item = &Full> {
+        self.full.iter().filter(|f| f.solver.is_ok())
+    }
+
+    /// The replays again ([`Again`]) of the full rebuilds that ran and of the quotient with
+    /// reuse off, by name.
+    fn again(&self) -> Vec<(String, Again)> {
+        // Only the contenders replayed again (none without `again`).
+        self.ran()
+            .map(|f| (f.mode.name().to_string(), &f.times.again))
+            .chain([("quotient (reuse off)".to_string(), &self.off.times.again)])
+            .filter(|(_, a)| !a.is_empty())
+            .map(|(name, a)| (name, mean_again(a)))
+            .collect()
+    }
+
+    /// The quotient's figures under the sequence's other policies.
+    fn policy_figures(&self) -> Vec<PolicyFigures> {
+        self.policies
+            .iter()
+            .map(|&(label, ref q, direct)| PolicyFigures {
+                label,
+                device: mean(&q.times.device),
+                wall: median(&q.times.wall),
+                direct,
+            })
+            .collect()
+    }
+
+    /// The median walls: of the full rebuilds that ran, the quotient, the quotient under each
+    /// of the `policies`, and the `auto` Engine.
+    fn walls(&self, policies: &[PolicyFigures]) -> Vec<(String, f64)> {
+        let mut wall: Vec<(String, f64)> = self
+            .ran()
+            .map(|f| (f.mode.name().to_string(), median(&f.times.wall)))
+            .collect();
+        wall.push(("quotient".into(), median(&self.on.times.wall)));
+        for p in policies {
+            wall.push((format!("quotient ({})", p.label), p.wall));
+        }
+        wall.push(("auto".into(), median(&self.auto.wall)));
+        wall
+    }
+
+    /// Over the timed steps outside the `auto` Engine's trials: their count, the Engine's median
+    /// wall and that of `auto_full`, its full rebuild (`None` where that did not run here).
+    fn auto_between(&self, auto_full: Option<Mode>) -> Option<(usize, f64, f64)> {
+        let between = |w: &[f64]| -> Vec<f64> {
+            let steps = w.iter().zip(&self.auto.trial);
+            steps
+                .filter(|&(_, &trial)| !trial)
+                .map(|(&us, _)| us)
+                .collect()
+        };
+        self.ran()
+            .find(|f| Some(f.mode) == auto_full)
+            .and_then(|f| {
+                let (a, b) = (between(&self.auto.wall), between(&f.times.wall));
+                (!a.is_empty() && a.len() == b.len()).then(|| (a.len(), median(&a), median(&b)))
+            })
+    }
+
+    /// A sleeping sequence's figures by phase, with `phases` its timed steps' (empty for other
+    /// sequences).
+    fn by_phase(&self, phases: &[Phase]) -> Vec<PhaseFigures> {
+        // A sleeping sequence's timed steps by phase (each contender's times are of the same
+        // steps).
+        let of_phase = |times: &[f64], phase: Phase| -> f64 {
+            let steps = times.iter().zip(phases).filter(|&(_, &p)| p == phase);
+            mean(&steps.map(|(&us, _)| us).collect::<Vec<_>>())
+        };
+        match phases.is_empty() {
+            true => Vec::new(),
+            false => Phase::ALL
+                .into_iter()
+                .map(|phase| PhaseFigures {
+                    phase,
+                    steps: phases.iter().filter(|&&p| p == phase).count(),
+                    full: self
+                        .ran()
+                        .map(|f| (f.mode, of_phase(&f.times.device, phase)))
+                        .collect(),
+                    quotient_off: of_phase(&self.off.times.device, phase),
+                    quotient: of_phase(&self.on.times.device, phase),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The mean of `v` (0 where it is empty).
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The median of `v` (`gpu::graph::median_us`).
+fn median(v: &[f64]) -> f64 {
+    archipelago::gpu::graph::median_us(v.to_vec())
+}
+
+/// The mean of each of a contender's replays again (0 where there were none).
+fn mean_again(v: &[[f64; 2]]) -> Again {
+    let n = v.len().max(1) as f64;
+    Again {
+        after_check: v.iter().map(|a| a[0]).sum::<f64>() / n,
+        flushed: v.iter().map(|a| a[1]).sum::<f64>() / n,
     }
 }
