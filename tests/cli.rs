@@ -129,11 +129,13 @@ fn bench_says_what_it_cannot_do_before_it_runs() {
     assert!(!ok);
     assert!(err.contains("cannot write /nonexistent/dir/q.md"), "{err}");
     assert!(!out.contains("###"), "no shape ran: {out}");
-    // An equality id below 0, before anything runs.
-    let (ok, out, err) = run_with(&["bench", "--quotient", "--eq-dynamic=0,-2"], true, None);
-    assert!(!ok);
-    assert!(out.is_empty(), "{out}");
-    assert!(err.contains("-2 is no equality id"), "{err}");
+    // An equality id below 0, before anything runs, in a list or alone.
+    for ids in ["0,-2", "-2"] {
+        let (ok, out, err) = run_with(&["bench", "--quotient", "--eq-dynamic", ids], true, None);
+        assert!(!ok);
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("-2 is no equality id"), "{err}");
+    }
 }
 
 #[test]
@@ -347,21 +349,16 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
         err.contains("--eq-dynamic [40]: connect_chain has equalities 0 to 16; it matches none"),
         "{err}"
     );
-    // An id below 0 names no equality: refused before anything runs.
-    let (ok, out, err) = run(&[
-        "replay",
-        "--mode",
-        "quotient",
-        "--eq-dynamic",
-        "5,-1",
-        hammock,
-    ]);
-    assert!(!ok);
-    assert!(out.is_empty(), "{out}");
-    assert!(
-        err.contains("-1 is no equality id: MuJoCo's ids count from 0"),
-        "{err}"
-    );
+    // An id below 0 names no equality: refused before anything runs, in a list or alone.
+    for ids in ["5,-1", "-1"] {
+        let (ok, out, err) = run(&["replay", "--mode", "quotient", "--eq-dynamic", ids, hammock]);
+        assert!(!ok);
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("-1 is no equality id: MuJoCo's ids count from 0"),
+            "{err}"
+        );
+    }
     let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);
     assert!(ok);
     assert!(!err.contains("quotient modes on"), "{err}");

@@ -76,7 +76,13 @@ pub struct BenchArgs {
     /// quotient and the `auto` Engine (`EqPolicy::DynamicIds`) instead of the default policy,
     /// which learns the equalities that toggle; a toggling sequence then leaves out its table
     /// of policies.
-    #[arg(long, requires = "quotient", value_delimiter = ',', value_parser = super::equality_id)]
+    #[arg(
+        long,
+        requires = "quotient",
+        value_delimiter = ',',
+        value_parser = super::equality_id,
+        allow_negative_numbers = true
+    )]
     eq_dynamic: Option<Vec<i32>>,
     /// With `--quotient`: the static component of tree 0 asleep in this share (0 to 1) of each
     /// shape's worlds, spread evenly: its rows gone, and in the quotient its node masked, told

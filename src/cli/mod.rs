@@ -50,29 +50,42 @@ pub mod replay;
 use archipelago::Batch;
 use archipelago::quotient::{EqPolicy, Policy};
 
-/// How the tools name a quotient policy of `--eq-dynamic`: the ids and the static run they
-/// leave on `batch` (`Classifier::static_eqs`, weighed); "default policy" for the default.
+/// How the tools name a quotient policy of `--eq-dynamic`: the ids (sorted, once each) and the
+/// static run they leave on `batch` (`Classifier::static_eqs`, weighed); "default policy" for
+/// the default.
 fn describe_policy(policy: &Policy, batch: &Batch) -> String {
-    let EqPolicy::DynamicIds(ids) = &policy.eq else {
+    if !matches!(policy.eq, EqPolicy::DynamicIds(_)) {
         return "default policy".into();
-    };
-    let run = policy.classifier_for(batch).static_eqs();
-    let static_ones = match (run.start, run.end) {
+    }
+    let c = policy.classifier_for(batch);
+    format!(
+        "equalities {:?} dynamic, the static ones {}",
+        c.dynamic_eqs(),
+        say_run(c.static_eqs())
+    )
+}
+
+/// A run of equality ids as the tools say it: "0 to 2", "3 alone", "4 and above" (to the end
+/// of `i32`: every id from the start), "none".
+fn say_run(run: std::ops::Range<i32>) -> String {
+    match (run.start, run.end) {
         (start, i32::MAX) => format!("{start} and above"),
         (start, end) if end <= start => "none".into(),
         (start, end) if end == start + 1 => format!("{start} alone"),
         (start, end) => format!("{start} to {}", end - 1),
-    };
-    format!("equalities {ids:?} dynamic, the static ones {static_ones}")
+    }
 }
 
 /// `--eq-dynamic`'s parser: an equality id, which MuJoCo counts from 0 (the tracker refuses a
 /// negative one too, and a policy would only ignore it).
 fn equality_id(s: &str) -> std::result::Result<i32, String> {
-    match s.trim().parse::<i32>() {
-        Ok(id) if id >= 0 => Ok(id),
-        Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
-        Err(e) => Err(format!("{s:?} is no equality id: {e}")),
+    match s.trim() {
+        "" => Err("an empty item in the list: give equality ids, e.g. 0,3".into()),
+        t => match t.parse::<i32>() {
+            Ok(id) if id >= 0 => Ok(id),
+            Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
+            Err(e) => Err(format!("{s:?} is no equality id: {e}")),
+        },
     }
 }
 
@@ -93,5 +106,31 @@ pub fn write_out(args: std::fmt::Arguments<'_>, end: &str) {
             eprintln!("error: writing to stdout: {e}");
             std::process::exit(2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{equality_id, say_run};
+
+    #[test]
+    fn runs_of_equality_ids_are_said_in_words() {
+        assert_eq!(say_run(0..3), "0 to 2");
+        assert_eq!(say_run(3..4), "3 alone");
+        assert_eq!(say_run(4..i32::MAX), "4 and above");
+        assert_eq!(say_run(0..0), "none");
+    }
+
+    #[test]
+    fn equality_ids_count_from_0() {
+        assert_eq!(equality_id(" 3"), Ok(3));
+        assert_eq!(equality_id("-0"), Ok(0));
+        assert!(equality_id("-1").unwrap_err().contains("ids count from 0"));
+        assert!(equality_id("").unwrap_err().contains("an empty item"));
+        assert!(
+            equality_id("x")
+                .unwrap_err()
+                .contains("\"x\" is no equality id")
+        );
     }
 }

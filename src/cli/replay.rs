@@ -28,7 +28,12 @@ pub struct ReplayArgs {
     /// These equality ids (comma-separated) are dynamic in the quotient modes
     /// (`EqPolicy::DynamicIds`) instead of the default policy, which learns the equalities that
     /// toggle: a policy of one's own checked against native MuJoCo.
-    #[arg(long, value_delimiter = ',', value_parser = super::equality_id)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = super::equality_id,
+        allow_negative_numbers = true
+    )]
     pub eq_dynamic: Option<Vec<i32>>,
 }
 
@@ -253,6 +258,7 @@ fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
     let neq = t.counts().neq;
     let past: Vec<_> = ids
         .iter()
+        // (Below 0 only where the arguments were not parsed from a command line.)
         .filter(|&&id| id < 0 || id as usize >= neq)
         .collect();
     if !past.is_empty() {

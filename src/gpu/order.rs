@@ -369,28 +369,11 @@ fn buffer_sizes(
 }
 
 impl OrderArgs {
-    /// The kernels' arguments over `bufs` ([`buffer_sizes`]'), reading the rows from `ws`.
-    fn over(
-        bufs: &[DevBuf],
-        ws: &Workspace,
-        tiling: &Tiling,
-        njmax: usize,
-        nchunk: usize,
-    ) -> Result<OrderArgs> {
+    /// The kernels' arguments over `bufs` ([`buffer_sizes`]), reading the rows from `ws`.
+    fn over(bufs: &[DevBuf], ws: &Workspace, tiling: &Tiling, nchunk: u32) -> OrderArgs {
         let p = |i: usize| bufs[i].ptr();
         let w = ws.args();
-        // The chunks are the launch grid's y dimension (at most 65,535 blocks).
-        let nchunk = u32::try_from(nchunk)
-            .ok()
-            .filter(|&n| n <= 65_535)
-            .ok_or_else(|| Error::Refused {
-                mode: "deterministic",
-                reason: format!(
-                    "{njmax} rows per world are too many to sort on the device (at most {})",
-                    65_535 * RADIX_CHUNK
-                ),
-            })?;
-        Ok(OrderArgs {
+        OrderArgs {
             world_rowadr: w.world_rowadr,
             row_type: w.row_type,
             row_id: p(ROW_ID),
@@ -410,7 +393,7 @@ impl OrderArgs {
             idx_bits: tiling.tile.trailing_zeros(),
             pass: 0,
             nchunk,
-        })
+        }
     }
 }
 
@@ -433,16 +416,29 @@ impl DeviceOrder {
             sorts.allow_smem(&tiling)?;
         }
         // The global radix sort's chunks of a world; none when every world fits one block.
+        // They are the launch grid's y dimension (at most 65,535 blocks): a world too large
+        // for it is refused before anything is allocated.
         let nchunk = match tiling.one_block {
             true => 0,
             false => cap.njmax.div_ceil(RADIX_CHUNK),
         };
+        let grid_y = u32::try_from(nchunk)
+            .ok()
+            .filter(|&n| n <= 65_535)
+            .ok_or_else(|| Error::Refused {
+                mode: "deterministic",
+                reason: format!(
+                    "{} rows per world are too many to sort on the device (at most {})",
+                    cap.njmax,
+                    65_535 * RADIX_CHUNK
+                ),
+            })?;
         let ctx = ws.ctx();
         let bufs = buffer_sizes(cap, tiling.one_block, nchunk)?
             .into_iter()
             .map(|(name, bytes)| DevBuf::new(ctx, name, bytes))
             .collect::<Result<Vec<_>>>()?;
-        let args = OrderArgs::over(&bufs, ws, &tiling, cap.njmax, nchunk)?;
+        let args = OrderArgs::over(&bufs, ws, &tiling, grid_y);
         Ok(DeviceOrder {
             sorts,
             radix_chain: gpu.info().capability.0 >= 9,

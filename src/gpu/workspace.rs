@@ -448,7 +448,7 @@ fn buffer_sizes(cap: &Capacity, needs: Needs) -> Result<Vec<(&'static str, usize
 }
 
 impl Args {
-    /// The kernels' arguments over `bufs` ([`buffer_sizes`]') for `model`; no world uploaded.
+    /// The kernels' arguments over `bufs` ([`buffer_sizes`]) for `model`; no world uploaded.
     fn over(bufs: &[DevBuf], model: &Model, needs: Needs) -> Args {
         let p = |i: usize| bufs[i].ptr();
         Args {

@@ -265,7 +265,12 @@ impl Classifier {
     fn settle(&mut self) {
         let ids = &self.dynamic_eqs;
         let runs = (0..=ids.len()).map(|i| {
-            let start = if i == 0 { 0 } else { ids[i - 1] + 1 };
+            // Saturating: a dynamic id of i32::MAX leaves an empty run above it.
+            let start = if i == 0 {
+                0
+            } else {
+                ids[i - 1].saturating_add(1)
+            };
             (start..ids.get(i).copied().unwrap_or(i32::MAX), i)
         });
         let weight = |i: usize| self.weights.get(i).copied().unwrap_or(0);
@@ -414,6 +419,9 @@ mod tests {
             classifier(EqPolicy::DynamicIds(vec![-1, 1])).static_eqs(),
             0..1
         );
+        // The largest id leaves nothing above it (no overflow).
+        let c = classifier(EqPolicy::DynamicIds(vec![i32::MAX]));
+        assert_eq!(c.static_eqs(), 0..i32::MAX);
         let c = classifier(EqPolicy::DynamicIds(vec![3, 7]));
         assert_eq!(c.static_eqs(), 0..3);
         assert!(c.is_static(SourceId::Eq(2)));

@@ -1,6 +1,7 @@
 //! The quotient's loaded kernels and how a launch picks among them: what a solver loads
 //! ([`Loaded`]), the kinds of launch ([`Kernel`]), the warp program's families of entry points
-//! ([`WarpKernels`], [`Warps`]) and their launch shape. The rules that decide which one pays are `rules.rs`.
+//! ([`WarpKernels`], [`Warps`]) and their launch shape. The rules that decide which one pays
+//! are `rules.rs`.
 
 use std::sync::Arc;
 
