@@ -163,18 +163,28 @@ impl Warps {
 /// What a solver loads for its capacity: the block program (or its register-capped copy) with
 /// its three kernels and launch shapes, and the warp program where a batch may take it.
 pub(super) struct Loaded {
-    pub(super) module: Arc<CudaModule>,
-    /// The register cap of the block program's copy, if that copy was loaded.
+    pub(super) _module: Arc<CudaModule>,
+    /// Registers a thread of the block kernels when they are the capped copies (regcap).
     pub(super) register_cap: Option<u32>,
     pub(super) kernel: CudaFunction,
+    /// The same kernel with its rare paths out of line, for a batch whose every world takes
+    /// the node-level maps (see `few_launch`).
     pub(super) few_kernel: CudaFunction,
+    /// `few_kernel` for a batch of no more worlds than multiprocessors.
     pub(super) aside_kernel: CudaFunction,
-    /// `kernel`'s shape, and the node-level kernels' (`few_kernel`, `aside_kernel`).
+    /// `kernel`'s shape, and the shape when every world takes the node-level maps
+    /// (`few_kernel`, `aside_kernel`; see `launch_shape`).
     pub(super) shape: BlockShape,
     pub(super) node_shape: BlockShape,
+    /// The warp program, where a batch may take it: loaded here where the rule may pick it
+    /// (more worlds than multiprocessors), else when
+    /// [`set_warp_worlds`](QuotientSolver::set_warp_worlds) asks for it.
     pub(super) warps: Option<Warps>,
-    /// The warp kernels' dynamic shared memory a block, and whether it fits the device.
+    /// Its kernels' dynamic shared memory: per world warp 3 * ntree ints, and the block path's
+    /// scratch.
     pub(super) warp_smem: u32,
+    /// Whether the model, the device and the phase marks allow the warp kernels at all: at
+    /// most 512 trees, their shared memory, the node-level tables, no marks requested.
     pub(super) warp_fits: bool,
 }
 
@@ -235,7 +245,7 @@ impl Loaded {
             false => None,
         };
         Ok(Loaded {
-            module,
+            _module: module,
             register_cap,
             kernel,
             few_kernel,

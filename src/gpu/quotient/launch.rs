@@ -125,7 +125,7 @@ impl QuotientSolver {
     /// The warp kernels' terms for the uploaded batch, where their program is loaded: whether
     /// the rule finds that they pay, and whether with two warps a world (the pair kernels).
     pub(super) fn warp_terms(&self) -> Option<(bool, bool)> {
-        let warps = self.warps.as_ref()?;
+        let warps = self.loaded.warps.as_ref()?;
         let nworld = self.ws.nworld();
         let pays = warp_pays(nworld, self.sm_count, self.cap.njmax)
             || pairs_pay(nworld, self.sm_count, warps.pair_worlds, self.cap.njmax);
@@ -177,7 +177,7 @@ impl QuotientSolver {
             Some(on) => on,
             // Within one wave: the aside blocks, the twins' listed blocks and the plain
             // kernels' beside them, against what the kernels' multiprocessors hold at once.
-            None => self.warps.as_ref().is_some_and(|warps| {
+            None => self.loaded.warps.as_ref().is_some_and(|warps| {
                 let wave = match self.kernel_choice() {
                     Kernel::Pair => warps.pair_wave,
                     _ => warps.warp_wave,
@@ -319,10 +319,10 @@ impl QuotientSolver {
     /// for the warp kernel, eight for the pair kernels.
     pub(super) fn launch_shape(&self) -> BlockShape {
         match self.kernel_choice() {
-            Kernel::Warp => warp_shape(1, self.warp_smem),
-            Kernel::Pair => warp_shape(2, self.warp_smem),
-            Kernel::Few | Kernel::Aside => self.node_shape,
-            Kernel::General => self.shape,
+            Kernel::Warp => warp_shape(1, self.loaded.warp_smem),
+            Kernel::Pair => warp_shape(2, self.loaded.warp_smem),
+            Kernel::Few | Kernel::Aside => self.loaded.node_shape,
+            Kernel::General => self.loaded.shape,
         }
     }
 
@@ -420,7 +420,7 @@ impl QuotientSolver {
         // Idle warps cost a world nothing where it has its multiprocessor to itself (the
         // aside kernel gives them its rows); elsewhere they would leave the rows to one warp of
         // a world competing with others.
-        let (kernel, grid) = match (self.kernel_choice(), &self.warps) {
+        let (kernel, grid) = match (self.kernel_choice(), &self.loaded.warps) {
             (k @ (Kernel::Warp | Kernel::Pair), Some(warps)) => {
                 let family = if k == Kernel::Pair {
                     &warps.pair
@@ -437,9 +437,9 @@ impl QuotientSolver {
             (Kernel::Warp | Kernel::Pair, None) => {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
             }
-            (Kernel::Aside, _) => (&self.aside_kernel, nworld),
-            (Kernel::Few, _) => (&self.few_kernel, nworld),
-            (Kernel::General, _) => (&self.kernel, nworld),
+            (Kernel::Aside, _) => (&self.loaded.aside_kernel, nworld),
+            (Kernel::Few, _) => (&self.loaded.few_kernel, nworld),
+            (Kernel::General, _) => (&self.loaded.kernel, nworld),
         };
         let grid = (grid, 1, 1);
         // SAFETY: each kernel takes exactly (Args, QArgs) by value; every pointer is a buffer

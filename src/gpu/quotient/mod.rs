@@ -71,11 +71,10 @@ mod world_lists;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaStream, sys};
+use cudarc::driver::{CudaEvent, CudaStream, sys};
 
 use super::env_choice;
 use super::graph::KeptGraphs;
-use super::maps::BlockShape;
 use super::phase_trace::{self, PhaseTrace};
 use super::pinned::PinnedVec;
 use super::workspace::{DevBuf, Needs, Workspace, dof_blocks};
@@ -113,33 +112,13 @@ pub struct QuotientSolver {
     quotient: Quotient,
     ws: Workspace,
     bufs: QBufs,
-    _module: Arc<CudaModule>,
-    kernel: CudaFunction,
-    /// The same kernel with its rare paths out of line, for a batch whose every world takes
-    /// the node-level maps (see `few_launch`).
-    few_kernel: CudaFunction,
-    /// `few_kernel` for a batch of no more worlds than multiprocessors.
-    aside_kernel: CudaFunction,
-    /// The warp program, where a batch may take it: loaded at construction where the rule may
-    /// pick it (more worlds than multiprocessors), else when
-    /// [`set_warp_worlds`](Self::set_warp_worlds) asks for it.
-    warps: Option<Warps>,
+    /// The programs, kernels and launch shapes loaded for the capacity.
+    loaded: Loaded,
     /// For loading the warp program after construction.
     gpu: Gpu,
-    /// Its kernels' dynamic shared memory: per world warp 3 * ntree ints, and the block path's
-    /// scratch.
-    warp_smem: u32,
-    /// Whether the model, the device and the phase marks allow the warp kernels at all: at
-    /// most 512 trees, their shared memory, the node-level tables, no marks requested.
-    warp_fits: bool,
     /// [`QuotientSolver::set_warp_worlds`].
     warp_worlds: Option<bool>,
     guard_warps: Option<bool>,
-    shape: BlockShape,
-    /// The shape when every world takes the node-level maps (see `launch_shape`).
-    node_shape: BlockShape,
-    /// Registers a thread of the block kernels when they are the capped copies (regcap).
-    register_cap: Option<u32>,
     /// What the slots of the batch's worlds allow (None: the slots changed since).
     slots: Option<BatchSlots>,
     /// The device's multiprocessors: a batch of no more worlds has one to each world.
@@ -230,8 +209,8 @@ impl std::fmt::Debug for QuotientSolver {
         f.debug_struct("QuotientSolver")
             .field("capacity", &self.cap)
             .field("reuse", &self.reuse)
-            .field("register_cap", &self.register_cap)
-            .field("warp_kernels", &self.warps.is_some())
+            .field("register_cap", &self.loaded.register_cap)
+            .field("warp_kernels", &self.loaded.warps.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -280,20 +259,9 @@ impl QuotientSolver {
         let ctx = gpu.ctx();
         let warp_worlds = warp_worlds_from_env();
         let sm_count = gpu.info().sm_count.max(1) as usize;
-        let Loaded {
-            module,
-            register_cap,
-            kernel,
-            few_kernel,
-            aside_kernel,
-            shape,
-            node_shape,
-            warps,
-            warp_smem,
-            warp_fits,
-        } = Loaded::load(gpu, &cap, model, warp_worlds)?;
+        let loaded = Loaded::load(gpu, &cap, model, warp_worlds)?;
         let needs = Needs {
-            fallback: shape.smem == 0,
+            fallback: loaded.shape.smem == 0,
             dense: false,
         };
         let ws = Workspace::new(ctx, cap, model, needs)?;
@@ -309,19 +277,10 @@ impl QuotientSolver {
             quotient,
             ws,
             bufs,
-            _module: module,
-            register_cap,
-            kernel,
-            few_kernel,
-            aside_kernel,
-            warps,
+            loaded,
             gpu: gpu.clone(),
-            warp_smem,
-            warp_fits,
             warp_worlds,
             guard_warps: guard_warps_from_env(),
-            shape,
-            node_shape,
             slots: None,
             sm_count,
             stream: gpu.stream().clone(),
@@ -507,9 +466,9 @@ impl QuotientSolver {
     /// choice here may take it, so this may compile and load it (the errors of
     /// [`QuotientSolver::new`]).
     pub fn set_warp_worlds(&mut self, choice: Option<bool>) -> Result<()> {
-        let (fits, nworld) = (self.warp_fits, self.cap.nworld);
-        if self.warps.is_none() && warps_reachable(fits, choice, nworld, self.sm_count) {
-            self.warps = Some(Warps::load(&self.gpu, self.warp_smem)?);
+        let (fits, nworld) = (self.loaded.warp_fits, self.cap.nworld);
+        if self.loaded.warps.is_none() && warps_reachable(fits, choice, nworld, self.sm_count) {
+            self.loaded.warps = Some(Warps::load(&self.gpu, self.loaded.warp_smem)?);
         }
         self.warp_worlds = choice;
         Ok(())
@@ -518,7 +477,7 @@ impl QuotientSolver {
     /// Whether this solver has loaded the warp program (see
     /// [`set_warp_worlds`](Self::set_warp_worlds)): only where a batch may take it.
     pub fn warp_kernels_loaded(&self) -> bool {
-        self.warps.is_some()
+        self.loaded.warps.is_some()
     }
 
     /// Whether the next launch takes one warp per world
@@ -566,7 +525,7 @@ impl QuotientSolver {
     /// Registers a thread of the kernels when they are capped copies (a batch of many waves:
     /// [`regcap`](super::regcap)); `None` for the quotient program's own.
     pub fn register_cap(&self) -> Option<u32> {
-        self.register_cap
+        self.loaded.register_cap
     }
 
     /// Changes the classification policy; every world is rebuilt at the next step.
@@ -874,7 +833,7 @@ impl QuotientSolver {
     /// at once, once their program is loaded: a launch of more spans two waves, and no world is
     /// set aside ([`aside_worlds`](Self::aside_worlds)) where that would make it so.
     pub fn blocks_a_wave(&self) -> Option<usize> {
-        self.warps.as_ref().map(|w| w.warp_wave)
+        self.loaded.warps.as_ref().map(|w| w.warp_wave)
     }
 
     /// The one slot every world of the last prepared batch has, if they all have one: the warp
