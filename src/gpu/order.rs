@@ -417,7 +417,7 @@ impl DeviceOrder {
         }
         // The global radix sort's chunks of a world; none when every world fits one block.
         // They are the launch grid's y dimension (at most 65,535 blocks): a world too large
-        // for it is refused before anything is allocated.
+        // for it is refused before any buffer is allocated.
         let nchunk = match tiling.one_block {
             true => 0,
             false => cap.njmax.div_ceil(RADIX_CHUNK),

@@ -419,7 +419,8 @@ mod tests {
             classifier(EqPolicy::DynamicIds(vec![-1, 1])).static_eqs(),
             0..1
         );
-        // The largest id leaves nothing above it (no overflow).
+        // The largest id leaves nothing above it (no overflow); the run below it reads as every
+        // id, which no model's equalities reach.
         let c = classifier(EqPolicy::DynamicIds(vec![i32::MAX]));
         assert_eq!(c.static_eqs(), 0..i32::MAX);
         let c = classifier(EqPolicy::DynamicIds(vec![3, 7]));
