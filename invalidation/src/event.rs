@@ -161,6 +161,22 @@ pub enum Event {
 }
 
 impl Event {
+    /// The source an equality switch or an edit names; none for sleep, wake and capacity.
+    ///
+    /// ```
+    /// use invalidation::{Edit, Event, SourceId};
+    /// let e = Event::EqActive { world: 0, eq: 3, active: false };
+    /// assert_eq!(e.source(), Some(SourceId::Eq(3)));
+    /// assert_eq!(Event::Capacity.source(), None);
+    /// ```
+    pub fn source(&self) -> Option<SourceId> {
+        match *self {
+            Event::EqActive { eq, .. } => Some(SourceId::Eq(eq)),
+            Event::Edit { edit, .. } => Some(edit.source()),
+            Event::Sleep { .. } | Event::Wake { .. } | Event::Capacity => None,
+        }
+    }
+
     /// This event as world `to` reports it, where it happened in world `from` (a copy of a world,
     /// as a bench or a test tiles recorded worlds): `None` for another world's event and for the
     /// events of every world, which a caller reports once.
@@ -236,10 +252,12 @@ impl Default for Bounds {
 
 impl Bounds {
     fn take(&mut self, e: &Event) {
+        if let Some(source) = e.source() {
+            self.id_min = self.id_min.min(source.id());
+        }
         let world = match *e {
-            Event::EqActive { world, eq, .. } => {
+            Event::EqActive { world, .. } => {
                 self.eq_active += 1;
-                self.id_min = self.id_min.min(eq);
                 Some(world)
             }
             Event::Sleep { world, tree } | Event::Wake { world, tree } => {
@@ -247,10 +265,7 @@ impl Bounds {
                 self.tree_max = self.tree_max.max(tree);
                 Some(world)
             }
-            Event::Edit { world, edit } => {
-                self.id_min = self.id_min.min(edit.source().id());
-                world
-            }
+            Event::Edit { world, .. } => world,
             Event::Capacity => None,
         };
         if let Some(w) = world {

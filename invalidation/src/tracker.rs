@@ -449,12 +449,7 @@ impl Tracker {
     }
 
     fn check(&self, e: &Event) -> Result<(), TrackerError> {
-        let source = match *e {
-            Event::EqActive { eq, .. } => Some(SourceId::Eq(eq)),
-            Event::Edit { edit, .. } => Some(edit.source()),
-            _ => None,
-        };
-        if let Some(named) = source.filter(|s| s.id() < 0) {
+        if let Some(named) = e.source().filter(|s| s.id() < 0) {
             return Err(TrackerError::Source { named });
         }
         let world = match *e {
