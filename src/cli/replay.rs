@@ -265,7 +265,7 @@ fn say_policy(args: &ReplayArgs, t: &Trace, name: &str, policy: &Policy) {
         let has = match neq {
             0 => "no equalities".to_string(),
             1 => "one equality, 0".to_string(),
-            n => format!("equalities 0 to {}", n - 1),
+            n => format!("equalities {}", super::say_run(0..n as i32)),
         };
         let none = if past.len() == 1 {
             "it matches"
