@@ -129,8 +129,8 @@ fn bench_says_what_it_cannot_do_before_it_runs() {
     assert!(!ok);
     assert!(err.contains("cannot write /nonexistent/dir/q.md"), "{err}");
     assert!(!out.contains("###"), "no shape ran: {out}");
-    // An equality id below 0, before anything runs, in a list or alone.
-    for ids in ["0,-2", "-2"] {
+    // An equality id below 0, before anything runs, in a list (first or not) or alone.
+    for ids in ["0,-2", "-2,0", "-2"] {
         let (ok, out, err) = run_with(&["bench", "--quotient", "--eq-dynamic", ids], true, None);
         assert!(!ok);
         assert!(out.is_empty(), "{out}");
@@ -349,8 +349,9 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
         err.contains("--eq-dynamic [40]: connect_chain has equalities 0 to 16; it matches none"),
         "{err}"
     );
-    // An id below 0 names no equality: refused before anything runs, in a list or alone.
-    for ids in ["5,-1", "-1"] {
+    // An id below 0 names no equality: refused before anything runs, in a list (first or
+    // not) or alone.
+    for ids in ["5,-1", "-1,5", "-1"] {
         let (ok, out, err) = run(&["replay", "--mode", "quotient", "--eq-dynamic", ids, hammock]);
         assert!(!ok);
         assert!(out.is_empty(), "{out}");

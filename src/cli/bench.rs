@@ -81,7 +81,7 @@ pub struct BenchArgs {
         requires = "quotient",
         value_delimiter = ',',
         value_parser = super::equality_id,
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     eq_dynamic: Option<Vec<i32>>,
     /// With `--quotient`: the static component of tree 0 asleep in this share (0 to 1) of each

@@ -77,13 +77,18 @@ fn say_run(run: std::ops::Range<i32>) -> String {
 }
 
 /// `--eq-dynamic`'s parser: an equality id, which MuJoCo counts from 0 (the tracker refuses a
-/// negative one too, and a policy would only ignore it).
+/// negative one too, and a policy would only ignore it). The option takes values that start
+/// with a hyphen (`-1,2` is a list, whose `-1` this refuses), so an option given where its
+/// list should be arrives here too, and is said so.
 fn equality_id(s: &str) -> std::result::Result<i32, String> {
     match s.trim() {
         "" => Err("an empty item in the list: give equality ids, e.g. 0,3".into()),
         t => match t.parse::<i32>() {
             Ok(id) if id >= 0 => Ok(id),
             Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
+            Err(_) if t.starts_with('-') => Err(format!(
+                "{t:?} is no equality id: give the ids (e.g. 0,3) right after --eq-dynamic"
+            )),
             Err(e) => Err(format!("{s:?} is no equality id: {e}")),
         },
     }
@@ -127,6 +132,11 @@ mod tests {
         assert_eq!(equality_id("-0"), Ok(0));
         assert!(equality_id("-1").unwrap_err().contains("ids count from 0"));
         assert!(equality_id("").unwrap_err().contains("an empty item"));
+        assert!(
+            equality_id("--mode")
+                .unwrap_err()
+                .contains("right after --eq-dynamic")
+        );
         assert!(
             equality_id("x")
                 .unwrap_err()

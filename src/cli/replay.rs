@@ -32,7 +32,7 @@ pub struct ReplayArgs {
         long,
         value_delimiter = ',',
         value_parser = super::equality_id,
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     pub eq_dynamic: Option<Vec<i32>>,
 }
