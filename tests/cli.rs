@@ -363,6 +363,13 @@ fn replay_says_what_its_policy_and_files_cannot_do() {
     let (ok, _, err) = run(&["replay", "--mode", "dsu", "--eq-dynamic", "0", hammock]);
     assert!(ok);
     assert!(!err.contains("quotient modes on"), "{err}");
+    // The list first, an option after it; an option where the list should be is said so.
+    let (ok, _, err) = run(&["replay", "--eq-dynamic", "0", "--mode", "dsu", hammock]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = run(&["replay", "--eq-dynamic", "--mode", "dsu", hammock]);
+    assert!(!ok);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("right after --eq-dynamic"), "{err}");
     // A missing file before anything runs; one that is no trace in its turn, the rest run.
     let (ok, out, err) = run(&["replay", "--mode", "dsu", hammock, "/nonexistent.npz"]);
     assert!(!ok);

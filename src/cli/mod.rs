@@ -81,16 +81,25 @@ fn say_run(run: std::ops::Range<i32>) -> String {
 /// with a hyphen (`-1,2` is a list, whose `-1` this refuses), so an option given where its
 /// list should be arrives here too, and is said so.
 fn equality_id(s: &str) -> std::result::Result<i32, String> {
-    match s.trim() {
-        "" => Err("an empty item in the list: give equality ids, e.g. 0,3".into()),
-        t => match t.parse::<i32>() {
-            Ok(id) if id >= 0 => Ok(id),
-            Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
-            Err(_) if t.starts_with('-') => Err(format!(
-                "{t:?} is no equality id: give the ids (e.g. 0,3) right after --eq-dynamic"
-            )),
-            Err(e) => Err(format!("{s:?} is no equality id: {e}")),
-        },
+    let t = s.trim();
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    let looks_like_option = t.starts_with("--")
+        || t.strip_prefix('-')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic()));
+    if t.is_empty() {
+        return Err("an empty item in the list: give equality ids, e.g. 0,3".into());
+    }
+    match t.parse::<i32>() {
+        Ok(id) if id >= 0 => Ok(id),
+        // A negative number, also one past i32's range.
+        _ if t.strip_prefix('-').is_some_and(digits) => {
+            Err(format!("{t} is no equality id: MuJoCo's ids count from 0"))
+        }
+        Err(_) if looks_like_option => Err(format!(
+            "{t:?} is no equality id: give the ids (e.g. 0,3) right after --eq-dynamic"
+        )),
+        Err(e) => Err(format!("{t:?} is no equality id: {e}")),
+        Ok(id) => Err(format!("{id} is no equality id: MuJoCo's ids count from 0")),
     }
 }
 
@@ -130,17 +139,29 @@ mod tests {
     fn equality_ids_count_from_0() {
         assert_eq!(equality_id(" 3"), Ok(3));
         assert_eq!(equality_id("-0"), Ok(0));
-        assert!(equality_id("-1").unwrap_err().contains("ids count from 0"));
-        assert!(equality_id("").unwrap_err().contains("an empty item"));
-        assert!(
-            equality_id("--mode")
-                .unwrap_err()
-                .contains("right after --eq-dynamic")
+        let err = |s: &str| equality_id(s).unwrap_err();
+        assert_eq!(err("-1"), "-1 is no equality id: MuJoCo's ids count from 0");
+        assert_eq!(
+            err("-99999999999"),
+            "-99999999999 is no equality id: MuJoCo's ids count from 0"
         );
-        assert!(
-            equality_id("x")
-                .unwrap_err()
-                .contains("\"x\" is no equality id")
-        );
+        assert!(err("").contains("an empty item"));
+        assert!(err(" ").contains("an empty item"));
+        // An option where the list should be (the option takes values that start with '-').
+        for option in ["--mode", "-h", "--"] {
+            assert!(err(option).contains("right after --eq-dynamic"), "{option}");
+        }
+        // Anything else that is no number is said as the parse says it.
+        for (s, says) in [
+            ("x", "\"x\" is no equality id: invalid digit"),
+            ("-1.5", "\"-1.5\" is no equality id: invalid digit"),
+            ("-", "\"-\" is no equality id: invalid digit"),
+            (
+                "99999999999",
+                "\"99999999999\" is no equality id: number too large",
+            ),
+        ] {
+            assert!(err(s).starts_with(says), "{s}: {}", err(s));
+        }
     }
 }
