@@ -238,3 +238,15 @@ for j in dense sparse; do
     rec zero_coefs_$j $S/zero_coefs/zero_coefs.xml --worlds 3 --steps 100 --every 2 \
         --jacobian $j --qvel-noise 0.5 --eq 80:2:1:0/1 --eq 140:0:0:2
 done
+# Held-out scenes of session 78's sweep (16 scenes, 62 traces, every CPU and GPU mode exact), three
+# kept for what no other trace has: rows over more trees than a warp has lanes (a tendon limit
+# over 72 trees); more static components a world than a warp has lanes (43); flex self-collision
+# of every kind.
+rec ring_wide_tendon $S/ring_wide_tendon/ring_wide_tendon.xml --worlds 3 --steps 120 --every 2 \
+    --jacobian sparse --eq 60:0:1:0/1 --eq 150:0:0:1 --eq 30:1:1 --eq 50:2:1:2 --eq 90:3:1 \
+    --eq 120:4:1 --eq 180:4:0 --eq 200:5:1 --eq 200:6:1:0/2
+rec static_components $S/static_components/static_components.xml --worlds 3 --steps 120 \
+    --jacobian sparse --eq 40:50:0:0/2 --eq 80:50:1:0/2 --eq 60:20:0:1 --eq 90:5:0 \
+    --eq 100:5:1:2 --eq 70:80:0:1/2
+rec flex_selfcollide $S/flex_selfcollide/flex_selfcollide.xml --worlds 3 --steps 120 --every 4 \
+    --jacobian sparse
