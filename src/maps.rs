@@ -23,7 +23,7 @@ use crate::rows::Input;
 /// Reusable per-island cursors and dof runs, so that filling maps allocates nothing once warm.
 #[derive(Debug, Default, Clone)]
 pub struct MapScratch {
-    cursor: Vec<i32>,
+    pub(crate) cursor: Vec<i32>,
     dof_runs: Vec<(i32, Range<usize>)>,
 }
 
@@ -101,14 +101,7 @@ pub fn fill_world_rows(
     let tree = w * ntree..(w + 1) * ntree;
     let n = nisland as usize;
     let by_runs = long_runs(&out.tree_island[tree.clone()]);
-    for field in [
-        &mut out.island_ne,
-        &mut out.island_nf,
-        &mut out.island_nefc,
-        &mut out.island_iefcadr,
-    ] {
-        field[tree.start + n..tree.end].fill(-1);
-    }
+    pad_row_islands(out, tree.start + n..tree.end);
     fill_rows(input, w, n, out, scratch, by_runs);
 }
 
@@ -131,7 +124,7 @@ fn fill_world_by(
 }
 
 /// Whether `keys` come in runs of [`LONG_RUN`] or more on average (one branch-free pass).
-fn long_runs(keys: &[i32]) -> bool {
+pub(crate) fn long_runs(keys: &[i32]) -> bool {
     let next = keys.get(1..).unwrap_or_default();
     let changes: u32 = keys.iter().zip(next).map(|(a, b)| u32::from(a != b)).sum();
     keys.len() >= LONG_RUN * (changes as usize + 1)
@@ -143,8 +136,21 @@ fn long_runs(keys: &[i32]) -> bool {
 const LONG_RUN: usize = 4;
 
 /// Island entries past `nisland` are −1 (the first `nisland` are all written by the fills).
-fn pad_islands(out: &mut Islands, padding: Range<usize>) {
+pub(crate) fn pad_islands(out: &mut Islands, padding: Range<usize>) {
     for field in out.island_fields_mut() {
+        field[padding.clone()].fill(-1);
+    }
+}
+
+/// The row-level island fields' entries past `nisland` are −1 ([`pad_islands`]' share of
+/// them, for a world whose other fields are in place).
+pub(crate) fn pad_row_islands(out: &mut Islands, padding: Range<usize>) {
+    for field in [
+        &mut out.island_ne,
+        &mut out.island_nf,
+        &mut out.island_nefc,
+        &mut out.island_iefcadr,
+    ] {
         field[padding.clone()].fill(-1);
     }
 }
@@ -154,7 +160,7 @@ fn pad_islands(out: &mut Islands, padding: Range<usize>) {
 /// ([`dof_runs`]): counted, filled and placed at once; one member at a time, a tree's. Either
 /// way in dof order (not tree order), which keeps dofs ascending inside an island for any tree
 /// numbering.
-fn fill_trees_and_dofs(
+pub(crate) fn fill_trees_and_dofs(
     input: &Input<'_>,
     w: usize,
     n: usize,
@@ -259,7 +265,7 @@ fn dof_runs(model: &Model, tree_island: &[i32], out: &mut Vec<(i32, Range<usize>
 }
 
 /// `dst[k] = start + k`.
-fn count_from(dst: &mut [i32], start: usize) {
+pub(crate) fn count_from(dst: &mut [i32], start: usize) {
     for (k, slot) in dst.iter_mut().enumerate() {
         *slot = (start + k) as i32;
     }
@@ -316,7 +322,7 @@ fn fill_rows(
 
 /// `cursor` set to the cursors of islands starting at `adr`, then the rest's starting at `rest`
 /// (the last: [`next_slots`]).
-fn cursors<'a>(cursor: &'a mut Vec<i32>, adr: &[i32], rest: i32) -> &'a mut [i32] {
+pub(crate) fn cursors<'a>(cursor: &'a mut Vec<i32>, adr: &[i32], rest: i32) -> &'a mut [i32] {
     cursor.clear();
     cursor.extend_from_slice(adr);
     cursor.push(rest);
@@ -325,7 +331,7 @@ fn cursors<'a>(cursor: &'a mut Vec<i32>, adr: &[i32], rest: i32) -> &'a mut [i32
 
 /// The first of the next `len` slots of key `i` (−1: the rest, the last cursor), which they
 /// then leave.
-fn next_slots(cursor: &mut [i32], i: i32, len: usize) -> usize {
+pub(crate) fn next_slots(cursor: &mut [i32], i: i32, len: usize) -> usize {
     let k = if i >= 0 { i as usize } else { cursor.len() - 1 };
     let at = cursor[k] as usize;
     cursor[k] += len as i32;
@@ -345,7 +351,7 @@ fn runs(keys: &[i32]) -> impl Iterator<Item = (i32, Range<usize>)> + '_ {
 }
 
 /// Writes the exclusive prefix sum of `count` into `adr` and returns the total.
-fn exclusive_scan(count: &[i32], adr: &mut [i32]) -> i32 {
+pub(crate) fn exclusive_scan(count: &[i32], adr: &mut [i32]) -> i32 {
     let mut total = 0;
     for (a, &c) in adr.iter_mut().zip(count) {
         *a = total;

@@ -21,6 +21,7 @@ struct Run {
 }
 
 /// The engines with reuse reused unchanged worlds and kept partitions; the one without did not.
+/// Every engine mapped replayed worlds from their nodes.
 fn paths_taken(r: &Run) {
     for (k, c) in r.counters.iter().enumerate() {
         assert_eq!(
@@ -31,6 +32,8 @@ fn paths_taken(r: &Run) {
         );
         // Changed worlds that kept their partition mapped only their rows, with reuse only.
         assert_eq!(c.kept_partition > 0, k < 3, "engine {k}: {c:?}");
+        // Worlds that replayed their static block were mapped from their nodes, in every engine.
+        assert!(c.node_mapped > 0, "engine {k}: {c:?}");
     }
 }
 

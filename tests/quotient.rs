@@ -814,14 +814,45 @@ fn a_learned_equality_between_static_ones_keeps_the_static_block_whole() {
     assert_eq!(off_block, 0, "world-steps off the static block");
 }
 
+/// A world whose static rows are its quotient's block is mapped from its nodes, with its dynamic
+/// rows before the block (equalities 0 and 1, solved each step) and after it placed one by one
+/// around the block's runs: every solved world-step, with reuse off and on (where a world that
+/// kept its partition maps only its rows from its nodes), exact.
+#[test]
+fn replayed_worlds_are_mapped_from_their_nodes() {
+    for reuse in [false, true] {
+        let (q, off) = off_block_with("closed_loops", Policy::dynamic_ids(vec![2]), reuse);
+        assert_eq!(q.classifier().static_eqs(), 3..i32::MAX);
+        assert_eq!(off, 0, "world-steps off the static block");
+        let c = q.counters();
+        assert!(c.node_mapped > 0, "reuse {reuse}: {c:?}");
+        assert_eq!(
+            c.node_mapped,
+            c.world_steps - c.reused,
+            "reuse {reuse}: {c:?}"
+        );
+        assert_eq!(c.kept_partition > 0, reuse, "{c:?}");
+    }
+}
+
 /// Replays trace `name` tiled to 12 copies of its worlds, 37 steps apart, each told of its own
 /// events, under `policy`; checks every step against the oracle and counts the world-steps
 /// whose static rows were not the block their quotient replays.
 fn off_block(name: &str, policy: Policy) -> (archipelago::quotient::Quotient, usize) {
+    off_block_with(name, policy, false)
+}
+
+/// [`off_block`], with the quotient's reuse of unchanged worlds on or off.
+fn off_block_with(
+    name: &str,
+    policy: Policy,
+    reuse: bool,
+) -> (archipelago::quotient::Quotient, usize) {
     let path = traces::dir().join(format!("{name}.npz"));
     let t = archipelago::trace::Trace::open(path).unwrap();
     let tiled = archipelago::trace::Tiled::new(&t, 0..t.nstep(), 12 * t.nworld(), 37);
     let mut q = archipelago::quotient::Quotient::new(&tiled.capacity(), policy);
+    q.set_reuse(reuse);
     let mut out = Islands::default();
     let mut off_block = 0;
     for k in 0..tiled.len() {

@@ -12,7 +12,7 @@ use invalidation::signature::GuardFinding;
 use super::classify::Classifier;
 use super::guard::{self, Scan};
 use super::walk;
-use crate::rows::{Batch, Capacity};
+use crate::rows::{Batch, Capacity, RowType};
 use crate::union_find;
 
 const NONE: u32 = u32::MAX;
@@ -32,6 +32,10 @@ pub struct View<'a> {
     pub node_rows: &'a [u32],
     /// Wrapping sum of their hashes. `[nnode]`
     pub node_sum: &'a [u64],
+    /// Of those, the rows (rowless hyperedges are counted in `node_rows` too), equality rows
+    /// and friction-loss rows: the counts of `island_nefc`, `island_ne` and `island_nf` a node
+    /// adds to its island. `[nnode]`
+    pub node_efc: &'a [[u32; 3]],
     /// Start of each node's trees in `node_trees`. `[nnode + 1]`
     pub node_treeadr: &'a [i32],
     /// Trees of each node, ascending. `[ntree]`
@@ -45,6 +49,10 @@ pub struct View<'a> {
     pub stream_support: &'a [i32],
     /// How many of them are rows (the rest are rowless hyperedges).
     pub stream_rows: usize,
+    /// The static rows cut into runs of consecutive rows of one node (the node of a row's first
+    /// tree), in order: `[node, rows]` each. A replayed world's rows are placed run by run
+    /// ([`super::node_maps`]).
+    pub row_runs: &'a [[u32; 2]],
 }
 
 impl View<'_> {
@@ -175,6 +183,7 @@ pub struct Quotients {
     node_mintree: Vec<i32>,
     node_rows: Vec<u32>,
     node_sum: Vec<u64>,
+    node_efc: Vec<[u32; 3]>,
     node_treeadr: Vec<i32>,
     node_trees: Vec<i32>,
     nnode: Vec<u32>,
@@ -184,6 +193,8 @@ pub struct Quotients {
     nstatic: Vec<u32>,
     nstatic_rows: Vec<u32>,
     nentry: Vec<u32>,
+    row_runs: Vec<[u32; 2]>,
+    nrow_runs: Vec<u32>,
     max_static: usize,
     max_entries: usize,
     key: Vec<Signature>,
@@ -253,6 +264,7 @@ impl Quotients {
             node_mintree: vec![0; per],
             node_rows: vec![0; per],
             node_sum: vec![0; per],
+            node_efc: vec![[0; 3]; per],
             node_treeadr: vec![0; nslot * (ntree + 1)],
             node_trees: vec![0; per],
             nnode: vec![0; nslot],
@@ -262,6 +274,8 @@ impl Quotients {
             nstatic: vec![0; nslot],
             nstatic_rows: vec![0; nslot],
             nentry: vec![0; nslot],
+            row_runs: vec![[0; 2]; nslot * max_static],
+            nrow_runs: vec![0; nslot],
             max_static,
             max_entries,
             key: vec![Signature::default(); nslot],
@@ -325,12 +339,14 @@ impl Quotients {
             node_mintree: &self.node_mintree[s * n..s * n + nnode],
             node_rows: &self.node_rows[s * n..s * n + nnode],
             node_sum: &self.node_sum[s * n..s * n + nnode],
+            node_efc: &self.node_efc[s * n..s * n + nnode],
             node_treeadr: &self.node_treeadr[s * (n + 1)..s * (n + 1) + nnode + 1],
             node_trees: &self.node_trees[t],
             stream_kind: &self.stream_kind[s * ms..s * ms + nstatic],
             stream_adr: &self.stream_adr[s * (ms + 1)..s * (ms + 1) + nstatic + 1],
             stream_support: &self.stream_support[s * me..s * me + self.nentry[s] as usize],
             stream_rows: self.nstatic_rows[s] as usize,
+            row_runs: &self.row_runs[s * ms..s * ms + self.nrow_runs[s] as usize],
         }
     }
 
@@ -524,15 +540,32 @@ impl Quotients {
         let rows = &mut self.node_rows[s * n..s * n + nnode];
         let sums = &mut self.node_sum[s * n..s * n + nnode];
         sums.fill(0);
+        let efc = &mut self.node_efc[s * n..s * n + nnode];
+        efc.fill([0; 3]);
         let (ms, me) = (self.max_static, self.max_entries);
         let kinds = &mut self.stream_kind[s * ms..(s + 1) * ms];
         let adr = &mut self.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
         let entries = &mut self.stream_support[s * me..(s + 1) * me];
-        let (mut k, mut e, mut nrow) = (0usize, 0usize, 0u32);
+        let runs = &mut self.row_runs[s * ms..(s + 1) * ms];
+        let (mut k, mut e, mut nrow, mut nrun) = (0usize, 0usize, 0u32, 0usize);
         adr[0] = 0;
         let _ = walk::each_static::<()>(batch, world, classifier, |kind, support, local| {
-            nrow += (local >= 0) as u32;
             let node = tree_node[support[0] as usize] as usize;
+            if local >= 0 {
+                nrow += 1;
+                let row = RowType::ALL[kind as usize];
+                let count = &mut efc[node];
+                count[0] += 1;
+                count[1] += row.is_equality() as u32;
+                count[2] += row.is_friction() as u32;
+                match nrun.checked_sub(1).map(|j| &mut runs[j]) {
+                    Some(run) if run[0] == node as u32 => run[1] += 1,
+                    _ => {
+                        runs[nrun] = [node as u32, 1];
+                        nrun += 1;
+                    }
+                }
+            }
             rows[node] += 1;
             sums[node] = sums[node].wrapping_add(walk::hash(kind, support));
             // The capacity bounds both (checked before any step).
@@ -546,6 +579,7 @@ impl Quotients {
         self.nstatic[s] = k as u32;
         self.nstatic_rows[s] = nrow;
         self.nentry[s] = e as u32;
+        self.nrow_runs[s] = nrun as u32;
     }
 
     fn table_insert(&mut self, s: u32) {
@@ -596,6 +630,7 @@ impl Quotients {
             + self.node_mintree.capacity() * 4
             + self.node_rows.capacity() * 4
             + self.node_sum.capacity() * 8
+            + self.node_efc.capacity() * 12
             + self.node_treeadr.capacity() * 4
             + self.node_trees.capacity() * 4
             + self.nnode.capacity() * 4
@@ -605,6 +640,8 @@ impl Quotients {
             + self.nstatic.capacity() * 4
             + self.nstatic_rows.capacity() * 4
             + self.nentry.capacity() * 4
+            + self.row_runs.capacity() * 8
+            + self.nrow_runs.capacity() * 4
             + self.key.capacity() * std::mem::size_of::<Signature>()
             + self.refs.capacity() * 4
             + self.free.capacity() * 4

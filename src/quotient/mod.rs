@@ -2,9 +2,11 @@
 //!
 //! Static rows (equalities, friction loss, rowless couplings — see [`classify`]) are contracted once
 //! per world by a host DSU into a quotient ([`contract`]); worlds with identical static incidence
-//! share one. Each step only the dynamic rows are unioned over the quotient's nodes and the labels
-//! pulled back to trees ([`step`]), then the shared canonical numbering and maps produce every
-//! output — identical to a full rebuild.
+//! share one. Each step only the dynamic rows are unioned over the quotient's nodes ([`step`]). A
+//! world whose static rows are its quotient's block (the common case) is then mapped from its
+//! nodes ([`node_maps`]: per node and per run of static rows, the dynamic rows one by one); any
+//! other has its labels pulled back to trees and goes through the shared canonical numbering and
+//! maps. Either way every output is identical to a full rebuild's.
 //!
 //! Nothing stale is ever used: reported events ([`invalidation::Events`]) decide which worlds are
 //! rebuilt before the step, and the guard ([`guard`]) checks each world's static rows against its
@@ -30,6 +32,7 @@
 pub mod classify;
 pub mod contract;
 pub mod guard;
+pub mod node_maps;
 pub mod reuse;
 pub mod step;
 mod walk;
@@ -45,7 +48,7 @@ use crate::labels;
 use crate::maps::{self, MapScratch};
 use crate::rows::{Capacity, Input};
 use invalidation::StepMarks;
-use step::StepScratch;
+use step::{Solved, StepScratch};
 
 /// Running totals of what the quotient did, for diagnostics and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -79,6 +82,11 @@ pub struct Counters {
     /// only their row-level outputs were mapped (CPU only; the device counts its own in
     /// `gpu::quotient::StepCounts`).
     pub kept_partition: u64,
+    /// World-steps replayed over their quotient (its block of static rows in place, every node
+    /// awake) whose outputs were mapped from its nodes ([`node_maps`]) rather than from their
+    /// trees' labels (CPU only: the device's node-level maps are counted in
+    /// `gpu::quotient::StepCounts`).
+    pub node_mapped: u64,
 }
 
 /// The quotient engine for one model and capacity: the cache, the tracker, the scratch.
@@ -335,35 +343,67 @@ impl Quotient {
                     reuse::Check::Changed => {}
                 }
             }
-            let labels = &mut out.tree_island[w * ntree..(w + 1) * ntree];
-            let solved = self.solve_world(input, w, labels);
-            if let Ok(asleep) = solved {
-                self.counters.masked += (asleep > 0) as u64;
-            }
-            if let Err(finding) = solved {
-                self.rebuild_stale(input, w, finding);
-                if self.solve_world(input, w, labels).is_err() {
+            let solved = match self.solve_nodes(input, w) {
+                Err(finding) => {
+                    self.rebuild_stale(input, w, finding);
+                    self.solve_nodes(input, w).ok()
+                }
+                solved => solved.ok(),
+            };
+            let view = self.cache.view(self.cache.slot_of(w).unwrap_or_default());
+            let tree = w * ntree..(w + 1) * ntree;
+            let labels = &mut out.tree_island[tree.clone()];
+            // Where replayed, the world is mapped from its nodes (node_maps), else from its labels.
+            let replayed = match solved {
+                Some(Solved::Replayed { start }) if ntree > 0 && input.discovers(w) => Some(start),
+                Some(solved) => {
+                    if let Solved::Scanned { asleep } = solved {
+                        self.counters.masked += (asleep > 0) as u64;
+                    }
+                    step::pull_back(&view, self.scratch.roots(view.nnode), labels);
+                    None
+                }
+                None => {
                     self.counters.direct += 1;
                     step::solve_direct(batch, w, &mut self.scratch, labels);
+                    None
                 }
-            }
-            let nisland = labels::canonicalize(labels, input.discovers(w));
+            };
+            let nisland = match replayed {
+                Some(_) => {
+                    node_maps::label_trees(&view, self.scratch.roots_mut(view.nnode), labels)
+                }
+                None => labels::canonicalize(labels, input.discovers(w)) as usize,
+            };
+            let island = self.scratch.roots(view.nnode);
+            self.counters.node_mapped += replayed.is_some() as u64;
             // The tree- and dof-level outputs follow from the partition alone: a world that
             // kept its cached step's takes them from the cache and maps only its rows.
-            let tree = w * ntree..(w + 1) * ntree;
             let partition = self.partition_reuse;
+            let maps = &mut self.maps;
             match self.reuse.as_deref_mut() {
                 Some(r) if partition && r.same_partition(w, &out.tree_island[tree]) => {
                     r.restore_partition(w, out);
-                    maps::fill_world_rows(input, w, nisland, out, &mut self.maps);
+                    match replayed {
+                        Some(start) => node_maps::fill_world_rows(
+                            &view, input, w, start, island, nisland, out, maps,
+                        ),
+                        None => maps::fill_world_rows(input, w, nisland as i32, out, maps),
+                    }
                     r.store_rows(batch, w, out);
                     self.counters.kept_partition += 1;
                 }
-                Some(r) => {
-                    maps::fill_world(input, w, nisland, out, &mut self.maps);
-                    r.store(batch, w, out);
+                r => {
+                    match replayed {
+                        Some(start) => node_maps::fill_world(
+                            &view, input, w, start, island, nisland, out, maps,
+                        ),
+                        None => maps::fill_world(input, w, nisland as i32, out, maps),
+                    }
+                    if let Some(r) = r {
+                        r.store(batch, w, out);
+                    }
                 }
-                None => maps::fill_world(input, w, nisland, out, &mut self.maps),
             }
         }
     }
@@ -443,22 +483,14 @@ impl Quotient {
         self.build(input, w);
     }
 
-    fn solve_world(
+    fn solve_nodes(
         &mut self,
         input: &Input<'_>,
         w: usize,
-        labels: &mut [i32],
-    ) -> std::result::Result<usize, invalidation::GuardFinding> {
+    ) -> std::result::Result<Solved, invalidation::GuardFinding> {
         let s = self.cache.slot_of(w).unwrap_or_default();
         let view = self.cache.view(s);
-        step::solve_world(
-            &view,
-            input.batch(),
-            w,
-            &self.classifier,
-            &mut self.scratch,
-            labels,
-        )
+        step::solve_nodes(&view, input.batch(), w, &self.classifier, &mut self.scratch)
     }
 
     fn build(&mut self, input: &Input<'_>, w: usize) {

@@ -3,11 +3,13 @@
 //!
 //! Each phase maps 1:1 onto a device kernel: (1) per static row, compare it with the contracted
 //! stream (the common case: all equal, every node with rows awake), or else check its trees
-//! share a node and add its hash to the node's signature; (2) per node, compare with the contracted signature
-//! and initialise `parent` from the awake mask; (3) per dynamic row, map its trees to nodes via
+//! share a node and add its hash to the node's signature; (2) per node, compare with the
+//! contracted signature and initialise `parent` from the awake mask; (3) per dynamic row, map its trees to nodes via
 //! `tree_node` and min-root union them; (4) per node, resolve roots (ascending, since a parent is
 //! never larger than its child); (5) per tree, `label = node_mintree[root(tree_node[t])]`.
 //! The labels are min-root tree ids, so the shared canonical numbering and maps follow unchanged.
+//! A world that replayed its block of static rows skips (5): its outputs are mapped from its
+//! nodes' roots ([`super::node_maps`]).
 
 use invalidation::signature::GuardFinding;
 
@@ -39,25 +41,50 @@ impl StepScratch {
     pub fn bytes(&self) -> usize {
         self.scan.bytes() + self.parent.capacity() * 4
     }
+
+    /// Each of the first `nnode` nodes' root after [`solve_nodes`] (−1: in no island).
+    pub fn roots(&self, nnode: usize) -> &[i32] {
+        &self.parent[..nnode]
+    }
+
+    /// The same, for [`super::node_maps`] to number in place.
+    pub fn roots_mut(&mut self, nnode: usize) -> &mut [i32] {
+        &mut self.parent[..nnode]
+    }
 }
 
-/// Writes world `w`'s min-root labels (−1 = untouched) into `labels` using its quotient and
-/// returns how many nodes were masked as asleep, or reports why the quotient does not fit this
-/// step's static rows.
-pub fn solve_world(
+/// How [`solve_nodes`] solved a world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solved {
+    /// Its static rows were exactly its quotient's block, starting at this global row, and
+    /// every node with rows was awake: its outputs can be mapped from its nodes
+    /// ([`super::node_maps`]).
+    Replayed {
+        /// The global row its block of static rows starts at.
+        start: usize,
+    },
+    /// Its static rows were checked one by one (the guard's scan), with this many nodes masked
+    /// as asleep.
+    Scanned {
+        /// Nodes masked as asleep.
+        asleep: usize,
+    },
+}
+
+/// Unions world `w`'s dynamic supports over its quotient's nodes and leaves each node's root
+/// in `scratch` ([`StepScratch::roots`]: the smallest node of its component, −1 for a node in no
+/// island), or reports why the quotient does not fit this step's static rows.
+pub fn solve_nodes(
     view: &View<'_>,
     batch: &Batch,
     w: usize,
     classifier: &Classifier,
     scratch: &mut StepScratch,
-    labels: &mut [i32],
-) -> Result<usize, GuardFinding> {
-    let replayed = view
-        .replayed_block(batch, w, classifier)
-        .is_some_and(|start| solve_replayed(view, batch, w, start, classifier, scratch));
-    if replayed {
-        pull_back(view, &mut scratch.parent, labels);
-        return Ok(0);
+) -> Result<Solved, GuardFinding> {
+    let start = view.replayed_block(batch, w, classifier);
+    if let Some(start) = start.filter(|&s| solve_replayed(view, batch, w, s, classifier, scratch)) {
+        resolve(&mut scratch.parent[..view.nnode]);
+        return Ok(Solved::Replayed { start });
     }
     let nnode = view.nnode;
     if view.replays(batch, w, classifier) {
@@ -87,8 +114,27 @@ pub fn solve_world(
         }
         Ok(())
     })?;
-    pull_back(view, &mut scratch.parent, labels);
-    Ok(asleep)
+    resolve(parent);
+    Ok(Solved::Scanned { asleep })
+}
+
+/// Writes world `w`'s min-root labels (−1 = untouched) into `labels` using its quotient and
+/// returns how many nodes were masked as asleep, or reports why the quotient does not fit this
+/// step's static rows.
+pub fn solve_world(
+    view: &View<'_>,
+    batch: &Batch,
+    w: usize,
+    classifier: &Classifier,
+    scratch: &mut StepScratch,
+    labels: &mut [i32],
+) -> Result<usize, GuardFinding> {
+    let solved = solve_nodes(view, batch, w, classifier, scratch)?;
+    pull_back(view, scratch.roots(view.nnode), labels);
+    Ok(match solved {
+        Solved::Replayed { .. } => 0,
+        Solved::Scanned { asleep } => asleep,
+    })
 }
 
 /// Every node with contracted rows is awake.
@@ -143,18 +189,20 @@ fn solve_replayed(
     true
 }
 
-/// Resolves node roots (ascending: a parent is never larger than its child) and writes each
-/// tree's label, the smallest tree of its root node.
-fn pull_back(view: &View<'_>, parent: &mut [i32], labels: &mut [i32]) {
-    let parent = &mut parent[..view.nnode];
+/// Resolves node roots in place (ascending: a parent is never larger than its child).
+fn resolve(parent: &mut [i32]) {
     for n in 0..parent.len() {
         let p = parent[n];
         if p >= 0 {
             parent[n] = parent[p as usize];
         }
     }
+}
+
+/// Writes each tree's label from its node's resolved `root`: the smallest tree of the root.
+pub fn pull_back(view: &View<'_>, roots: &[i32], labels: &mut [i32]) {
     for (t, label) in labels.iter_mut().enumerate() {
-        let root = parent[view.tree_node[t] as usize];
+        let root = roots[view.tree_node[t] as usize];
         *label = if root < 0 {
             -1
         } else {

@@ -1,0 +1,161 @@
+//! A replayed world's outputs mapped from its nodes: the host twin of the device's node-level
+//! maps (`kernels/quotient_warp.cu`).
+//!
+//! A world whose static rows are exactly its quotient's block, every node awake
+//! ([`Solved::Replayed`](super::step::Solved)), needs no walk of those rows to be mapped: a
+//! node's trees share one island, its static rows' counts were taken when it was contracted
+//! ([`View::node_efc`]), and the block is cut into runs of rows of one node ([`View::row_runs`]),
+//! each of which takes consecutive places in its island. Only the dynamic rows, before and after
+//! the block, are placed one by one. The islands are numbered from the roots: node ids ascend
+//! with their smallest tree, so ranking root nodes by id is the canonical numbering. Trees and
+//! dofs go through the shared maps ([`crate::maps`]) once the tree labels are known.
+//!
+//! The outputs are exactly those of [`crate::maps::fill_world`] over the pulled-back labels: a
+//! stable counting sort by island either way, and rows keep their order inside an island since
+//! the runs come in row order (the test below, and every replay, check it).
+
+use super::contract::View;
+use crate::islands::Islands;
+use crate::maps::{self, MapScratch};
+use crate::rows::Input;
+
+/// Numbers world's islands from its nodes' `roots` (each node's resolved root after
+/// [`super::step::solve_nodes`], −1: in no island), in place: each node's island after it. Writes
+/// each tree's island into `tree_island` (the world's) and returns the number of islands.
+pub fn label_trees(view: &View<'_>, roots: &mut [i32], tree_island: &mut [i32]) -> usize {
+    let nisland = number_islands(roots);
+    for (label, &node) in tree_island.iter_mut().zip(view.tree_node) {
+        *label = roots[node as usize];
+    }
+    nisland
+}
+
+/// Fills every output of world `w` of `input` but `tree_island` ([`label_trees`]'s), the world
+/// replayed over its quotient `view` with its block of static rows at global row `start`, with
+/// `island` per node and `nisland` islands.
+#[allow(clippy::too_many_arguments)]
+pub fn fill_world(
+    view: &View<'_>,
+    input: &Input<'_>,
+    w: usize,
+    start: usize,
+    island: &[i32],
+    nisland: usize,
+    out: &mut Islands,
+    scratch: &mut MapScratch,
+) {
+    let trees = w * view.ntree..(w + 1) * view.ntree;
+    out.nisland[w] = nisland as i32;
+    maps::pad_islands(out, trees.start + nisland..trees.end);
+    let by_runs = maps::long_runs(&out.tree_island[trees]);
+    maps::fill_trees_and_dofs(input, w, nisland, out, scratch, by_runs);
+    fill_rows(view, input, w, start, nisland, island, out, scratch);
+}
+
+/// The row-level outputs alone (fields from `efc_island` on), the others already in `out`: for a
+/// world whose partition of trees is that of an earlier step ([`crate::maps::fill_world_rows`]'s
+/// twin).
+#[allow(clippy::too_many_arguments)]
+pub fn fill_world_rows(
+    view: &View<'_>,
+    input: &Input<'_>,
+    w: usize,
+    start: usize,
+    island: &[i32],
+    nisland: usize,
+    out: &mut Islands,
+    scratch: &mut MapScratch,
+) {
+    let trees = w * view.ntree..(w + 1) * view.ntree;
+    maps::pad_row_islands(out, trees.start + nisland..trees.end);
+    fill_rows(view, input, w, start, nisland, island, out, scratch);
+}
+
+/// Turns each node's root into its island, in place: roots ranked by id, −1 kept. A node's root
+/// is never larger than the node, so it is numbered first. Returns the number of islands.
+fn number_islands(roots: &mut [i32]) -> usize {
+    let mut n = 0;
+    for node in 0..roots.len() {
+        let root = roots[node];
+        roots[node] = if root < 0 {
+            -1
+        } else if root as usize == node {
+            n += 1;
+            n - 1
+        } else {
+            roots[root as usize]
+        };
+    }
+    n as usize
+}
+
+/// Row maps: per island the static rows' counts by node, the dynamic rows' one by one; then in
+/// row order the dynamic rows before the block, the block run by run, the dynamic rows after it.
+#[allow(clippy::too_many_arguments)]
+fn fill_rows(
+    view: &View<'_>,
+    input: &Input<'_>,
+    w: usize,
+    start: usize,
+    n: usize,
+    island: &[i32],
+    out: &mut Islands,
+    scratch: &mut MapScratch,
+) {
+    let batch = input.batch();
+    let ntree = view.ntree;
+    let isl = w * ntree..w * ntree + n;
+    let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
+    let rows = batch.rows_of(w);
+    // World-local: the block, and the dynamic rows around it.
+    let block = start - rows.start..start - rows.start + view.stream_rows;
+    let efc_island = &mut out.efc_island[rows.clone()];
+    let ne = &mut out.island_ne[isl.clone()];
+    let nf = &mut out.island_nf[isl.clone()];
+    let nefc = &mut out.island_nefc[isl.clone()];
+    ne.fill(0);
+    nf.fill(0);
+    nefc.fill(0);
+    for (&i, &[count, eqs, frictions]) in island.iter().zip(view.node_efc) {
+        // A node with static rows is in an island.
+        if count > 0 {
+            nefc[i as usize] += count as i32;
+            ne[i as usize] += eqs as i32;
+            nf[i as usize] += frictions as i32;
+        }
+    }
+    for k in (0..block.start).chain(block.end..rows.len()) {
+        let r = rows.start + k;
+        let i = tree_island[batch.row_support[batch.row_supadr[r] as usize] as usize];
+        efc_island[k] = i;
+        let kind = batch.row_type[r];
+        nefc[i as usize] += 1;
+        ne[i as usize] += kind.is_equality() as i32;
+        nf[i as usize] += kind.is_friction() as i32;
+    }
+    let iefcadr = &mut out.island_iefcadr[isl];
+    let nrow = maps::exclusive_scan(nefc, iefcadr);
+    let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
+    let efc2iefc = &mut out.map_efc2iefc[rows];
+    let cursor = maps::cursors(&mut scratch.cursor, iefcadr, nrow);
+    let one = |cursor: &mut [i32], k: usize, i: i32, efc2iefc: &mut [i32], iefc2efc: &mut [i32]| {
+        let at = maps::next_slots(cursor, i, 1);
+        efc2iefc[k] = at as i32;
+        iefc2efc[at] = k as i32;
+    };
+    for (k, &i) in efc_island.iter().enumerate().take(block.start) {
+        one(cursor, k, i, efc2iefc, iefc2efc);
+    }
+    let mut k = block.start;
+    for &[node, len] in view.row_runs {
+        let (i, len) = (island[node as usize], len as usize);
+        let at = maps::next_slots(cursor, i, len);
+        efc_island[k..k + len].fill(i);
+        maps::count_from(&mut efc2iefc[k..k + len], at);
+        maps::count_from(&mut iefc2efc[at..at + len], k);
+        k += len;
+    }
+    for (k, &i) in efc_island.iter().enumerate().skip(block.end) {
+        one(cursor, k, i, efc2iefc, iefc2efc);
+    }
+}
