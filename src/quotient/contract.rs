@@ -233,6 +233,8 @@ pub struct Tables<'a> {
     pub node_rows: &'a [u32],
     /// Their hash sums.
     pub node_sum: &'a [u64],
+    /// Of those, the rows, equality rows and friction-loss rows ([`View::node_efc`]).
+    pub node_efc: &'a [[u32; 3]],
     /// Node tree lists (CSR offsets, per slot).
     pub node_treeadr: &'a [i32],
     /// Node tree lists.
@@ -362,6 +364,7 @@ impl Quotients {
             node_mintree: &self.node_mintree,
             node_rows: &self.node_rows,
             node_sum: &self.node_sum,
+            node_efc: &self.node_efc,
             node_treeadr: &self.node_treeadr,
             node_trees: &self.node_trees,
             nstatic: &self.nstatic,

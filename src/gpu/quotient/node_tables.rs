@@ -6,7 +6,6 @@
 
 use crate::model::Model;
 use crate::quotient::Tables;
-use crate::rows::RowType;
 
 /// Slots of at most this many nodes take the kernel's node-level maps (`Q_NODE_MAX` in
 /// `kernels/quotient.cu`: one warp handles the nodes).
@@ -197,27 +196,25 @@ impl NodeTables {
     }
 
     /// Slot `s`'s static rows (the stream's first `nstatic_rows`): each one's node, and per
-    /// node their count by kind.
+    /// node their count by kind (the contraction's, [`Tables::node_efc`]).
     pub(super) fn fill_rows(&mut self, s: usize, t: &Tables<'_>) {
         let (n, ms, me) = (t.ntree, t.max_static, t.max_entries);
         let tree_node = &t.tree_node[s * n..(s + 1) * n];
-        let kind = &t.stream_kind[s * ms..(s + 1) * ms];
         let adr = &t.stream_adr[s * (ms + 1)..(s + 1) * (ms + 1)];
         let support = &t.stream_support[s * me..(s + 1) * me];
         let m = NODE_MAPS_MAX as usize * 4;
         let efc = &mut self.efc[s * m..(s + 1) * m];
         efc.fill(0);
+        let nnode = t.nnode[s] as usize;
+        for (e, counts) in efc
+            .chunks_exact_mut(4)
+            .zip(&t.node_efc[s * n..s * n + nnode])
+        {
+            e[..3].copy_from_slice(counts);
+        }
         let row_node = &mut self.row_node[s * self.max_static..(s + 1) * self.max_static];
         for i in 0..t.nstatic_rows[s] as usize {
-            let node = tree_node[support[adr[i] as usize] as usize] as usize;
-            row_node[i] = node as u8;
-            let e = &mut efc[4 * node..4 * node + 4];
-            e[0] += 1;
-            match RowType::from_code(kind[i] as i32) {
-                Some(RowType::Equality) => e[1] += 1,
-                Some(RowType::FrictionDof | RowType::FrictionTendon) => e[2] += 1,
-                _ => {}
-            }
+            row_node[i] = tree_node[support[adr[i] as usize] as usize] as u8;
         }
     }
 }
@@ -227,7 +224,7 @@ mod tests {
     use super::{NODE_MAPS_MAX, NodeTables, RUNS_MAX, cut_runs};
     use crate::gpu::workspace::dof_blocks;
     use crate::quotient::{Policy, Quotient};
-    use crate::{Capacity, Input, synth};
+    use crate::{Capacity, Input, RowType, synth};
     use invalidation::Events;
 
     /// The runs of `nodes`: their count, each run's (first, count, node), each element's run.
@@ -336,6 +333,18 @@ mod tests {
                     16 + 24 * RUNS_MAX + n.next_multiple_of(4),
                 );
                 check_list(runs, (word(runs, 0) as usize, 16, 8), &rows, row_run, None);
+                // Each node's static rows by kind, as the warp kernel reads them.
+                let mut efc = vec![[0u32; 4]; t.nnode[s] as usize];
+                for (i, &node) in rows.iter().enumerate() {
+                    let code = t.stream_kind[s * t.max_static + i] as i32;
+                    let kind = RowType::from_code(code).unwrap();
+                    let e = &mut efc[node as usize];
+                    e[0] += 1;
+                    e[1] += kind.is_equality() as u32;
+                    e[2] += kind.is_friction() as u32;
+                }
+                let m = NODE_MAPS_MAX as usize * 4;
+                assert_eq!(nt.efc[s * m..s * m + 4 * efc.len()], efc.concat());
                 let list = (word(runs, 4) as usize, 16 + 8 * RUNS_MAX, 16);
                 check_list(runs, list, &trees, tree_run, Some(&adr));
                 slots += 1;
