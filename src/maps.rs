@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use crate::islands::Islands;
 use crate::model::Model;
-use crate::rows::Input;
+use crate::rows::{Batch, Input};
 
 /// Reusable per-island cursors and dof runs, so that filling maps allocates nothing once warm.
 #[derive(Debug, Default, Clone)]
@@ -287,22 +287,16 @@ fn fill_rows(
     let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
     let rows = batch.rows_of(w);
     let efc_island = &mut out.efc_island[rows.clone()];
-    let ne = &mut out.island_ne[isl.clone()];
-    let nf = &mut out.island_nf[isl.clone()];
-    let nefc = &mut out.island_nefc[isl.clone()];
-    ne.fill(0);
-    nf.fill(0);
-    nefc.fill(0);
+    let mut counts = RowCounts::zeroed(
+        &mut out.island_nefc[isl.clone()],
+        &mut out.island_ne[isl.clone()],
+        &mut out.island_nf[isl.clone()],
+    );
     for (slot, r) in efc_island.iter_mut().zip(rows.clone()) {
-        let i = tree_island[batch.row_support[batch.row_supadr[r] as usize] as usize];
-        *slot = i;
-        let kind = batch.row_type[r];
-        nefc[i as usize] += 1;
-        ne[i as usize] += kind.is_equality() as i32;
-        nf[i as usize] += kind.is_friction() as i32;
+        *slot = counts.add_row(batch, r, tree_island);
     }
     let iefcadr = &mut out.island_iefcadr[isl];
-    let nrow = exclusive_scan(nefc, iefcadr);
+    let nrow = exclusive_scan(counts.nefc, iefcadr);
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
     let efc2iefc = &mut out.map_efc2iefc[rows];
     let cursor = cursors(&mut scratch.cursor, iefcadr, nrow);
@@ -317,6 +311,45 @@ fn fill_rows(
             *to = at as i32;
             iefc2efc[at] = k as i32;
         }
+    }
+}
+
+/// One world's rows per island (`island_nefc`), and of them equalities (`island_ne`) and
+/// friction-loss rows (`island_nf`).
+pub(crate) struct RowCounts<'a> {
+    pub(crate) nefc: &'a mut [i32],
+    ne: &'a mut [i32],
+    nf: &'a mut [i32],
+}
+
+impl<'a> RowCounts<'a> {
+    /// The counts, zeroed.
+    pub(crate) fn zeroed(
+        nefc: &'a mut [i32],
+        ne: &'a mut [i32],
+        nf: &'a mut [i32],
+    ) -> RowCounts<'a> {
+        for count in [&mut *nefc, &mut *ne, &mut *nf] {
+            count.fill(0);
+        }
+        RowCounts { nefc, ne, nf }
+    }
+
+    /// Adds `[rows, equalities, friction rows]` to island `i`.
+    pub(crate) fn add(&mut self, i: i32, [rows, eqs, frictions]: [i32; 3]) {
+        let i = i as usize;
+        self.nefc[i] += rows;
+        self.ne[i] += eqs;
+        self.nf[i] += frictions;
+    }
+
+    /// Counts global row `r` of `batch` in its island, its first tree's in `tree_island` (the
+    /// world's), and returns that island: every tree of a support is in one island.
+    pub(crate) fn add_row(&mut self, batch: &Batch, r: usize, tree_island: &[i32]) -> i32 {
+        let i = tree_island[batch.row_support[batch.row_supadr[r] as usize] as usize];
+        let kind = batch.row_type[r];
+        self.add(i, [1, kind.is_equality() as i32, kind.is_friction() as i32]);
+        i
     }
 }
 

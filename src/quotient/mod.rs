@@ -375,7 +375,12 @@ impl Quotient {
                 }
                 None => labels::canonicalize(labels, input.discovers(w)) as usize,
             };
-            let island = self.scratch.roots(view.nnode);
+            let replayed = replayed.map(|start| node_maps::Replayed {
+                view,
+                start,
+                island: self.scratch.roots(view.nnode),
+                nisland,
+            });
             self.counters.node_mapped += replayed.is_some() as u64;
             // The tree- and dof-level outputs follow from the partition alone: a world that
             // kept its cached step's takes them from the cache and maps only its rows.
@@ -384,20 +389,16 @@ impl Quotient {
             match self.reuse.as_deref_mut() {
                 Some(r) if partition && r.same_partition(w, &out.tree_island[tree]) => {
                     r.restore_partition(w, out);
-                    match replayed {
-                        Some(start) => node_maps::fill_world_rows(
-                            &view, input, w, start, island, nisland, out, maps,
-                        ),
+                    match &replayed {
+                        Some(world) => node_maps::fill_world_rows(world, input, w, out, maps),
                         None => maps::fill_world_rows(input, w, nisland as i32, out, maps),
                     }
                     r.store_rows(batch, w, out);
                     self.counters.kept_partition += 1;
                 }
                 r => {
-                    match replayed {
-                        Some(start) => node_maps::fill_world(
-                            &view, input, w, start, island, nisland, out, maps,
-                        ),
+                    match &replayed {
+                        Some(world) => node_maps::fill_world(world, input, w, out, maps),
                         None => maps::fill_world(input, w, nisland as i32, out, maps),
                     }
                     if let Some(r) = r {

@@ -19,7 +19,20 @@ use crate::islands::Islands;
 use crate::maps::{self, MapScratch};
 use crate::rows::Input;
 
-/// Numbers world's islands from its nodes' `roots` (each node's resolved root after
+/// A world replayed over its quotient, its islands numbered from its nodes ([`label_trees`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Replayed<'a> {
+    /// Its quotient.
+    pub view: View<'a>,
+    /// The global row its block of static rows starts at ([`super::step::Solved::Replayed`]).
+    pub start: usize,
+    /// Each node's island (−1: none).
+    pub island: &'a [i32],
+    /// Its number of islands.
+    pub nisland: usize,
+}
+
+/// Numbers a world's islands from its nodes' `roots` (each node's resolved root after
 /// [`super::step::solve_nodes`], −1: in no island), in place: each node's island after it. Writes
 /// each tree's island into `tree_island` (the world's) and returns the number of islands.
 pub fn label_trees(view: &View<'_>, roots: &mut [i32], tree_island: &mut [i32]) -> usize {
@@ -30,45 +43,36 @@ pub fn label_trees(view: &View<'_>, roots: &mut [i32], tree_island: &mut [i32]) 
     nisland
 }
 
-/// Fills every output of world `w` of `input` but `tree_island` ([`label_trees`]'s), the world
-/// replayed over its quotient `view` with its block of static rows at global row `start`, with
-/// `island` per node and `nisland` islands.
-#[allow(clippy::too_many_arguments)]
+/// Fills every output of world `w` of `input` but `tree_island` ([`label_trees`]'s).
 pub fn fill_world(
-    view: &View<'_>,
+    world: &Replayed<'_>,
     input: &Input<'_>,
     w: usize,
-    start: usize,
-    island: &[i32],
-    nisland: usize,
     out: &mut Islands,
     scratch: &mut MapScratch,
 ) {
-    let trees = w * view.ntree..(w + 1) * view.ntree;
-    out.nisland[w] = nisland as i32;
-    maps::pad_islands(out, trees.start + nisland..trees.end);
+    let (ntree, n) = (world.view.ntree, world.nisland);
+    let trees = w * ntree..(w + 1) * ntree;
+    out.nisland[w] = n as i32;
+    maps::pad_islands(out, trees.start + n..trees.end);
     let by_runs = maps::long_runs(&out.tree_island[trees]);
-    maps::fill_trees_and_dofs(input, w, nisland, out, scratch, by_runs);
-    fill_rows(view, input, w, start, nisland, island, out, scratch);
+    maps::fill_trees_and_dofs(input, w, n, out, scratch, by_runs);
+    fill_rows(world, input, w, out, scratch);
 }
 
 /// The row-level outputs alone (fields from `efc_island` on), the others already in `out`: for a
 /// world whose partition of trees is that of an earlier step ([`crate::maps::fill_world_rows`]'s
 /// twin).
-#[allow(clippy::too_many_arguments)]
 pub fn fill_world_rows(
-    view: &View<'_>,
+    world: &Replayed<'_>,
     input: &Input<'_>,
     w: usize,
-    start: usize,
-    island: &[i32],
-    nisland: usize,
     out: &mut Islands,
     scratch: &mut MapScratch,
 ) {
-    let trees = w * view.ntree..(w + 1) * view.ntree;
-    maps::pad_row_islands(out, trees.start + nisland..trees.end);
-    fill_rows(view, input, w, start, nisland, island, out, scratch);
+    let ntree = world.view.ntree;
+    maps::pad_row_islands(out, w * ntree + world.nisland..(w + 1) * ntree);
+    fill_rows(world, input, w, out, scratch);
 }
 
 /// Turns each node's root into its island, in place: roots ranked by id, −1 kept. A node's root
@@ -91,50 +95,38 @@ fn number_islands(roots: &mut [i32]) -> usize {
 
 /// Row maps: per island the static rows' counts by node, the dynamic rows' one by one; then in
 /// row order the dynamic rows before the block, the block run by run, the dynamic rows after it.
-#[allow(clippy::too_many_arguments)]
 fn fill_rows(
-    view: &View<'_>,
+    world: &Replayed<'_>,
     input: &Input<'_>,
     w: usize,
-    start: usize,
-    n: usize,
-    island: &[i32],
     out: &mut Islands,
     scratch: &mut MapScratch,
 ) {
+    let (view, island) = (&world.view, world.island);
     let batch = input.batch();
     let ntree = view.ntree;
-    let isl = w * ntree..w * ntree + n;
+    let isl = w * ntree..w * ntree + world.nisland;
     let tree_island = &out.tree_island[w * ntree..(w + 1) * ntree];
     let rows = batch.rows_of(w);
     // World-local: the block, and the dynamic rows around it.
-    let block = start - rows.start..start - rows.start + view.stream_rows;
+    let block = world.start - rows.start..world.start - rows.start + view.stream_rows;
     let efc_island = &mut out.efc_island[rows.clone()];
-    let ne = &mut out.island_ne[isl.clone()];
-    let nf = &mut out.island_nf[isl.clone()];
-    let nefc = &mut out.island_nefc[isl.clone()];
-    ne.fill(0);
-    nf.fill(0);
-    nefc.fill(0);
-    for (&i, &[count, eqs, frictions]) in island.iter().zip(view.node_efc) {
+    let mut counts = maps::RowCounts::zeroed(
+        &mut out.island_nefc[isl.clone()],
+        &mut out.island_ne[isl.clone()],
+        &mut out.island_nf[isl.clone()],
+    );
+    for (&i, &count) in island.iter().zip(view.node_efc) {
         // A node with static rows is in an island.
-        if count > 0 {
-            nefc[i as usize] += count as i32;
-            ne[i as usize] += eqs as i32;
-            nf[i as usize] += frictions as i32;
+        if count[0] > 0 {
+            counts.add(i, count.map(|c| c as i32));
         }
     }
     for k in (0..block.start).chain(block.end..rows.len()) {
-        let r = rows.start + k;
-        let i = tree_island[batch.row_support[batch.row_supadr[r] as usize] as usize];
-        efc_island[k] = i;
-        let kind = batch.row_type[r];
-        nefc[i as usize] += 1;
-        ne[i as usize] += kind.is_equality() as i32;
-        nf[i as usize] += kind.is_friction() as i32;
+        efc_island[k] = counts.add_row(batch, rows.start + k, tree_island);
     }
     let iefcadr = &mut out.island_iefcadr[isl];
-    let nrow = maps::exclusive_scan(nefc, iefcadr);
+    let nrow = maps::exclusive_scan(counts.nefc, iefcadr);
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
     let efc2iefc = &mut out.map_efc2iefc[rows];
     let cursor = maps::cursors(&mut scratch.cursor, iefcadr, nrow);
