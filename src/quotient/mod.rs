@@ -343,12 +343,13 @@ impl Quotient {
                     reuse::Check::Changed => {}
                 }
             }
-            let solved = match self.solve_nodes(input, w) {
+            // Rebuilt, a world masks nothing: every node of a fresh quotient has its rows.
+            let (solved, rebuilt) = match self.solve_nodes(input, w) {
                 Err(finding) => {
                     self.rebuild_stale(input, w, finding);
-                    self.solve_nodes(input, w).ok()
+                    (self.solve_nodes(input, w).ok(), true)
                 }
-                solved => solved.ok(),
+                solved => (solved.ok(), false),
             };
             let view = self.cache.view(self.cache.slot_of(w).unwrap_or_default());
             let tree = w * ntree..(w + 1) * ntree;
@@ -358,9 +359,9 @@ impl Quotient {
                 Some(Solved::Replayed { start }) if ntree > 0 && input.discovers(w) => Some(start),
                 Some(solved) => {
                     if let Solved::Scanned { asleep } = solved {
-                        self.counters.masked += (asleep > 0) as u64;
+                        self.counters.masked += (asleep > 0 && !rebuilt) as u64;
                     }
-                    step::pull_back(&view, self.scratch.roots(view.nnode), labels);
+                    step::pull_back(&view, self.scratch.nodes(view.nnode), labels);
                     None
                 }
                 None => {
@@ -371,14 +372,14 @@ impl Quotient {
             };
             let nisland = match replayed {
                 Some(_) => {
-                    node_maps::label_trees(&view, self.scratch.roots_mut(view.nnode), labels)
+                    node_maps::label_trees(&view, self.scratch.nodes_mut(view.nnode), labels)
                 }
                 None => labels::canonicalize(labels, input.discovers(w)) as usize,
             };
             let replayed = replayed.map(|start| node_maps::Replayed {
                 view,
                 start,
-                island: self.scratch.roots(view.nnode),
+                island: self.scratch.nodes(view.nnode),
                 nisland,
             });
             self.counters.node_mapped += replayed.is_some() as u64;

@@ -12,10 +12,13 @@
 //!
 //! The outputs are exactly those of [`crate::maps::fill_world`] over the pulled-back labels: a
 //! stable counting sort by island either way, and rows keep their order inside an island since
-//! the runs come in row order (the test below, and every replay, check it).
+//! the runs come in row order. Every corpus, trace and stress test compares them with the oracle
+//! (and `replayed_worlds_are_mapped_from_their_nodes` in `tests/quotient.rs` checks that they are
+//! what a replayed world gets).
 
 use super::contract::View;
 use crate::islands::Islands;
+use crate::labels;
 use crate::maps::{self, MapScratch};
 use crate::rows::Input;
 
@@ -32,11 +35,13 @@ pub struct Replayed<'a> {
     pub nisland: usize,
 }
 
-/// Numbers a world's islands from its nodes' `roots` (each node's resolved root after
-/// [`super::step::solve_nodes`], −1: in no island), in place: each node's island after it. Writes
-/// each tree's island into `tree_island` (the world's) and returns the number of islands.
+/// Numbers a world's islands from its nodes: `roots` holds each node's resolved root after
+/// [`super::step::solve_nodes`] (−1: in no island) and is overwritten with each node's island
+/// (roots ranked by id). Writes each tree's island into `tree_island` (the world's) and returns
+/// the number of islands.
 pub fn label_trees(view: &View<'_>, roots: &mut [i32], tree_island: &mut [i32]) -> usize {
-    let nisland = number_islands(roots);
+    // A node's root is never larger than the node, as a tree's min-root label: the same ranking.
+    let nisland = labels::rank_min_roots(roots) as usize;
     for (label, &node) in tree_island.iter_mut().zip(view.tree_node) {
         *label = roots[node as usize];
     }
@@ -73,24 +78,6 @@ pub fn fill_world_rows(
     let ntree = world.view.ntree;
     maps::pad_row_islands(out, w * ntree + world.nisland..(w + 1) * ntree);
     fill_rows(world, input, w, out, scratch);
-}
-
-/// Turns each node's root into its island, in place: roots ranked by id, −1 kept. A node's root
-/// is never larger than the node, so it is numbered first. Returns the number of islands.
-fn number_islands(roots: &mut [i32]) -> usize {
-    let mut n = 0;
-    for node in 0..roots.len() {
-        let root = roots[node];
-        roots[node] = if root < 0 {
-            -1
-        } else if root as usize == node {
-            n += 1;
-            n - 1
-        } else {
-            roots[root as usize]
-        };
-    }
-    n as usize
 }
 
 /// Row maps: per island the static rows' counts by node, the dynamic rows' one by one; then in
@@ -130,13 +117,10 @@ fn fill_rows(
     let iefc2efc = &mut out.map_iefc2efc[rows.clone()];
     let efc2iefc = &mut out.map_efc2iefc[rows];
     let cursor = maps::cursors(&mut scratch.cursor, iefcadr, nrow);
-    let one = |cursor: &mut [i32], k: usize, i: i32, efc2iefc: &mut [i32], iefc2efc: &mut [i32]| {
-        let at = maps::next_slots(cursor, i, 1);
+    for k in 0..block.start {
+        let at = maps::next_slots(cursor, efc_island[k], 1);
         efc2iefc[k] = at as i32;
         iefc2efc[at] = k as i32;
-    };
-    for (k, &i) in efc_island.iter().enumerate().take(block.start) {
-        one(cursor, k, i, efc2iefc, iefc2efc);
     }
     let mut k = block.start;
     for &[node, len] in view.row_runs {
@@ -147,7 +131,9 @@ fn fill_rows(
         maps::count_from(&mut iefc2efc[at..at + len], k);
         k += len;
     }
-    for (k, &i) in efc_island.iter().enumerate().skip(block.end) {
-        one(cursor, k, i, efc2iefc, iefc2efc);
+    for k in block.end..efc_island.len() {
+        let at = maps::next_slots(cursor, efc_island[k], 1);
+        efc2iefc[k] = at as i32;
+        iefc2efc[at] = k as i32;
     }
 }

@@ -4,9 +4,10 @@
 //! Each phase maps 1:1 onto a device kernel: (1) per static row, compare it with the contracted
 //! stream (the common case: all equal, every node with rows awake), or else check its trees
 //! share a node and add its hash to the node's signature; (2) per node, compare with the
-//! contracted signature and initialise `parent` from the awake mask; (3) per dynamic row, map its trees to nodes via
-//! `tree_node` and min-root union them; (4) per node, resolve roots (ascending, since a parent is
-//! never larger than its child); (5) per tree, `label = node_mintree[root(tree_node[t])]`.
+//! contracted signature and initialise `parent` from the awake mask; (3) per dynamic row, map
+//! its trees to nodes via `tree_node` and min-root union them (a run of trees of one node joins
+//! it once); (4) per node, resolve roots (ascending, since a parent is never larger than its
+//! child); (5) per tree, `label = node_mintree[root(tree_node[t])]`.
 //! The labels are min-root tree ids, so the shared canonical numbering and maps follow unchanged.
 //! A world that replayed its block of static rows skips (5): its outputs are mapped from its
 //! nodes' roots ([`super::node_maps`]).
@@ -42,13 +43,14 @@ impl StepScratch {
         self.scan.bytes() + self.parent.capacity() * 4
     }
 
-    /// Each of the first `nnode` nodes' root after [`solve_nodes`] (−1: in no island).
-    pub fn roots(&self, nnode: usize) -> &[i32] {
+    /// Each of the first `nnode` nodes' root after [`solve_nodes`] (−1: in no island), or its
+    /// island once [`super::node_maps::label_trees`] has numbered them in place.
+    pub fn nodes(&self, nnode: usize) -> &[i32] {
         &self.parent[..nnode]
     }
 
-    /// The same, for [`super::node_maps`] to number in place.
-    pub fn roots_mut(&mut self, nnode: usize) -> &mut [i32] {
+    /// The same, for [`super::node_maps::label_trees`] to number in place.
+    pub fn nodes_mut(&mut self, nnode: usize) -> &mut [i32] {
         &mut self.parent[..nnode]
     }
 }
@@ -72,7 +74,7 @@ pub enum Solved {
 }
 
 /// Unions world `w`'s dynamic supports over its quotient's nodes and leaves each node's root
-/// in `scratch` ([`StepScratch::roots`]: the smallest node of its component, −1 for a node in no
+/// in `scratch` ([`StepScratch::nodes`]: the smallest node of its component, −1 for a node in no
 /// island), or reports why the quotient does not fit this step's static rows.
 pub fn solve_nodes(
     view: &View<'_>,
@@ -102,17 +104,15 @@ pub fn solve_nodes(
     }
     let (tree_node, adr) = (view.tree_node, view.node_treeadr);
     walk::each_dynamic(batch, w, classifier, |support| {
-        let first = tree_node[support[0] as usize];
-        for &t in support {
+        union_find::join_by(parent, support, |t| {
             let node = tree_node[t as usize];
             let n = node as usize;
             // A sleeping component's trees are not bound together this step.
             if state[n] == ASLEEP && adr[n + 1] - adr[n] > 1 {
                 return Err(GuardFinding::AsleepTouched { tree: t });
             }
-            union_find::union(parent, first, node);
-        }
-        Ok(())
+            Ok(node)
+        })
     })?;
     resolve(parent);
     Ok(Solved::Scanned { asleep })
@@ -130,7 +130,7 @@ pub fn solve_world(
     labels: &mut [i32],
 ) -> Result<usize, GuardFinding> {
     let solved = solve_nodes(view, batch, w, classifier, scratch)?;
-    pull_back(view, scratch.roots(view.nnode), labels);
+    pull_back(view, scratch.nodes(view.nnode), labels);
     Ok(match solved {
         Solved::Replayed { .. } => 0,
         Solved::Scanned { asleep } => asleep,
@@ -162,10 +162,8 @@ fn solve_replayed(
     }
     let tree_node = view.tree_node;
     let mut union = |support: &[i32]| {
-        let first = tree_node[support[0] as usize];
-        for &t in support {
-            union_find::union(parent, first, tree_node[t as usize]);
-        }
+        let node = |t: i32| Ok::<i32, std::convert::Infallible>(tree_node[t as usize]);
+        let Ok(()) = union_find::join_by(parent, support, node);
     };
     let rows = batch.rows_of(w);
     // Rows before the block were found dynamic by `replayed_block`.
