@@ -80,11 +80,13 @@ impl View<'_> {
         let rows = batch.rows_of(w);
         let k = self.stream_rows;
         // Skip the dynamic rows before the block (none, in MuJoCo's order with static
-        // equalities).
-        let start = (rows.start..rows.end)
-            .find(|&r| classifier.row_is_static(batch.row_type[r], batch.row_id[r]))
-            .unwrap_or(rows.end);
-        let start = if k == 0 { rows.start } else { start };
+        // equalities). An empty block starts anywhere: the solve checks every row after it.
+        let start = match k {
+            0 => rows.start,
+            _ => (rows.start..rows.end)
+                .find(|&r| classifier.row_is_static(batch.row_type[r], batch.row_id[r]))
+                .unwrap_or(rows.end),
+        };
         if rows.end - start < k {
             return None;
         }
