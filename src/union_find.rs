@@ -30,11 +30,19 @@ fn activate_find(parent: &mut [i32], t: i32) -> i32 {
 }
 
 /// Activates every tree of `support` and joins them into one component under the smallest root.
-/// The running root is carried along, so each tree costs one find.
+/// The running root is carried along, so each tree costs at most one find.
 #[inline]
 pub fn join(parent: &mut [i32], support: &[i32]) {
-    let identity = |t| Ok::<i32, std::convert::Infallible>(t);
-    let Ok(()) = join_by(parent, support, identity);
+    join_map(parent, support, |t| t);
+}
+
+/// [`join`] over the elements `element(t)` gives for the trees of `support` ([`join_by`], for a
+/// map that cannot fail).
+#[inline]
+pub fn join_map(parent: &mut [i32], support: &[i32], mut element: impl FnMut(i32) -> i32) {
+    let Ok(()) = join_by(parent, support, |t| {
+        Ok::<i32, std::convert::Infallible>(element(t))
+    });
 }
 
 /// [`join`] over the elements `element(t)` gives for the trees of `support` (the quotient's:

@@ -653,6 +653,25 @@ fn eq_active_unreported_is_caught_by_the_guard() {
     assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
 }
 
+/// A world contracted without any static hyperedge (an empty block) replays only if none has
+/// appeared since: one switched on unreported, before its contacts, is the guard's to find.
+#[test]
+fn a_static_row_in_a_world_contracted_without_any_is_caught() {
+    let mut e = engine(1, Policy::default());
+    let mut specs = vec![Spec {
+        eq: [false; 2],
+        friction: false,
+        tendon: false,
+        flex: None,
+        ..Spec::default()
+    }];
+    step(&mut e, &specs, &Events::new());
+    specs[0].eq[0] = true;
+    step(&mut e, &specs, &Events::new());
+    let finding = GuardFinding::Spans { row: 0 };
+    assert_eq!(causes(&e), [(0, Cause::Guard(finding))]);
+}
+
 #[test]
 fn a_static_rows_id_alone_changes_nothing_unless_it_changes_the_class() {
     // No output depends on a row's id, so the guard does not hash it: a static row renumbered

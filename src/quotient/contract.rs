@@ -80,7 +80,8 @@ impl View<'_> {
         let rows = batch.rows_of(w);
         let k = self.stream_rows;
         // Skip the dynamic rows before the block (none, in MuJoCo's order with static
-        // equalities). An empty block starts anywhere: the solve checks every row after it.
+        // equalities). An empty block is taken to start at the world's first row, so that the
+        // solve checks every row, all after it, to be dynamic.
         let start = match k {
             0 => rows.start,
             _ => (rows.start..rows.end)

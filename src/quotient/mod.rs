@@ -343,13 +343,12 @@ impl Quotient {
                     reuse::Check::Changed => {}
                 }
             }
-            // Rebuilt, a world masks nothing: every node of a fresh quotient has its rows.
-            let (solved, rebuilt) = match self.solve_nodes(input, w) {
+            let solved = match self.solve_nodes(input, w) {
                 Err(finding) => {
                     self.rebuild_stale(input, w, finding);
-                    (self.solve_nodes(input, w).ok(), true)
+                    self.solve_nodes(input, w).ok()
                 }
-                solved => (solved.ok(), false),
+                solved => solved.ok(),
             };
             let view = self.cache.view(self.cache.slot_of(w).unwrap_or_default());
             let tree = w * ntree..(w + 1) * ntree;
@@ -358,8 +357,9 @@ impl Quotient {
             let replayed = match solved {
                 Some(Solved::Replayed { start }) if ntree > 0 && input.discovers(w) => Some(start),
                 Some(solved) => {
+                    // Never after a rebuild: every node of a fresh quotient has its rows.
                     if let Solved::Scanned { asleep } = solved {
-                        self.counters.masked += (asleep > 0 && !rebuilt) as u64;
+                        self.counters.masked += (asleep > 0) as u64;
                     }
                     step::pull_back(&view, self.scratch.nodes(view.nnode), labels);
                     None

@@ -162,8 +162,7 @@ fn solve_replayed(
     }
     let tree_node = view.tree_node;
     let mut union = |support: &[i32]| {
-        let node = |t: i32| Ok::<i32, std::convert::Infallible>(tree_node[t as usize]);
-        let Ok(()) = union_find::join_by(parent, support, node);
+        union_find::join_map(parent, support, |t| tree_node[t as usize]);
     };
     let rows = batch.rows_of(w);
     // Rows before the block were found dynamic by `replayed_block`.
