@@ -343,68 +343,77 @@ impl Quotient {
                     reuse::Check::Changed => {}
                 }
             }
-            let solved = match self.solve_nodes(input, w) {
-                Err(finding) => {
-                    self.rebuild_stale(input, w, finding);
-                    self.solve_nodes(input, w).ok()
+            self.solve_world(input, w, out);
+        }
+    }
+
+    /// World `w`'s step past the reuse check: solved over its quotient (rebuilt where the guard
+    /// finds it stale, solved directly where even that does not fit), then mapped from its nodes
+    /// where it replayed its block, else from its trees' labels; with reuse, only its rows where
+    /// it kept its partition, and its outputs cached.
+    fn solve_world(&mut self, input: &Input<'_>, w: usize, out: &mut Islands) {
+        let batch = input.batch();
+        let ntree = input.model().ntree();
+        let solved = match self.solve_nodes(input, w) {
+            Err(finding) => {
+                self.rebuild_stale(input, w, finding);
+                self.solve_nodes(input, w).ok()
+            }
+            solved => solved.ok(),
+        };
+        let view = self.cache.view(self.cache.slot_of(w).unwrap_or_default());
+        let tree = w * ntree..(w + 1) * ntree;
+        let labels = &mut out.tree_island[tree.clone()];
+        // Where it replayed its block, the world is mapped from its nodes (node_maps), else from
+        // its labels.
+        let block = match solved {
+            Some(Solved::Replayed { start }) if ntree > 0 && input.discovers(w) => Some(start),
+            Some(solved) => {
+                // Never after a rebuild: every node of a fresh quotient has its rows.
+                if let Solved::Scanned { asleep } = solved {
+                    self.counters.masked += (asleep > 0) as u64;
                 }
-                solved => solved.ok(),
-            };
-            let view = self.cache.view(self.cache.slot_of(w).unwrap_or_default());
-            let tree = w * ntree..(w + 1) * ntree;
-            let labels = &mut out.tree_island[tree.clone()];
-            // Where replayed, the world is mapped from its nodes (node_maps), else from its labels.
-            let replayed = match solved {
-                Some(Solved::Replayed { start }) if ntree > 0 && input.discovers(w) => Some(start),
-                Some(solved) => {
-                    // Never after a rebuild: every node of a fresh quotient has its rows.
-                    if let Solved::Scanned { asleep } = solved {
-                        self.counters.masked += (asleep > 0) as u64;
-                    }
-                    step::pull_back(&view, self.scratch.nodes(view.nnode), labels);
-                    None
+                step::pull_back(&view, self.scratch.nodes(view.nnode), labels);
+                None
+            }
+            None => {
+                self.counters.direct += 1;
+                step::solve_direct(batch, w, &mut self.scratch, labels);
+                None
+            }
+        };
+        let nisland = match block {
+            Some(_) => node_maps::label_trees(&view, self.scratch.nodes_mut(view.nnode), labels),
+            None => labels::canonicalize(labels, input.discovers(w)) as usize,
+        };
+        let replayed = block.map(|start| node_maps::Replayed {
+            view,
+            start,
+            island: self.scratch.nodes(view.nnode),
+            nisland,
+        });
+        self.counters.node_mapped += replayed.is_some() as u64;
+        // The tree- and dof-level outputs follow from the partition alone: a world that
+        // kept its cached step's takes them from the cache and maps only its rows.
+        let partition = self.partition_reuse;
+        let maps = &mut self.maps;
+        match self.reuse.as_deref_mut() {
+            Some(r) if partition && r.same_partition(w, &out.tree_island[tree]) => {
+                r.restore_partition(w, out);
+                match &replayed {
+                    Some(world) => node_maps::fill_world_rows(world, input, w, out, maps),
+                    None => maps::fill_world_rows(input, w, nisland as i32, out, maps),
                 }
-                None => {
-                    self.counters.direct += 1;
-                    step::solve_direct(batch, w, &mut self.scratch, labels);
-                    None
+                r.store_rows(batch, w, out);
+                self.counters.kept_partition += 1;
+            }
+            r => {
+                match &replayed {
+                    Some(world) => node_maps::fill_world(world, input, w, out, maps),
+                    None => maps::fill_world(input, w, nisland as i32, out, maps),
                 }
-            };
-            let nisland = match replayed {
-                Some(_) => {
-                    node_maps::label_trees(&view, self.scratch.nodes_mut(view.nnode), labels)
-                }
-                None => labels::canonicalize(labels, input.discovers(w)) as usize,
-            };
-            let replayed = replayed.map(|start| node_maps::Replayed {
-                view,
-                start,
-                island: self.scratch.nodes(view.nnode),
-                nisland,
-            });
-            self.counters.node_mapped += replayed.is_some() as u64;
-            // The tree- and dof-level outputs follow from the partition alone: a world that
-            // kept its cached step's takes them from the cache and maps only its rows.
-            let partition = self.partition_reuse;
-            let maps = &mut self.maps;
-            match self.reuse.as_deref_mut() {
-                Some(r) if partition && r.same_partition(w, &out.tree_island[tree]) => {
-                    r.restore_partition(w, out);
-                    match &replayed {
-                        Some(world) => node_maps::fill_world_rows(world, input, w, out, maps),
-                        None => maps::fill_world_rows(input, w, nisland as i32, out, maps),
-                    }
-                    r.store_rows(batch, w, out);
-                    self.counters.kept_partition += 1;
-                }
-                r => {
-                    match &replayed {
-                        Some(world) => node_maps::fill_world(world, input, w, out, maps),
-                        None => maps::fill_world(input, w, nisland as i32, out, maps),
-                    }
-                    if let Some(r) = r {
-                        r.store(batch, w, out);
-                    }
+                if let Some(r) = r {
+                    r.store(batch, w, out);
                 }
             }
         }
