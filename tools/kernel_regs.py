@@ -12,13 +12,21 @@ the loader path (tools/setup_nvrtc.sh fetches it):
 Then each kernel's machine code size in bytes (its .text section in the cubin): what the
 multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); --cubin FILE
 also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
-the device); --option passes one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with NVRTC's log, when the program does not compile.
+the device); --sass FILE writes the machine code of every kernel with the source line of each
+instruction, from NVIDIA's disassembler (`tools/setup_nvrtc.sh nvdisasm` fetches it; or set
+NVDISASM), so that spills (LDL, STL) and hot loops can be read without a device; --option passes
+one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with NVRTC's log, when
+the program does not compile.
 """
 import argparse
 import ctypes
+import os
 import pathlib
+import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 
 
 def main(argv):
@@ -28,6 +36,10 @@ def main(argv):
     parser.add_argument("sources", nargs="+", type=pathlib.Path)
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--cubin", type=pathlib.Path, help="also write the cubin here")
+    parser.add_argument(
+        "--sass", type=pathlib.Path,
+        help="also write the machine code here, each instruction with its source line",
+    )
     parser.add_argument(
         "--option", action="append", default=[],
         help="one more NVRTC option, e.g. --option=--maxrregcount=40 (repeatable)",
@@ -43,7 +55,10 @@ def main(argv):
         raise SystemExit(f"kernel_regs: NVRTC not found ({e}); LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) puts it on the path")
     prog = ctypes.c_void_p()
     check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"regs.cu", 0, None, None))
+    nvdisasm = args.sass and find_nvdisasm()
     opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v", *args.option]
+    if args.sass:
+        opts.append("-lineinfo")
     arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     status = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()
@@ -61,6 +76,12 @@ def main(argv):
     check(lib, lib.nvrtcGetCUBIN(prog, cubin))
     if out:
         out.write_bytes(cubin.raw)
+    if args.sass:
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(cubin.raw)
+            f.flush()
+            with open(args.sass, "w") as sass:
+                subprocess.run([nvdisasm, "--print-line-info", f.name], stdout=sass, check=True)
     for name, nbytes in text_sections(cubin.raw):
         print(f"code {name}: {nbytes} bytes")
 
@@ -79,6 +100,15 @@ def text_sections(elf):
         full = elf[stroff + name : end].decode()
         if full.startswith(".text."):
             yield full[len(".text.") :], size
+
+
+def find_nvdisasm():
+    """NVDISASM, else the one tools/setup_nvrtc.sh fetched, else one on the PATH."""
+    fetched = pathlib.Path(__file__).resolve().parent.parent / ".nvrtc/bin/nvdisasm"
+    for candidate in (os.environ.get("NVDISASM"), fetched, shutil.which("nvdisasm")):
+        if candidate and os.access(candidate, os.X_OK):
+            return str(candidate)
+    sys.exit("kernel_regs: nvdisasm not found; tools/setup_nvrtc.sh nvdisasm fetches it")
 
 
 def check(lib, status):
