@@ -14,14 +14,18 @@ multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); 
 also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
 the device); --sass FILE writes the machine code of every kernel with the source line of each
 instruction, from NVIDIA's disassembler (`tools/setup_nvrtc.sh nvdisasm` fetches it; or set
-NVDISASM), so that spills (LDL, STL) and hot loops can be read without a device; --option passes
-one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with NVRTC's log, when
-the program does not compile.
+NVDISASM), so that spills (LDL, STL) and hot loops can be read without a device; --spills KERNEL
+(repeatable) counts that kernel's instructions and its spill stores and loads, and names the
+source lines with the most spills (what a kernel written for fewer registers must change);
+--option passes one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with
+NVRTC's log, when the program does not compile.
 """
 import argparse
+import collections
 import ctypes
 import os
 import pathlib
+import re
 import shutil
 import struct
 import subprocess
@@ -41,6 +45,10 @@ def main(argv):
         help="also write the machine code here, each instruction with its source line",
     )
     parser.add_argument(
+        "--spills", action="append", default=[], metavar="KERNEL",
+        help="count this kernel's spill stores and loads by source line (repeatable)",
+    )
+    parser.add_argument(
         "--option", action="append", default=[],
         help="one more NVRTC option, e.g. --option=--maxrregcount=40 (repeatable)",
     )
@@ -55,9 +63,10 @@ def main(argv):
         raise SystemExit(f"kernel_regs: NVRTC not found ({e}); LD_LIBRARY_PATH=$(tools/setup_nvrtc.sh) puts it on the path")
     prog = ctypes.c_void_p()
     check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"regs.cu", 0, None, None))
-    nvdisasm = args.sass and find_nvdisasm()
+    disasm = bool(args.sass or args.spills)
+    nvdisasm = disasm and find_nvdisasm()
     opts = [f"--gpu-architecture={arch}", "-std=c++17", "--ptxas-options=-v", *args.option]
-    if args.sass:
+    if disasm:
         opts.append("-lineinfo")
     arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     status = lib.nvrtcCompileProgram(prog, len(opts), arr)
@@ -76,14 +85,42 @@ def main(argv):
     check(lib, lib.nvrtcGetCUBIN(prog, cubin))
     if out:
         out.write_bytes(cubin.raw)
-    if args.sass:
+    if disasm:
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(cubin.raw)
             f.flush()
-            with open(args.sass, "w") as sass:
-                subprocess.run([nvdisasm, "--print-line-info", f.name], stdout=sass, check=True)
+            sass = subprocess.run(
+                [nvdisasm, "--print-line-info", f.name], capture_output=True, text=True, check=True
+            ).stdout
+        if args.sass:
+            args.sass.write_text(sass)
     for name, nbytes in text_sections(cubin.raw):
         print(f"code {name}: {nbytes} bytes")
+    for kernel in args.spills:
+        print_spills(sass, kernel)
+
+
+def print_spills(sass, kernel, top=25):
+    """The kernel's instructions, spill stores (STL) and loads (LDL), and the source lines
+    (innermost file:line, as nvdisasm prints it) with the most of them."""
+    head = f"//--------------------- .text.{kernel} "
+    inside, seen, line = False, False, None
+    count, stl, ldl = 0, collections.Counter(), collections.Counter()
+    for text in sass.splitlines():
+        if text.startswith("//---------------------"):
+            inside = text.startswith(head)
+            seen |= inside
+        elif inside and (m := re.search(r'//## File "(?:[^"]*/)?([^"/]+)", line (\d+)', text)):
+            line = f"{m.group(1)}:{m.group(2)}"
+        elif inside and re.match(r"\s+/\*[0-9a-f]+\*/", text):
+            count += 1
+            stl[line] += " STL" in text
+            ldl[line] += " LDL" in text
+    if not seen:
+        sys.exit(f"kernel_regs: no kernel {kernel} in the program")
+    print(f"spills {kernel}: {count} instructions, {sum(stl.values())} STL, {sum(ldl.values())} LDL")
+    for where, n in (stl + ldl).most_common(top):
+        print(f"  {n:4d} ({stl[where]} STL, {ldl[where]} LDL) {where}")
 
 
 def text_sections(elf):
