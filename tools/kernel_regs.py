@@ -14,7 +14,7 @@ multiprocessor's instruction caches must hold. Options: --arch sm_90 (default); 
 also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is installed, e.g. on
 the device); --sass FILE writes the machine code of every kernel with the source line of each
 instruction, from NVIDIA's disassembler (`tools/setup_nvrtc.sh nvdisasm` fetches it; or set
-NVDISASM), so that spills (LDL, STL) and hot loops can be read without a device; --spills KERNEL
+NVDISASM), so that spills (LDL, STL) and loops can be read without a device; --spills KERNEL
 (repeatable) counts that kernel's instructions and its spill stores and loads, and names the
 source lines with the most spills (what a kernel written for fewer registers must change);
 --option passes one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with
@@ -89,9 +89,12 @@ def main(argv):
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(cubin.raw)
             f.flush()
-            sass = subprocess.run(
-                [nvdisasm, "--print-line-info", f.name], capture_output=True, text=True, check=True
-            ).stdout
+            run = subprocess.run(
+                [nvdisasm, "--print-line-info", f.name], capture_output=True, text=True
+            )
+        if run.returncode != 0:
+            sys.exit(f"kernel_regs: nvdisasm failed ({run.returncode}):\n{run.stderr}")
+        sass = run.stdout
         if args.sass:
             args.sass.write_text(sass)
     for name, nbytes in text_sections(cubin.raw):
@@ -140,9 +143,15 @@ def text_sections(elf):
 
 
 def find_nvdisasm():
-    """NVDISASM, else the one tools/setup_nvrtc.sh fetched, else one on the PATH."""
+    """NVDISASM if set (it must run), else the one tools/setup_nvrtc.sh fetched, else one on
+    the PATH."""
+    named = os.environ.get("NVDISASM")
+    if named:
+        if not os.access(named, os.X_OK):
+            sys.exit(f"kernel_regs: NVDISASM={named} is not an executable file")
+        return named
     fetched = pathlib.Path(__file__).resolve().parent.parent / ".nvrtc/bin/nvdisasm"
-    for candidate in (os.environ.get("NVDISASM"), fetched, shutil.which("nvdisasm")):
+    for candidate in (fetched, shutil.which("nvdisasm")):
         if candidate and os.access(candidate, os.X_OK):
             return str(candidate)
     sys.exit("kernel_regs: nvdisasm not found; tools/setup_nvrtc.sh nvdisasm fetches it")

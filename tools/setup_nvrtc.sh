@@ -16,9 +16,8 @@ dest=.nvrtc
 # fetch WHEEL_SPEC PATTERN DEST: unpacks the wheel's files whose archive path matches PATTERN (a
 # Python regular expression) into DEST, but the .alt. builds of a library (not loaded).
 fetch() {
-    local tmp
     tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' RETURN
+    trap 'rm -rf "$tmp"' EXIT # also where set -e stops the script (each run fetches once)
     python3 -m pip download --quiet --no-deps --only-binary=:all: "$1" -d "$tmp" >&2
     python3 - "$tmp" "$2" "$3" <<'PY'
 import pathlib, re, sys, zipfile
@@ -34,6 +33,7 @@ with zipfile.ZipFile(wheel) as z:
 PY
 }
 
+[ $# -le 1 ] || { echo "usage: tools/setup_nvrtc.sh [nvdisasm]" >&2; exit 2; }
 case "${1:-}" in
 "")
     if [ ! -e "$dest/lib/libnvrtc.so" ]; then
