@@ -33,7 +33,12 @@ with zipfile.ZipFile(wheel) as z:
 PY
 }
 
-[ $# -le 1 ] || { echo "usage: tools/setup_nvrtc.sh [nvdisasm]" >&2; exit 2; }
+usage() {
+    echo "usage: tools/setup_nvrtc.sh [nvdisasm]" >&2
+    exit 2
+}
+
+[ $# -le 1 ] || usage
 case "${1:-}" in
 "")
     if [ ! -e "$dest/lib/libnvrtc.so" ]; then
@@ -46,8 +51,5 @@ nvdisasm)
     [ -x "$dest/bin/nvdisasm" ] || fetch "nvidia-cuda-nvdisasm==13.5.37" '/bin/nvdisasm$' "$dest/bin"
     echo "$PWD/$dest/bin/nvdisasm"
     ;;
-*)
-    echo "usage: tools/setup_nvrtc.sh [nvdisasm]" >&2
-    exit 2
-    ;;
+*) usage ;;
 esac
