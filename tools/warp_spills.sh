@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The warp kernel's registers and spills in seconds, for work on kernels/quotient_warp.cu without
+# a device. Builds a copy of SRC (default kernels/quotient_warp.cu) after common.cu and
+# quotient.cu, as the warp program is built, with two cuts:
+#   - only quotient_warp_one_kernel is instantiated (the whole program, 24 kernels, takes NVRTC
+#     75-80 s on the development machine; this one kernel about 3 s);
+#   - the block fallback in qw_block is compiled out (a trap), so that what is counted is the warp
+#     path alone (session 82: at 64 registers every spill of the kernel is in the fallback).
+# The copy is for reading only, never for running. BLOCKS is the launch bound's blocks of four
+# warps a multiprocessor: 8 (main's: 64 registers a thread), 10 (48), 12 (40) or 16 (32).
+# Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills' count of spill stores
+# and loads by source line; with --sass FILE also the kernel's machine code with source lines.
+# Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
+# Usage: tools/warp_spills.sh [--sass FILE] BLOCKS [SRC]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+usage() {
+    sed -n 2,14p "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+sass=
+if [ "${1:-}" = --sass ]; then
+    [ $# -ge 2 ] || usage
+    sass=$(realpath -m "$2")
+    shift 2
+fi
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+blocks=$1
+[[ $blocks =~ ^[1-9][0-9]*$ ]] || usage
+src=$(realpath "${2:-$root/kernels/quotient_warp.cu}")
+lib=$("$root/tools/setup_nvrtc.sh")
+export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$root/kernels/common.cu" "$root/kernels/quotient.cu" "$work/"
+python3 - "$src" "$blocks" "$work/quotient_warp.cu" <<'PY'
+import re, sys
+src, blocks, out = sys.argv[1], sys.argv[2], sys.argv[3]
+s = open(src).read()
+def cut(old, new, what):
+    global s
+    if s.count(old) != 1:
+        sys.exit(f"warp_spills: {src} no longer has one {what} ({old!r}); update this script")
+    s = s.replace(old, new)
+cut("q_world<true>(a, q, LIST ? s_world[i] : w0 + i);", 'asm volatile("trap;");', "block fallback call")
+bound = re.search(r", pair \? (\d+) : (\d+)\)", s)
+if not bound:
+    sys.exit(f"warp_spills: {src} has no launch bound `, pair ? N : M)`; update this script")
+s = s[: bound.start()] + f", pair ? {bound[1]} : {blocks})" + s[bound.end() :]
+first = s.find("QW_ENTRIES(quotient_warp, false")
+if first < 0:
+    sys.exit(f"warp_spills: {src} has no QW_ENTRIES(quotient_warp, ...) line; update this script")
+s = s[:first] + "QW_ENTRY(quotient_warp_one_kernel, false, true, false, false, false)\n"
+open(out, "w").write(s)
+PY
+cd "$work"
+args=(common.cu quotient.cu quotient_warp.cu --spills quotient_warp_one_kernel)
+[ -n "$sass" ] && args+=(--sass "$sass")
+python3 "$root/tools/kernel_regs.py" "${args[@]}" > out.txt 2>&1 || { cat out.txt >&2; exit 1; }
+grep -A2 -E "for quotient_warp_one_kernel$" out.txt
+sed -n '/^spills /,$p' out.txt
