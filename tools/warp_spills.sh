@@ -1,33 +1,37 @@
 #!/usr/bin/env bash
 # The warp kernel's registers and spills in seconds, for work on kernels/quotient_warp.cu without
-# a device. Builds a copy of SRC (default kernels/quotient_warp.cu) after common.cu and
-# quotient.cu, as the warp program is built, with two cuts:
+# a device. Builds a copy of SRC (default kernels/quotient_warp.cu) after this checkout's
+# kernels/common.cu and kernels/quotient.cu, as the warp program is built, with two cuts:
 #   - only quotient_warp_one_kernel is instantiated (the whole program, 24 kernels, takes NVRTC
 #     75-80 s on the development machine; this one kernel about 3 s);
 #   - the block fallback in qw_block is compiled out (a trap), so that what is counted is the warp
 #     path alone (session 82: at 64 registers every spill of the kernel is in the fallback).
-# The copy is for reading only, never for running. BLOCKS is the launch bound's blocks of four
-# warps a multiprocessor: 8 (main's: 64 registers a thread), 10 (48), 12 (40) or 16 (32).
-# Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills' count of spill stores
-# and loads by source line; with --sass FILE also the kernel's machine code with source lines.
-# Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
+# The copy is for reading only, never for running; ptxas's smem line is the cut kernel's (the
+# fallback's shared memory, about 1.9 KB a block, is not in it). BLOCKS is the launch bound's
+# blocks of four warps a multiprocessor, 1 to 16: 8 (main's: 64 registers a thread), 10 (48),
+# 12 (40), 16 (32). Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills' count
+# of spill stores and loads by source line; with --sass FILE it also writes the kernel's machine
+# code to FILE (its line numbers are SRC's). Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh
+# and tools/setup_nvrtc.sh nvdisasm.
 # Usage: tools/warp_spills.sh [--sass FILE] BLOCKS [SRC]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage() {
-    sed -n 2,14p "$0" | sed 's/^# \{0,1\}//' >&2
+usage() { # the header above, after a line saying what was wrong
+    [ $# -gt 0 ] && echo "warp_spills: $1" >&2
+    sed -n '2,/^# Usage:/p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 sass=
 if [ "${1:-}" = --sass ]; then
-    [ $# -ge 2 ] || usage
+    [ $# -ge 2 ] || usage "--sass needs a FILE"
     sass=$(realpath -m "$2")
     shift 2
 fi
-[ $# -ge 1 ] && [ $# -le 2 ] || usage
+[ $# -ge 1 ] && [ $# -le 2 ] || usage "takes BLOCKS and at most one SRC"
 blocks=$1
-[[ $blocks =~ ^[1-9][0-9]*$ ]] || usage
-src=$(realpath "${2:-$root/kernels/quotient_warp.cu}")
+[[ $blocks =~ ^[1-9][0-9]*$ ]] && ((blocks <= 16)) || usage "BLOCKS must be 1 to 16, not $blocks"
+src=$(realpath -m "${2:-$root/kernels/quotient_warp.cu}")
+[ -f "$src" ] || usage "no file $src"
 lib=$("$root/tools/setup_nvrtc.sh")
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=$(mktemp -d)
