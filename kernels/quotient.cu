@@ -1,8 +1,7 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
-// the same launch: quotient_kernel; quotient_few_kernel (the same, with the rare paths out of
-// line) for a batch whose every world has a slot of few nodes; quotient_aside_kernel (that,
-// with a world's few rows mapped by a warp the pass over its trees leaves idle) for such a
-// batch of no more worlds than multiprocessors (entry points in quotient_block.cu; the warp
+// the same launch: quotient_kernel; quotient_aside_kernel (the same, with a world's few rows
+// mapped by a warp the pass over its trees leaves idle) for a batch of no more worlds than
+// multiprocessors whose every world has a slot of few nodes (entry points in quotient_block.cu; the warp
 // kernels' in quotient_warp.cu, each a program of its own after common.cu and this file:
 // src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
 // world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
@@ -514,7 +513,7 @@ __device__ __forceinline__ int q_solve_masked(const Args& a, const QArgs& q, int
     return __syncthreads_or(bad);
 }
 
-// q_solve_masked out of line, for quotient_few_kernel (see there).
+// q_solve_masked out of line, for the warp kernels' fallback (q_world's COLD).
 __device__ __noinline__ int q_solve_masked_cold(const Args& a, const QArgs& q, int w,
                                                 unsigned slot, int nr, int nh, int* lab,
                                                 int* cnt) {
@@ -1028,7 +1027,7 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
     else world_maps_mirrored(a, w, lab, cnt);
 }
 
-// q_tree_level out of line, for quotient_few_kernel (see there).
+// q_tree_level out of line, for the warp kernels' fallback (q_world's COLD).
 __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, int w,
                                                unsigned slot, int nr, int nh, int nnode, int flag,
                                                bool bits, int cached_rows, int* lab, int* cnt,
@@ -1037,9 +1036,13 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
 }
 
 // World w by the whole block (one world per block, or a world the warp kernel left pending:
-// quotient_warp.cu). FEW: quotient_few_kernel's body, below; ASIDE (with FEW):
-// quotient_aside_kernel's.
-template <bool FEW, bool ASIDE = false>
+// quotient_warp.cu). COLD: the masked solve and the tree-level path out of line, as the warp
+// kernels take it for the worlds their warps leave pending. A call costs every load and store of
+// the kernel a copy of the memory descriptor to uniform registers (quotient_block.cu), yet
+// inline there the warp path was no faster, though 13 % fewer instructions: mechanism-90% 0.1
+// and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192, hammock, humanoid-50% and
+// contacts-0% (session 84, an H100). ASIDE: quotient_aside_kernel's body.
+template <bool COLD, bool ASIDE = false>
 __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     extern __shared__ int smem[];
     __shared__ int s_span[2];
@@ -1115,7 +1118,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
         if (!replay_bad) {
             flag = 0;
             if (bits && tid < 32) q_bits_labels(s_bits, nnode, lab);
-        } else if (!(FEW ? q_solve_masked_cold(a, q, w, slot, nr, nh, lab, cnt)
+        } else if (!(COLD ? q_solve_masked_cold(a, q, w, slot, nr, nh, lab, cnt)
                          : q_solve_masked(a, q, w, slot, nr, nh, lab, cnt))) {
             flag = 2;
         }
@@ -1130,7 +1133,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
         Q_END();
         return;
     }
-    if constexpr (FEW)
+    if constexpr (COLD)
         q_tree_level_cold(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);
     else
         q_tree_level(a, q, w, slot, nr, nh, nnode, flag, bits, cached_rows, lab, cnt, s_part);

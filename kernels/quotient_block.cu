@@ -13,24 +13,20 @@ extern "C" __global__ void WORLD_BOUNDS
 }
 
 // The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
-// knows: src/gpu/quotient/), where the masked solve and the tree-level path run only for a
-// world whose quotient went stale or partly asleep. Those two are then called out of line, so
-// that the path such worlds take is one compact stretch of code instead of lying within 200 KB
-// of machine code: on sequences with new rows every step mechanism-90% and cloth-99% ran 1-5
-// µs (of 21-28) faster, steady steps even (benches/results/gpu-h200-notes.md, session 20).
-// Out of line they read the arguments through generic pointers: the tree-level path so called
-// is 15-20% slower, hence the two kernels.
-extern "C" __global__ void WORLD_BOUNDS
-    quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true>(a, q, blockIdx.x);
-}
-
-// quotient_few_kernel's for a batch of no more worlds than multiprocessors, where a world has
-// its multiprocessor to itself: the node-level maps may then give the rows to a warp that the
-// pass over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches'
-// code stays as it was: inline in quotient_few_kernel that path cost them 0.1-0.4 µs even
-// where it never ran (benches/results/gpu-h200-notes.md, session 21).
+// knows: src/gpu/quotient/) and no more worlds than multiprocessors, where a world has its
+// multiprocessor to itself: the node-level maps may then give the rows to a warp that the pass
+// over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches' code
+// stays as it was: inline in one kernel that path cost them 0.1-0.4 µs even where it never ran
+// (benches/results/gpu-h200-notes.md, session 21).
+// Neither kernel calls a function: a call makes ptxas keep the global memory descriptor in
+// vector registers and copy it to uniform ones before every load and store (R2UR, about 1,500
+// in this kernel with the masked solve and the tree-level path out of line, as sessions 20-83
+// had them here and in a third kernel for batches of more worlds: 5 inline). Measured inline
+// against out of line (session 84, an H100, benches/results/logs/h100-2026-12-06-session84-
+// calls.md): flex_trampoline at 64 worlds 9.98 -> 9.43 and 9.90 -> 9.57 µs a step in two
+// calls; hammock, mechanism-90%, cloth-99% and humanoid-50% at 256-1,024 worlds within
+// 0.2 µs either way, and over the bench's step sequences within their runs' spread.
 extern "C" __global__ void WORLD_BOUNDS
     quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
-    q_world<true, true>(a, q, blockIdx.x);
+    q_world<false, true>(a, q, blockIdx.x);
 }
