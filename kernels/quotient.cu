@@ -1037,11 +1037,9 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
 
 // World w by the whole block (one world per block, or a world the warp kernel left pending:
 // quotient_warp.cu). COLD: the masked solve and the tree-level path out of line, as the warp
-// kernels take it for the worlds their warps leave pending. A call costs every load and store of
-// the kernel a copy of the memory descriptor to uniform registers (quotient_block.cu), yet
-// inline there the warp path was no faster, though 13 % fewer instructions: mechanism-90% 0.1
-// and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192, hammock, humanoid-50% and
-// contacts-0% (session 84, an H100). ASIDE: quotient_aside_kernel's body.
+// kernels take it for the worlds their warps leave pending; inline there (session 84, an H100)
+// mechanism-90% was 0.1 and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192,
+// hammock, humanoid-50% and contacts-0%. ASIDE: quotient_aside_kernel's body.
 template <bool COLD, bool ASIDE = false>
 __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     extern __shared__ int smem[];

@@ -18,14 +18,16 @@ extern "C" __global__ void WORLD_BOUNDS
 // over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches' code
 // stays as it was: inline in one kernel that path cost them 0.1-0.4 µs even where it never ran
 // (benches/results/gpu-h200-notes.md, session 21).
-// Neither kernel calls a function: a call makes ptxas keep the global memory descriptor in
-// vector registers and copy it to uniform ones before every load and store (R2UR, about 1,500
-// in this kernel with the masked solve and the tree-level path out of line, as sessions 20-83
-// had them here and in a third kernel for batches of more worlds: 5 inline). Measured inline
-// against out of line (session 84, an H100, benches/results/logs/h100-2026-12-06-session84-
-// calls.md): flex_trampoline at 64 worlds 9.98 -> 9.43 and 9.90 -> 9.57 µs a step in two
-// calls; hammock, mechanism-90%, cloth-99% and humanoid-50% at 256-1,024 worlds within
-// 0.2 µs either way, and over the bench's step sequences within their runs' spread.
+// Neither kernel calls a function. Sessions 20-83 had the masked solve and the tree-level path
+// out of line here and in a third kernel for batches of more worlds (quotient_few_kernel), for
+// a compact common path; measured inline against that (session 84, an H100,
+// benches/results/logs/h100-2026-12-06-session84-calls.md): flex_trampoline at 64 worlds 9.98
+// -> 9.43 and 9.90 -> 9.57 µs a step in two calls; hammock, mechanism-90%, cloth-99% and
+// humanoid-50% at 256-1,024 worlds within 0.2 µs either way, and over the bench's step
+// sequences within their runs' spread. Why the common path is faster inline is not
+// established: the rare paths do not run there, and the out-of-line callees' copies of the
+// memory descriptor to uniform registers before each load and store (R2UR, about 1,500) are in
+// the callees only.
 extern "C" __global__ void WORLD_BOUNDS
     quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<false, true>(a, q, blockIdx.x);

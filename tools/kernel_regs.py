@@ -15,8 +15,11 @@ also writes the cubin (for `cuobjdump -sass FILE` where a CUDA toolkit is instal
 the device); --sass FILE writes the machine code of every kernel with the source line of each
 instruction, from NVIDIA's disassembler (`tools/setup_nvrtc.sh nvdisasm` fetches it; or set
 NVDISASM), so that spills (LDL, STL) and loops can be read without a device; --spills KERNEL
-(repeatable) counts that kernel's instructions and its spill stores and loads, and names the
-source lines with the most spills (what a kernel written for fewer registers must change);
+(repeatable) counts that kernel's instructions, its spill stores and loads and its copies to
+uniform registers (R2UR: in an out-of-line device function, or in a kernel with a trap, ptxas
+was seen to keep the global memory descriptor in vector registers and copy it before each load
+and store), its out-of-line callees included, and names the source lines with the most spills
+(what a kernel written for fewer registers must change);
 --option passes one more NVRTC option (e.g. --option=--maxrregcount=40). Exits non-zero, with
 NVRTC's log, when the program does not compile.
 """
@@ -104,11 +107,12 @@ def main(argv):
 
 
 def print_spills(sass, kernel, top=25):
-    """The kernel's instructions, spill stores (STL) and loads (LDL), and the source lines
-    (innermost file:line, as nvdisasm prints it) with the most of them."""
+    """The kernel's instructions, spill stores (STL) and loads (LDL), copies to uniform
+    registers (R2UR), and the source lines (innermost file:line, as nvdisasm prints it) with the
+    most spills."""
     head = f"//--------------------- .text.{kernel} "
     inside, seen, line = False, False, None
-    count, stl, ldl = 0, collections.Counter(), collections.Counter()
+    count, r2ur, stl, ldl = 0, 0, collections.Counter(), collections.Counter()
     for text in sass.splitlines():
         if text.startswith("//---------------------"):
             inside = text.startswith(head)
@@ -117,11 +121,15 @@ def print_spills(sass, kernel, top=25):
             line = f"{m.group(1)}:{m.group(2)}"
         elif inside and re.match(r"\s+/\*[0-9a-f]+\*/", text):
             count += 1
+            r2ur += " R2UR " in text
             stl[line] += " STL" in text
             ldl[line] += " LDL" in text
     if not seen:
         sys.exit(f"kernel_regs: no kernel {kernel} in the program")
-    print(f"spills {kernel}: {count} instructions, {sum(stl.values())} STL, {sum(ldl.values())} LDL")
+    print(
+        f"spills {kernel}: {count} instructions, {sum(stl.values())} STL, {sum(ldl.values())} LDL,"
+        f" {r2ur} R2UR"
+    )
     for where, n in (stl + ldl).most_common(top):
         print(f"  {n:4d} ({stl[where]} STL, {ldl[where]} LDL) {where}")
 

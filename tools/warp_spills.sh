@@ -4,8 +4,13 @@
 # kernels/common.cu and kernels/quotient.cu, as the warp program is built, with two cuts:
 #   - only quotient_warp_one_kernel is instantiated (the whole program, 24 kernels, takes NVRTC
 #     75-80 s on the development machine; this one kernel about 3 s);
-#   - the block fallback in qw_block is compiled out (a trap), so that what is counted is the warp
-#     path alone (session 82: at 64 registers every spill of the kernel is in the fallback).
+#   - the block fallback in qw_block is compiled out (a store of -1 to the pending world's
+#     `rounds` instead), so that what is counted is the warp path alone (session 82: at 64
+#     registers every spill of the kernel is in the fallback). Not a trap: with one (sessions
+#     82-84 until this line) ptxas kept the global memory descriptor in vector registers and
+#     copied it to uniform ones before each load and store of the warp path (about 960 R2UR),
+#     which the real kernel's warp path does not (its R2UR are in the fallback's out-of-line
+#     callees), so the cut's code was not the real path's.
 # The copy is for reading only, never for running; ptxas's smem line is the cut kernel's (the
 # fallback's shared memory, about 1.9 KB a block, is not in it). BLOCKS is the launch bound's
 # blocks of four warps a multiprocessor, 1 to 16: 8 (main's: 64 registers a thread), 10 (48),
@@ -46,7 +51,8 @@ def cut(old, new, what):
     if s.count(old) != 1:
         sys.exit(f"warp_spills: {src} no longer has one {what} ({old!r}); update this script")
     s = s.replace(old, new)
-cut("q_world<true>(a, q, LIST ? s_world[i] : w0 + i);", 'asm volatile("trap;");', "block fallback call")
+cut("q_world<true>(a, q, LIST ? s_world[i] : w0 + i);",
+    "if (threadIdx.x == 0) a.rounds[LIST ? s_world[i] : w0 + i] = -1;", "block fallback call")
 bound = re.search(r", pair \? (\d+) : (\d+)\)", s)
 if not bound:
     sys.exit(f"warp_spills: {src} has no launch bound `, pair ? N : M)`; update this script")
