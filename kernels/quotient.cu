@@ -1,7 +1,8 @@
 // `quotient`: the static quotient on the device, one thread block per world, then the maps in
-// the same launch: quotient_kernel; quotient_aside_kernel (the same, with a world's few rows
-// mapped by a warp the pass over its trees leaves idle) for a batch of no more worlds than
-// multiprocessors whose every world has a slot of few nodes (entry points in quotient_block.cu; the warp
+// the same launch: quotient_kernel; quotient_few_kernel (the same, with the rare paths out of
+// line) for a batch whose every world has a slot of few nodes; quotient_aside_kernel (the
+// same, with a world's few rows mapped by a warp the pass over its trees leaves idle, the rare
+// paths inline) for such a batch of no more worlds than multiprocessors (entry points in quotient_block.cu; the warp
 // kernels' in quotient_warp.cu, each a program of its own after common.cu and this file:
 // src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
 // world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
@@ -513,7 +514,7 @@ __device__ __forceinline__ int q_solve_masked(const Args& a, const QArgs& q, int
     return __syncthreads_or(bad);
 }
 
-// q_solve_masked out of line, for the warp kernels' fallback (q_world's COLD).
+// q_solve_masked out of line, for quotient_few_kernel and the warp kernels' fallback (COLD).
 __device__ __noinline__ int q_solve_masked_cold(const Args& a, const QArgs& q, int w,
                                                 unsigned slot, int nr, int nh, int* lab,
                                                 int* cnt) {
@@ -1027,7 +1028,7 @@ __device__ __forceinline__ void q_tree_level(const Args& a, const QArgs& q, int 
     else world_maps_mirrored(a, w, lab, cnt);
 }
 
-// q_tree_level out of line, for the warp kernels' fallback (q_world's COLD).
+// q_tree_level out of line, for quotient_few_kernel and the warp kernels' fallback (COLD).
 __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, int w,
                                                unsigned slot, int nr, int nh, int nnode, int flag,
                                                bool bits, int cached_rows, int* lab, int* cnt,
@@ -1036,10 +1037,11 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
 }
 
 // World w by the whole block (one world per block, or a world the warp kernel left pending:
-// quotient_warp.cu). COLD: the masked solve and the tree-level path out of line, as the warp
-// kernels take it for the worlds their warps leave pending; inline there (session 84, an H100)
-// mechanism-90% was 0.1 and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192,
-// hammock, humanoid-50% and contacts-0%. ASIDE: quotient_aside_kernel's body.
+// quotient_warp.cu). COLD: the masked solve and the tree-level path out of line, as
+// quotient_few_kernel takes them (quotient_block.cu) and the warp kernels for the worlds their
+// warps leave pending; inline in the warp kernels (session 84, an H100)
+// mechanism-90% was 0.1 and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192, on
+// hammock and on humanoid-50%. ASIDE: quotient_aside_kernel's body.
 template <bool COLD, bool ASIDE = false>
 __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     extern __shared__ int smem[];

@@ -13,18 +13,30 @@ extern "C" __global__ void WORLD_BOUNDS
 }
 
 // The same for a batch whose every world has a slot of at most Q_NODE_MAX nodes (the host
-// knows: src/gpu/quotient/) and no more worlds than multiprocessors, where a world has its
+// knows: src/gpu/quotient/), where the masked solve and the tree-level path run only for a
+// world whose quotient went stale or partly asleep. Those two are then called out of line, so
+// that the path such worlds take is one compact stretch of code instead of lying within 200 KB
+// of machine code: on sequences with new rows every step mechanism-90% and cloth-99% ran 1-5
+// µs (of 21-28) faster, steady steps even (benches/results/gpu-h200-notes.md, session 20);
+// inline (session 84, an H100, flex_poncho_edgeequality at 1,024 worlds) the trace's sequence
+// took 103.6-104.0 µs a step against 95.7-99.7 out of line, the steady step even.
+// Out of line they read the arguments through generic pointers: the tree-level path so called
+// is 15-20% slower, hence the two kernels.
+extern "C" __global__ void WORLD_BOUNDS
+    quotient_few_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
+    q_world<true>(a, q, blockIdx.x);
+}
+
+// The same for such a batch of no more worlds than multiprocessors, where a world has its
 // multiprocessor to itself: the node-level maps may then give the rows to a warp that the pass
 // over trees leaves idle (q_node_maps). A kernel of its own, so that the other batches' code
-// stays as it was: inline in one kernel that path cost them 0.1-0.4 µs even where it never ran
-// (benches/results/gpu-h200-notes.md, session 21).
-// Neither kernel calls a function. Sessions 20-83 had the masked solve and the tree-level path
-// out of line here and in a third kernel for batches of more worlds (quotient_few_kernel), for
-// a compact common path; measured inline against that (session 84, an H100,
-// benches/results/logs/h100-2026-12-06-session84-calls.md): flex_trampoline at 64 worlds 9.98
-// -> 9.43 and 9.90 -> 9.57 µs a step in two calls; hammock, mechanism-90%, cloth-99% and
-// humanoid-50% at 256-1,024 worlds within 0.2 µs either way, and over the bench's step
-// sequences within their runs' spread. Why the common path is faster inline is not
+// stays as it was: inline in quotient_few_kernel that path cost them 0.1-0.4 µs even where it
+// never ran (benches/results/gpu-h200-notes.md, session 21). Unlike quotient_few_kernel it
+// takes the masked solve and the tree-level path inline: measured against them out of line
+// (session 84, an H100, benches/results/logs/h100-2026-12-06-session84-calls.md) steady steps
+// took flex_trampoline at 64 worlds 9.43 and 9.57 µs against 9.98 and 9.90, flex_poncho at 64
+// 18.82 against 19.27, mechanism-90% and cloth-99% at 128 within 0.1, and the two flex traces'
+// sequences were as before (the default bench). Why the steady step is faster inline is not
 // established: the rare paths do not run there, and the out-of-line callees' copies of the
 // memory descriptor to uniform registers before each load and store (R2UR, about 1,500) are in
 // the callees only.

@@ -64,7 +64,11 @@ fn the_quotient_kernels_compile_for_hopper() {
     // whose batches may take them loads. Each has its own entry points only.
     let src = gpu::quotient::block_program_source();
     let warps = gpu::quotient::warp_program_source();
-    let block_entries = ["quotient_kernel", "quotient_aside_kernel"];
+    let block_entries = [
+        "quotient_kernel",
+        "quotient_few_kernel",
+        "quotient_aside_kernel",
+    ];
     // Each warp kernel, its copy for the worlds beside the masked twins, and its masked twin.
     let warp_entries: Vec<String> = ["warp", "pair"]
         .iter()
@@ -593,7 +597,7 @@ fn rows_by_an_idle_warp_match_the_oracle_at_their_edges() {
     // 40 trees in 30 nodes (a rowless coupling of trees 2k, 2k + 1 for k < 10), so every world
     // takes the node-level maps; rows per world around the most one warp maps on its own
     // (BLOCK_SCATTER_MIN = 128: kernels/common.cu), none and a few. A batch of no more worlds
-    // than multiprocessors launches quotient_aside_kernel, one of more quotient_kernel.
+    // than multiprocessors launches quotient_aside_kernel, one of more quotient_few_kernel.
     let model = forty();
     let rows = [0, 1, 17, 127, 128, 129, 130];
     let sms = gpu.info().sm_count.max(1) as usize;

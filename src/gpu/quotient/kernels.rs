@@ -27,11 +27,11 @@ pub(super) const WARP_PER_BLOCK: usize = 4;
 /// The kernel of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kernel {
-    /// `quotient_kernel`: a batch of more worlds than multiprocessors that the warp kernels do
-    /// not take, or some world has a slot of many nodes, or none.
+    /// `quotient_kernel`: some world has a slot of many nodes, or none.
     General,
-    /// `quotient_aside_kernel`: every world has a slot of at most 32 nodes and a multiprocessor
-    /// to itself.
+    /// `quotient_few_kernel`: every world has a slot of at most 32 nodes.
+    Few,
+    /// `quotient_aside_kernel`: the same, with each world a multiprocessor to itself.
     Aside,
     /// `quotient_warp_kernel`: the same, one warp per replayed world, with no reuse check
     /// (`quotient_warp_reuse_kernel` with the node-level partition check while reuse is on;
@@ -161,18 +161,19 @@ impl Warps {
 }
 
 /// What a solver loads for its capacity: the block program (or its register-capped copy) with
-/// its two kernels and launch shapes, and the warp program where a batch may take it.
+/// its three kernels and launch shapes, and the warp program where a batch may take it.
 pub(super) struct Loaded {
     pub(super) _module: Arc<CudaModule>,
     /// Registers a thread of the block kernels when they are the capped copies (regcap).
     pub(super) register_cap: Option<u32>,
     pub(super) kernel: CudaFunction,
-    /// The kernel for a batch of no more worlds than multiprocessors whose every world takes
+    /// The same kernel with its rare paths out of line, for a batch whose every world takes
     /// the node-level maps (see `few_launch`).
+    pub(super) few_kernel: CudaFunction,
+    /// `few_kernel` for a batch of no more worlds than multiprocessors.
     pub(super) aside_kernel: CudaFunction,
     /// `kernel`'s shape, and the shape when every world takes the node-level maps
-    /// (`aside_kernel`; the same as `kernel`'s past one world a multiprocessor; see
-    /// `launch_shape`).
+    /// (`few_kernel`, `aside_kernel`; see `launch_shape`).
     pub(super) shape: BlockShape,
     pub(super) node_shape: BlockShape,
     /// The warp program, where a batch may take it: loaded here where the rule may pick it
@@ -218,6 +219,7 @@ impl Loaded {
             kernel = function(&module, "quotient_kernel")?;
             shape = BlockShape::choose(&kernel, cap, info)?;
         }
+        let few_kernel = function(&module, "quotient_few_kernel")?;
         let aside_kernel = function(&module, "quotient_aside_kernel")?;
         shape.prepare(&kernel)?;
         // The node-level maps write a tree's dofs in the tree's thread: the kernel's widest
@@ -231,6 +233,7 @@ impl Loaded {
         } else {
             shape
         };
+        node_shape.prepare(&few_kernel)?;
         node_shape.prepare(&aside_kernel)?;
         // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
         // block takes its pending worlds once every warp is done); models of few trees only,
@@ -245,6 +248,7 @@ impl Loaded {
             _module: module,
             register_cap,
             kernel,
+            few_kernel,
             aside_kernel,
             shape,
             node_shape,

@@ -90,8 +90,7 @@ impl QuotientSolver {
 
     /// Whether every world takes the node-level maps (a world of more nodes, or one without
     /// a slot, takes the tree-level maps, which spread dofs over threads): then the launch
-    /// takes the node-level shape, and a batch of no more worlds than multiprocessors
-    /// `quotient_aside_kernel`.
+    /// takes the node-level shape and `quotient_few_kernel`.
     pub(super) fn few_launch(&self) -> bool {
         self.node_maps() && self.slots.is_some_and(|b| b.few_nodes)
     }
@@ -99,7 +98,7 @@ impl QuotientSolver {
     /// The kernel for the uploaded batch: the warp kernel where
     /// [`set_warp_worlds`](Self::set_warp_worlds) allows it, else for a
     /// [`few_launch`](Self::few_launch) the aside kernel where each world has a multiprocessor
-    /// to itself; else the general one.
+    /// to itself and the few kernel elsewhere; else the general one.
     pub(super) fn kernel_choice(&self) -> Kernel {
         let nworld = self.ws.nworld();
         if !self.few_launch() {
@@ -117,7 +116,7 @@ impl QuotientSolver {
             };
         }
         if nworld > self.sm_count {
-            Kernel::General
+            Kernel::Few
         } else {
             Kernel::Aside
         }
@@ -322,7 +321,7 @@ impl QuotientSolver {
         match self.kernel_choice() {
             Kernel::Warp => warp_shape(1, self.loaded.warp_smem),
             Kernel::Pair => warp_shape(2, self.loaded.warp_smem),
-            Kernel::Aside => self.loaded.node_shape,
+            Kernel::Few | Kernel::Aside => self.loaded.node_shape,
             Kernel::General => self.loaded.shape,
         }
     }
@@ -439,6 +438,7 @@ impl QuotientSolver {
                 unreachable!("kernel_choice picks the warp kernels only once they are loaded")
             }
             (Kernel::Aside, _) => (&self.loaded.aside_kernel, nworld),
+            (Kernel::Few, _) => (&self.loaded.few_kernel, nworld),
             (Kernel::General, _) => (&self.loaded.kernel, nworld),
         };
         let grid = (grid, 1, 1);

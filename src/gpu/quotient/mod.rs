@@ -24,11 +24,13 @@
 //! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
 //! twenty-four kernels are most of the quotient's machine code, and most of what NVRTC's assembler
 //! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program
-//! has two entry points of one body: `quotient_kernel`, and `quotient_aside_kernel` for a
-//! batch of no more worlds than multiprocessors whose every world has a slot of at most 32
-//! nodes, where a world with few rows has them mapped by the warp that the pass over its trees
-//! leaves idle, during that pass. Neither calls a function (see `kernels/quotient_block.cu`).
-//! A third, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
+//! has three entry points of one body: `quotient_kernel`; `quotient_few_kernel` for a batch
+//! whose every world has a slot of at most 32 nodes, with the masked solve and the tree-level
+//! path (there only for stale or partly asleep worlds) called out of line, so that the common
+//! path is compact machine code; and
+//! `quotient_aside_kernel`, for such a batch of no more worlds than multiprocessors, where a
+//! world with few rows has them mapped by the warp that the pass over its trees leaves idle,
+//! during that pass (its rare paths inline: see `kernels/quotient_block.cu`). A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
 //! such worlds with one warp each, without block barriers and without the reuse check (it
 //! keeps the node-level partition check), for batches of more than seven worlds a
 //! multiprocessor (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved

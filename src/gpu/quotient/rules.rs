@@ -19,8 +19,7 @@ pub(super) const WARP_TREES_MAX: usize = 512;
 /// multiprocessors: past seven worlds a multiprocessor (the warp kernel holds 32). A lone
 /// warp's world takes longer than a block's, which pays only once the worlds keep the
 /// multiprocessors busy. Measured on the H200 (132 multiprocessors), a warp a world against the
-/// few kernel (a block a world with its rare paths out of line, sessions 20–83), µs: at 1,024
-/// worlds (7.8 a multiprocessor; session 29, benches/results/logs/
+/// few kernel, µs: at 1,024 worlds (7.8 a multiprocessor; session 29, benches/results/logs/
 /// h200-2026-12-01-session29-calls.md, call 5, the trees and static rows placed by runs)
 /// mechanism-90% 13.8–13.9 against 15.1–15.2, hammock 13.3–13.4 against 24.1, humanoid-50%
 /// 14.6 against 13.5 (there the quotient loses to `block`'s 10.8 either way, so `auto` keeps
