@@ -1,15 +1,14 @@
-// `quotient`: the static quotient on the device, one thread block per world, then the maps in
-// the same launch: quotient_kernel; quotient_few_kernel (the same, with the rare paths out of
-// line) for a batch whose every world has a slot of few nodes; quotient_aside_kernel (the
-// same, with a world's few rows mapped by a warp the pass over its trees leaves idle, the rare
-// paths inline) for such a batch of no more worlds than multiprocessors (entry points in quotient_block.cu; the warp
+// `quotient`: the static quotient on the device, one thread block per world, then the maps in the
+// same launch: quotient_kernel; quotient_few_kernel (the same, with the rare paths out of line) for
+// a batch whose every world has a slot of few nodes; quotient_aside_kernel (the same, with a
+// world's few rows mapped by a warp the pass over its trees leaves idle, the rare paths inline) for
+// such a batch of no more worlds than multiprocessors (entry points in quotient_block.cu; the warp
 // kernels' in quotient_warp.cu, each a program of its own after common.cu and this file:
-// src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args,
-// world_nrow, world_nhyper, hyper_index, world_scratch, activate, unite, union_support,
-// jump_all, world_maps_mirrored, and for partial reuse and the node-level maps row_mirror_of,
-// row_islands, row_batch, row_batch_islands, RowBatch, ROW_BATCH, row_scatter,
-// block_scatter_pays, BLOCK_SCATTER_MIN, block_exscan3, warp_exscan3, I3, BlockGroup,
-// WarpGroup, no_island.
+// src/gpu/quotient/); it uses only these of common.cu: FULL_MASK, LDG, Args, world_nrow,
+// world_nhyper, hyper_index, world_scratch, activate, unite, union_support, jump_all,
+// world_maps_mirrored, and for partial reuse and the node-level maps row_mirror_of, row_islands,
+// row_batch, row_batch_islands, RowBatch, ROW_BATCH, row_scatter, block_scatter_pays,
+// BLOCK_SCATTER_MIN, block_exscan3, warp_exscan3, I3, BlockGroup, WarpGroup, no_island.
 //
 // Per world, with the quotient slot the host contracted (src/quotient/contract.rs), the same
 // decisions as the CPU step (src/quotient/step.rs):

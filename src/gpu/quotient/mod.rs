@@ -17,31 +17,30 @@
 //! rebuild the directly solved worlds' quotients on the host for the next step. Nothing is
 //! allocated per step.
 //!
-//! The kernels are NVRTC programs of their own, so a problem in them never affects the other
-//! GPU modes: the block program ([`block_program_source`]: common.cu, quotient.cu,
-//! quotient_block.cu), which every solver loads, and the warp program
-//! ([`warp_program_source`]: common.cu, quotient.cu, quotient_warp.cu), which only a solver
-//! whose batches may take a warp a world loads (see [`QuotientSolver::set_warp_worlds`]): its
-//! twenty-four kernels are most of the quotient's machine code, and most of what NVRTC's assembler
-//! takes on a machine whose kernel cache lacks it ([`super::kernel_cache`]). The block program
-//! has three entry points of one body: `quotient_kernel`; `quotient_few_kernel` for a batch
-//! whose every world has a slot of at most 32 nodes, with the masked solve and the tree-level
-//! path (there only for stale or partly asleep worlds) called out of line, so that the common
-//! path is compact machine code; and
-//! `quotient_aside_kernel`, for such a batch of no more worlds than multiprocessors, where a
-//! world with few rows has them mapped by the warp that the pass over its trees leaves idle,
-//! during that pass (its rare paths inline: see `kernels/quotient_block.cu`). A fourth, `quotient_warp_kernel` (`kernels/quotient_warp.cu`), replays
-//! such worlds with one warp each, without block barriers and without the reuse check (it
-//! keeps the node-level partition check), for batches of more than seven worlds a
-//! multiprocessor (see [`QuotientSolver::set_warp_worlds`]); a world it cannot replay is solved
-//! by its block as in the others. Where every world's two warps are resident at once, the pair
-//! kernels (`quotient_pair_kernel`) give each world a second warp that compares its static rows
-//! with its slot's while the first maps it, from more worlds than multiprocessors on for
-//! worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]). Each warp kernel
-//! has a masked twin (`…_masked_kernel`) for a launch after a step with masked worlds, which
-//! solves those in their warps and sets some aside for blocks of their own (see
-//! [`MASKED_FOR_BLOCKS`] and [`QuotientSolver::aside_worlds`]), and a `…_rest_kernel` that maps
-//! the other worlds beside it (see [`QuotientSolver::listed_worlds`]).
+//! The kernels are NVRTC programs of their own, so a problem in them never affects the other GPU
+//! modes: the block program ([`block_program_source`]: common.cu, quotient.cu, quotient_block.cu),
+//! which every solver loads, and the warp program ([`warp_program_source`]: common.cu, quotient.cu,
+//! quotient_warp.cu), which only a solver whose batches may take a warp a world loads (see
+//! [`QuotientSolver::set_warp_worlds`]): its twenty-four kernels are most of the quotient's machine
+//! code, and most of what NVRTC's assembler takes on a machine whose kernel cache lacks it
+//! ([`super::kernel_cache`]). The block program has three entry points of one body:
+//! `quotient_kernel`; `quotient_few_kernel` for a batch whose every world has a slot of at most 32
+//! nodes, with the masked solve and the tree-level path (there only for stale or partly asleep
+//! worlds) called out of line, so that the common path is compact machine code; and
+//! `quotient_aside_kernel`, for such a batch of no more worlds than multiprocessors, where a world
+//! with few rows has them mapped by the warp that the pass over its trees leaves idle, during that
+//! pass (its rare paths inline: see `kernels/quotient_block.cu`). A fourth, `quotient_warp_kernel`
+//! (`kernels/quotient_warp.cu`), replays such worlds with one warp each, without block barriers and
+//! without the reuse check (it keeps the node-level partition check), for batches of more than
+//! seven worlds a multiprocessor (see [`QuotientSolver::set_warp_worlds`]); a world it cannot
+//! replay is solved by its block as in the others. Where every world's two warps are resident at
+//! once, the pair kernels (`quotient_pair_kernel`) give each world a second warp that compares its
+//! static rows with its slot's while the first maps it, from more worlds than multiprocessors on
+//! for worlds of at most 1,024 rows (see [`QuotientSolver::set_guard_warps`]). Each warp kernel has
+//! a masked twin (`…_masked_kernel`) for a launch after a step with masked worlds, which solves
+//! those in their warps and sets some aside for blocks of their own (see [`MASKED_FOR_BLOCKS`] and
+//! [`QuotientSolver::aside_worlds`]), and a `…_rest_kernel` that maps the other worlds beside it
+//! (see [`QuotientSolver::listed_worlds`]).
 //!
 //! Beside this file, one idea a file:
 //! - `programs.rs`: the programs' sources and names;
