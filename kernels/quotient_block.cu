@@ -37,9 +37,7 @@ extern "C" __global__ void WORLD_BOUNDS
 // took flex_trampoline at 64 worlds 9.43 and 9.57 µs against 9.98 and 9.90, flex_poncho at 64
 // 18.82 against 19.27, mechanism-90% and cloth-99% at 128 within 0.1, and the two flex traces'
 // sequences were as before (the default bench). Why the steady step is faster inline is not
-// established: the rare paths do not run there, and the out-of-line callees' copies of the
-// memory descriptor to uniform registers before each load and store (R2UR, about 1,500) are in
-// the callees only.
+// established: the rare paths do not run there.
 extern "C" __global__ void WORLD_BOUNDS
     quotient_aside_kernel(const __grid_constant__ Args a, const __grid_constant__ QArgs q) {
     q_world<false, true>(a, q, blockIdx.x);

@@ -49,7 +49,7 @@ def main(argv):
     )
     parser.add_argument(
         "--spills", action="append", default=[], metavar="KERNEL",
-        help="count this kernel's spill stores and loads by source line (repeatable)",
+        help="count this kernel's instructions, R2UR, and spills by source line (repeatable)",
     )
     parser.add_argument(
         "--option", action="append", default=[],

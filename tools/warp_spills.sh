@@ -6,18 +6,15 @@
 #     75-80 s on the development machine; this one kernel about 3 s);
 #   - the block fallback in qw_block is compiled out (a store of -1 to the pending world's
 #     `rounds` instead), so that what is counted is the warp path alone (session 82: at 64
-#     registers every spill of the kernel is in the fallback). Not a trap: with one (sessions
-#     82-84 until this line) ptxas kept the global memory descriptor in vector registers and
-#     copied it to uniform ones before each load and store of the warp path (about 960 R2UR),
-#     which the real kernel's warp path does not (its R2UR are in the fallback's out-of-line
-#     callees), so the cut's code was not the real path's.
+#     registers every spill of the kernel is in the fallback). Not a trap: a trap (sessions 82-84)
+#     put about 960 R2UR on the warp path, which the real kernel's warp path does not have.
 # The copy is for reading only, never for running; ptxas's smem line is the cut kernel's (the
 # fallback's shared memory, about 1.9 KB a block, is not in it). BLOCKS is the launch bound's
 # blocks of four warps a multiprocessor, 1 to 16: 8 (main's: 64 registers a thread), 10 (48),
-# 12 (40), 16 (32). Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills' count
-# of spill stores and loads by source line; with --sass FILE it also writes the kernel's machine
-# code to FILE (its line numbers are SRC's). Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh
-# and tools/setup_nvrtc.sh nvdisasm.
+# 12 (40), 16 (32). Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills'
+# counts (instructions, R2UR, spill stores and loads by source line); with --sass FILE it also
+# writes the kernel's machine code to FILE (its line numbers are SRC's). Needs libnvrtc and
+# nvdisasm: tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
 # Usage: tools/warp_spills.sh [--sass FILE] BLOCKS [SRC]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
