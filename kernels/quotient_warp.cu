@@ -13,7 +13,7 @@
 // nodes needs none of that. One warp does all of it without a block barrier:
 //  1. the static block starts at the first static row; it must be the slot's stream
 //     (q_static_differs, as the block kernel), compared here or, by each block's last warp,
-//     after step 5 (the late guard, below);
+//     between steps 4 and 5 (the late guard, below);
 //  2. each dynamic hyperedge (and no row after the block may be static) as the set of its
 //     nodes; those joining two or more nodes are broadcast (one shuffle each, once for a run
 //     of equal sets: a contact's rows) into each node's neighbour set, lane n holding node
@@ -68,18 +68,25 @@
 // more than the fixed work the two worlds share.
 
 #define QW_WARPS 4
-// The late guard: the last warp of each block runs step 1's comparison after every store of
-// its world instead of before. A comparison that fails then leaves the world pending like any
-// other, and the block solves it (q_world) over what the warp wrote: the tree-level path (its
-// static rows differ) writes every output again, and a masked replay with reuse on keeps only
-// tree- and dof-level outputs that the same node -> island map gives. Why: a multiprocessor's
-// warps start together and run the same phases at once, the guard's loads then the maps'
-// stores; one warp in four out of step spreads the load on its pipes. Measured at 4,096 worlds
-// (session 42, three calls, four runs a build each): mechanism-90% -0.45, -0.62 and -0.62 µs,
-// hammock -0.40, -0.25 and -0.50, cloth-99% -2.10, -2.23 and -1.95, humanoid-50% within 0.1,
+// The late guard: the last warp of each block runs step 1's comparison after its world's tree and
+// dof maps (step 4), before its rows, instead of first. A comparison that fails then leaves the
+// world pending like any other, and the block solves it (q_world) over what the warp wrote: the
+// tree-level path (its static rows differ) writes every output again, and a masked replay with
+// reuse on keeps only tree- and dof-level outputs that the same node -> island map gives. Why: a
+// multiprocessor's warps start together and run the same phases at once, the guard's loads then the
+// maps' stores; one warp in four out of step spreads the load on its pipes. Measured at 4,096
+// worlds (session 42, three calls, four runs a build each): mechanism-90% -0.45, -0.62 and -0.62
+// µs, hammock -0.40, -0.25 and -0.50, cloth-99% -2.10, -2.23 and -1.95, humanoid-50% within 0.1,
 // with L2 warm; about as good with L2 cold or the device busy. At 8,192 worlds (two waves) no
-// change. Late guards in one warp of two, three of four, one block of two or of four, or one
-// warp of eight gained less or lost.
+// change. Late guards in one warp of two, three of four, one block of two or of four, or one warp
+// of eight gained less or lost. Session 42 put it after step 5; there it made its warp the block's
+// last to finish (at 4,096 worlds of mechanism-90% that warp's work took 24,200 cycles against
+// 21,000 for the other three, and a build without it took 0.63 µs less a step: session 85 on an
+// H100, benches/results/logs/h100-2026-12-06-session85-calls.md). Before step 5 instead (same
+// calls, two A/Bs, µs a step): mechanism-90% -0.25 and -0.22 at 4,096 worlds, -1.30 and -1.03 at
+// 8,192; hammock -0.30 and -0.38 at 4,096, -1.40 at 8,192; cloth-99% +0.30 and +0.35; humanoid-50%
+// +0.20 and +0.15; mechanism-90%'s step sequences faster in all eight cells (one run each). Before
+// step 2 or step 3 it was slower on four shapes of five.
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
@@ -256,7 +263,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
     // slot's stream. Without static rows in the slot every row is checked in step 2.
     int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
-    // The block's last warp compares after its stores (the late guard, above), the others now;
+    // The block's last warp compares before step 5 (the late guard, above), the others now;
     // in the pair kernels the world's second warp does (qw_guard). MASK: every warp now, and a
     // world whose static rows are not the slot's stream takes the guard with the awake mask
     // (`masked`, below) instead of its block.
@@ -549,6 +556,17 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     __syncwarp();
+    // The late guard (above): after the tree and dof maps, before the rows.
+    if (guard_late) {
+        // The world's counts loaded again rather than held through the maps (fewer spills).
+        const unsigned slot2 = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
+        const int k2 = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot2);
+        const int ns2 = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot2);
+        if (__any_sync(FULL_MASK,
+                       q_static_differs(WarpGroup{}, a, q, w, slot2, world_nrow(a, w),
+                                        world_nhyper(a, w), k2, ns2, start)))
+            return false;
+    }
     // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
     // first place (a scan), then each row's island and place, in input order (the quotient's
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
@@ -668,16 +686,6 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                 return i;
             },
             s.cnt_e, rest, place_row);
-    }
-    if (guard_late) {
-        // The world's counts loaded again rather than held through the maps (fewer spills).
-        const unsigned slot2 = ONE ? (unsigned)q.one_slot : LDG(q.world_slot + w);
-        const int k2 = ONE ? q.one_k : (int)LDG(q.nstatic_rows + slot2);
-        const int ns2 = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot2);
-        if (__any_sync(FULL_MASK,
-                       q_static_differs(WarpGroup{}, a, q, w, slot2, world_nrow(a, w),
-                                        world_nhyper(a, w), k2, ns2, start)))
-            return false;
     }
     return true;
 }

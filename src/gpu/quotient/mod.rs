@@ -493,7 +493,8 @@ impl QuotientSolver {
     /// world's step is its warp's chain of loads, and the guard's loads are a long part of it;
     /// past a wave the second warps would take the place of other worlds'. A world whose guard
     /// finds a change is solved again by its block over what its first warp wrote, as when the
-    /// block's last warp finds one after its stores, so the outputs and flags are the same.
+    /// block's last warp finds one after its tree and dof maps, so the outputs and flags are the
+    /// same.
     /// `ARCHIPELAGO_Q_PAIR=0` or `=1` sets `Some(false)` or `Some(true)` at construction (for
     /// measurements).
     pub fn set_guard_warps(&mut self, choice: Option<bool>) {
