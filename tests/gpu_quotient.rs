@@ -1012,8 +1012,8 @@ fn the_warp_kernel_guard_finds_a_change_at_every_place() {
         }
         b.finish()
     };
-    // The guard in the world's warp (in every fourth world after its stores), or in a second
-    // warp of its own while the first maps it.
+    // The guard in the world's warp (in every fourth world after its tree and dof maps), or in a
+    // second warp of its own while the first maps it.
     for pair in [false, true] {
         let mut s = warp_solver(&gpu, cap, &model, pair);
         let events = Events::new();
