@@ -14,7 +14,8 @@ mechanism-90% at 4,096 worlds 18.5 us against 16.3).
     python3 tools/warp_phases.py m.qwr.gz [--timeline]
 
 Prints, per printed launch (the second and third where the file has three or more, else each;
-the files committed beside the patch keep those two): the warps' span (first start to
+the files committed beside the patch keep those two; a launch is named by the number its records
+carry, that of the first block's launch, one before the launch the others' records are of): the warps' span (first start to
 last end, ns), their durations, their work in cycles by warp of the block (the fourth warp
 takes the late guard), by multiprocessor load, and each step's mean cycles over all warps, the
 middle tenth and the slowest tenth. --timeline adds, for the first of them, how many warps are
