@@ -81,12 +81,12 @@
 // change. Late guards in one warp of two, three of four, one block of two or of four, or one warp
 // of eight gained less or lost. Session 42 put it after step 5; there it made its warp the block's
 // last to finish (at 4,096 worlds of mechanism-90% that warp's work took 24,200 cycles against
-// 21,000 for the other three, and a build without it took 0.63 µs less a step: session 85 on an
-// H100, benches/results/logs/h100-2026-12-06-session85-calls.md). Before step 5 instead (same
-// calls, two A/Bs, µs a step): mechanism-90% -0.25 and -0.22 at 4,096 worlds, -1.30 and -1.03 at
+// 21,000 for the other three, and a build without it took 0.63 µs less a step: session 85's calls 3
+// and 5 on an H100, benches/results/logs/h100-2026-12-06-session85-calls.md). Before step 5 instead
+// (its calls 7 and 8, µs a step): mechanism-90% -0.25 and -0.22 at 4,096 worlds, -1.30 and -1.03 at
 // 8,192; hammock -0.30 and -0.38 at 4,096, -1.40 at 8,192; cloth-99% +0.30 and +0.35; humanoid-50%
-// +0.20 and +0.15; mechanism-90%'s step sequences faster in all eight cells (one run each). Before
-// step 2 or step 3 it was slower on four shapes of five.
+// +0.20 and +0.15; mechanism-90%'s step sequences faster in all eight cells (one run each). After
+// step 2 (before the components) or before step 3 it was slower on four shapes of five.
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
