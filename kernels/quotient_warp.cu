@@ -87,6 +87,20 @@
 // 8,192; hammock -0.30 and -0.38 at 4,096, -1.40 at 8,192; cloth-99% +0.30 and +0.35; humanoid-50%
 // +0.20 and +0.15; mechanism-90%'s step sequences faster in all eight cells (one run each). After
 // step 2 (before the components) or before step 3 it was slower on four shapes of five.
+// Phase marks (ARCHIPELAGO_Q_TRACE, src/gpu/phase_trace.rs: only under Q_TRACE): lane 0 of a
+// world's warp stores clock64() at each mark of its world, as quotient.cu's Q_MARK does for a
+// block's (the marks' meaning in the warp kernels: phase_trace.rs).
+#ifdef Q_TRACE
+#define QW_MARK(i)                                                                               \
+    do {                                                                                         \
+        if ((threadIdx.x & 31) == 0 && q.trace)                                                  \
+            q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();                               \
+    } while (0)
+#else
+#define QW_MARK(i) \
+    do {           \
+    } while (0)
+#endif
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32
@@ -231,6 +245,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                          int* tisl, QMask* mk, bool hint_only) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
+    QW_MARK(0);
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
     // from the arguments: no wait on the world's slot, then on the slot's counts, before the
     // world's own loads.
@@ -281,6 +296,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         if (!MASK) return false;
         masked = true;
     }
+    QW_MARK(1);
     // A masked world (MASK) whose hint holds (qw_hinted) is mapped as a replayed one without its
     // asleep nodes' rows: `asleep`, read as MASK && asleep, so 0 in the plain kernels.
     unsigned asleep = 0, hint = 0;
@@ -370,6 +386,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     if (__any_sync(FULL_MASK, late)) return false;
+    QW_MARK(2);
     for (int o = 16; o > 0; o >>= 1) touched |= __shfl_xor_sync(FULL_MASK, touched, o);
     // An asleep node of several trees touched by a dynamic row wakes: the world is stale.
     if (MASK && asleep != 0 &&
@@ -397,6 +414,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     const unsigned roots = __ballot_sync(FULL_MASK, active && root == n);
     const int nisland = __popc(roots);
     const int isl = root < 0 ? -1 : __popc(roots & ((1u << root) - 1u));
+    QW_MARK(3);
     // 3. The partition check (reuse on, as in q_node_maps): the same node -> island map over
     // the same contraction means that the tree- and dof-level outputs in place are this
     // step's, so only the rows are mapped (step 5). Else per group its trees and dofs (the
@@ -464,6 +482,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             a.nisland[w] = nisland;
             a.nidof[w] = tot.y;
         }
+        QW_MARK(4);
         // 4. Trees: island and place (the untouched ones after every island's), then the dofs of
         // the trees in place order, then every dof. Where the slot's trees form at most QW_RUNS
         // runs of one node, each run's trees (and their dofs: trees own dof blocks in tree order)
@@ -556,6 +575,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         }
     }
     __syncwarp();
+    QW_MARK(5);
     // The late guard (above): after the tree and dof maps, before the rows.
     if (guard_late) {
         // The world's counts loaded again rather than held through the maps (fewer spills).
@@ -567,6 +587,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                                         world_nhyper(a, w), k2, ns2, start)))
             return false;
     }
+    QW_MARK(6);
     // 5. Rows: per island its rows, equalities and friction rows, then its row outputs and
     // first place (a scan), then each row's island and place, in input order (the quotient's
     // workspace never follows a canonical order: a deterministic Engine orders rows on the
@@ -687,6 +708,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             },
             s.cnt_e, rest, place_row);
     }
+    QW_MARK(7);
     return true;
 }
 
@@ -806,7 +828,12 @@ __device__ __forceinline__ void qw_block(const Args& a, const QArgs& q) {
         if (LIST && (threadIdx.x & 31) == 0) s_world[wid] = w;
     }
     if ((threadIdx.x & 31) == 0) s_pending[wid] = pending;
-    if (!__syncthreads_or(pending)) return;
+    // Marks 8 and 9 (a world's warp, not a pair's guard warp): the barrier's wait.
+    const bool marks = here && !(PAIR && wid >= QW_WARPS);
+    if (marks) QW_MARK(8);
+    const bool any_pending = __syncthreads_or(pending);
+    if (marks) QW_MARK(9);
+    if (!any_pending) return;
     for (int i = 0; i < QW_WARPS; ++i) {
         bool again = s_pending[i];
         if constexpr (PAIR) again |= s_pending[QW_WARPS + i];

@@ -318,7 +318,7 @@ pub fn programs() -> [module::Program; 6] {
         block::CAPPED_PROGRAM,
         quotient::block_program(),
         quotient::capped_program(),
-        quotient::WARP_PROGRAM,
+        quotient::warp_program(),
     ]
 }
 

@@ -1,12 +1,14 @@
-//! Where a world's time goes inside the quotient kernel: phase marks, for the people tuning it.
+//! Where a world's time goes inside the quotient kernels: phase marks, for the people tuning
+//! them.
 //!
 //! With `ARCHIPELAGO_Q_TRACE=1` set when a [`QuotientSolver`](super::quotient::QuotientSolver) is
-//! built, its kernel is compiled with `Q_TRACE` (`kernels/quotient.cu`): thread 0 of each world
-//! stores `clock64()` at [`MARKS`] points of the kernel (0 the start, then after each phase's
-//! barrier, the last after a barrier of its own at the end). Each download reads the marks back
-//! and this module sums them per path the world took (its step flag: reused, replayed, masked,
-//! solved directly; rows only; node-level maps), and per step the slowest world, whose time is
-//! the kernel's. The solver prints the summary when dropped, one `QTRACE` line per path:
+//! built, its kernels are compiled with `Q_TRACE` (`kernels/quotient.cu`, `quotient_warp.cu`):
+//! thread 0 of each world's block, or lane 0 of its warp in the warp kernels, stores `clock64()`
+//! at [`MARKS`] points of the kernel. Each download reads the marks back and this module sums
+//! them per path the world took (its step flag: reused, replayed, masked, solved directly; rows
+//! only; node-level maps; `by warps` where the step's launch took the warp kernels), and per step
+//! the slowest world, whose time is the kernel's. The solver prints the summary when dropped, one
+//! `QTRACE` line per path:
 //!
 //! ```text
 //! QTRACE nworld W reuse R node-maps N steps S slowest world C cycles (mean), its path: PATH K, ...
@@ -16,11 +18,19 @@
 //! (`bench --quotient` first prints `QTRACE shape NAME` for each shape's solvers.)
 //!
 //! A segment `k:c` is the mean cycles from the previous mark present to mark `k`; marks a path
-//! does not pass are absent. Marks: 1 the first barrier; 2 the reuse verdict; 3 the replay
-//! check and node solve; 4 the node-level head (warp 0) and its barrier; 5 thread 0's pass over
-//! trees (no barrier: the row maps follow at once); 6 the pull-back (or the direct solve); 7 the
-//! partition check; 8 before the tree- or row-level maps; 9 the end (every warp done). The marks are one multiprocessor's clock and
-//! add one barrier, so totals run a little above an untraced kernel's.
+//! does not pass are absent. In the block kernels (0 the start, then after each phase's
+//! barrier): 1 the first barrier; 2 the reuse verdict; 3 the replay check and node solve; 4 the
+//! node-level head (warp 0) and its barrier; 5 thread 0's pass over trees (no barrier: the row
+//! maps follow at once); 6 the pull-back (or the direct solve); 7 the partition check; 8 before
+//! the tree- or row-level maps; 9 the end (every warp done, after a barrier of its own). In the
+//! warp kernels (`by warps`; the steps of `qw_world` in `kernels/quotient_warp.cu`): 0 the
+//! world's start; 1 step 1, the static rows' check where the warp makes it first; 2 step 2,
+//! the dynamic rows; 3 the components and islands; 4 step 3; 5 step 4, the trees and dofs; 6
+//! the late guard (the block's last warp; the others pass at once); 7 step 5, the rows; 8 the
+//! block's barrier reached; 9 left (segment 9: the wait for the block's other warps). A world
+//! its warp leaves pending is then solved by its block, whose marks overwrite the warp's (its
+//! flag says solved directly, or masked). The marks are one multiprocessor's clock; the block
+//! kernels' add one barrier, so totals run a little above an untraced kernel's.
 
 use std::fmt::Write as _;
 
@@ -53,9 +63,10 @@ const PATHS: usize = 16;
 pub struct PhaseTrace {
     /// The marks of the last step, `MARKS` per world, as the device wrote them.
     pub marks: Vec<i64>,
-    /// Per step flag: its worlds' sums, and the steps whose slowest world took that path.
-    paths: [PathSums; PATHS],
-    slowest: [u64; PATHS],
+    /// Per step flag, then the same by warps: its worlds' sums, and the steps whose slowest
+    /// world took that path.
+    paths: [PathSums; 2 * PATHS],
+    slowest: [u64; 2 * PATHS],
     slowest_total: u64,
     steps: u64,
     nworld: usize,
@@ -66,8 +77,8 @@ impl PhaseTrace {
     pub fn new(nworld: usize) -> PhaseTrace {
         PhaseTrace {
             marks: vec![0; nworld * MARKS],
-            paths: Default::default(),
-            slowest: [0; PATHS],
+            paths: std::array::from_fn(|_| PathSums::default()),
+            slowest: [0; 2 * PATHS],
             slowest_total: 0,
             steps: 0,
             nworld,
@@ -75,8 +86,9 @@ impl PhaseTrace {
     }
 
     /// Adds a step: `marks` of its first `flags.len()` worlds (in [`PhaseTrace::marks`]) and
-    /// each world's step flag (`QArgs::stale`). Allocates nothing.
-    pub fn record(&mut self, flags: &[i32]) {
+    /// each world's step flag (`QArgs::stale`); `warps`: the step's launch took the warp
+    /// kernels. Allocates nothing.
+    pub fn record(&mut self, flags: &[i32], warps: bool) {
         let mut slowest: Option<(u64, usize)> = None;
         for (w, &flag) in flags.iter().enumerate() {
             let m = &self.marks[w * MARKS..(w + 1) * MARKS];
@@ -84,7 +96,7 @@ impl PhaseTrace {
             if end <= start {
                 continue; // not reached (a world past the launch) or no clock
             }
-            let path = flag as usize % PATHS;
+            let path = flag as usize % PATHS + if warps { PATHS } else { 0 };
             let sums = &mut self.paths[path];
             sums.worlds += 1;
             let total = (end - start) as u64;
@@ -114,9 +126,12 @@ impl PhaseTrace {
         let mut s = String::new();
         let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
         let by_name = |taken: &dyn Fn(usize) -> bool| {
-            let mut v: Vec<(String, usize)> = (0..PATHS)
+            let mut v: Vec<(String, usize)> = (0..2 * PATHS)
                 .filter(|&f| taken(f))
-                .map(|f| (path_name(f as i32), f))
+                .map(|f| match f < PATHS {
+                    true => (path_name(f as i32), f),
+                    false => (format!("{} by warps", path_name((f - PATHS) as i32)), f),
+                })
                 .collect();
             v.sort();
             v
@@ -197,13 +212,18 @@ mod tests {
         for (w, m) in worlds.iter().enumerate() {
             trace.marks[w * MARKS..(w + 1) * MARKS].copy_from_slice(m);
         }
-        trace.record(&[3, 8 | 4, 0]);
-        trace.record(&[3, 8 | 4, 0]);
+        trace.record(&[3, 8 | 4, 0], false);
+        trace.record(&[3, 8 | 4, 0], false);
+        // A step by warps: its paths apart (the first world's flag 8 | 32, masked by its warp,
+        // folds to replayed node-maps).
+        trace.record(&[8 | 32, 3, 0], true);
         let report = trace.report(true, true);
         let want = [
-            "QTRACE nworld 3 reuse true node-maps true steps 2 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2",
+            "QTRACE nworld 3 reuse true node-maps true steps 3 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2, reused by warps 1",
+            "QTRACE   replayed node-maps by warps worlds 1 mean total 1000 | 1:100 2:400 9:500",
             "QTRACE   replayed rows-only node-maps worlds 2 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
             "QTRACE   reused                 worlds 2 mean total 1000 | 1:100 2:400 9:500",
+            "QTRACE   reused by warps        worlds 1 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
         ];
         assert_eq!(report.lines().collect::<Vec<_>>(), want, "{report}");
     }

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule};
 
-use super::programs::{WARP_PROGRAM, block_program, capped_program};
+use super::programs::{block_program, capped_program, warp_program};
 use super::rules::{WARP_TREES_MAX, warps_reachable};
 use crate::error::Result;
 use crate::gpu::maps::BlockShape;
 use crate::gpu::module::function;
 use crate::gpu::workspace::dof_blocks;
-use crate::gpu::{Gpu, phase_trace, regcap};
+use crate::gpu::{Gpu, regcap};
 use crate::model::Model;
 use crate::rows::Capacity;
 
@@ -133,7 +133,7 @@ impl Warps {
     /// bytes of dynamic shared memory a block. Its kernels have fixed launch bounds, so it has
     /// no register-capped copy: the capped program's copies of them were the same machine code.
     pub(super) fn load(gpu: &Gpu, smem: u32) -> Result<Warps> {
-        let module = gpu.program(&WARP_PROGRAM)?;
+        let module = gpu.program(&warp_program())?;
         let warp = WarpKernels::load(&module, "warp")?;
         let pair = WarpKernels::load(&module, "pair")?;
         // Each family's blocks resident at once on the device, the fewest of its kernels'.
@@ -183,8 +183,8 @@ pub(super) struct Loaded {
     /// Its kernels' dynamic shared memory: per world warp 3 * ntree ints, and the block path's
     /// scratch.
     pub(super) warp_smem: u32,
-    /// Whether the model, the device and the phase marks allow the warp kernels at all: at
-    /// most 512 trees, their shared memory, the node-level tables, no marks requested.
+    /// Whether the model and the device allow the warp kernels at all: at most 512 trees,
+    /// their shared memory, the node-level tables.
     pub(super) warp_fits: bool,
 }
 
@@ -202,10 +202,9 @@ impl Loaded {
         // Where a batch may take the warp kernels (all but their shared memory known here),
         // their program, most of the quotient's machine code, builds meanwhile: a cold start
         // waits for the longer of the two programs instead of both.
-        let warps_may_fit =
-            cap.ntree <= WARP_TREES_MAX && dof_blocks(model) && !phase_trace::requested();
+        let warps_may_fit = cap.ntree <= WARP_TREES_MAX && dof_blocks(model);
         if warps_reachable(warps_may_fit, warp_worlds, cap.nworld, sm_count) {
-            gpu.program_meanwhile(WARP_PROGRAM);
+            gpu.program_meanwhile(warp_program());
         }
         let mut module = gpu.program(&block_program())?;
         let mut kernel = function(&module, "quotient_kernel")?;
@@ -237,7 +236,7 @@ impl Loaded {
         node_shape.prepare(&aside_kernel)?;
         // The warp kernel's scratch: its warps' tables, later the block path's (aliased: the
         // block takes its pending worlds once every warp is done); models of few trees only,
-        // whose trees own consecutive dof blocks (the node-level maps), without phase marks.
+        // whose trees own consecutive dof blocks (the node-level maps).
         let warp_smem = (WARP_PER_BLOCK * 3 * 4 * cap.ntree).max(node_shape.smem as usize);
         let warp_fits = warps_may_fit && warp_smem + 8192 <= info.smem_optin;
         let warps = match warps_reachable(warp_fits, warp_worlds, cap.nworld, sm_count) {

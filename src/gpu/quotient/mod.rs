@@ -101,7 +101,7 @@ use world_lists::lists_len;
 use world_lists::lists_array;
 
 pub use programs::{
-    WARP_PROGRAM, block_program, block_program_source, capped_program, capped_program_source,
+    block_program, block_program_source, capped_program, capped_program_source, warp_program,
     warp_program_source,
 };
 pub use rules::{ASIDE_SHARE, MASKED_FOR_BLOCKS};
@@ -686,8 +686,10 @@ impl QuotientSolver {
         };
         super::wait_after(&self.stream, enqueued)?;
         captured?;
+        // The launch's kernels (the choice reads what the step has not changed yet).
+        let warps = self.warp_worlds();
         if let Some((_, t)) = &mut self.trace {
-            t.record(&self.stale[..nworld]);
+            t.record(&self.stale[..nworld], warps);
         }
         let mut counts = StepCounts::default();
         std::mem::swap(&mut self.masked, &mut self.masked_before);

@@ -11,27 +11,31 @@ use crate::gpu::regcap;
 /// block-per-world entry points (with the phase marks compiled in when
 /// [`phase_trace::requested`]).
 pub fn block_program_source() -> String {
-    let define = if phase_trace::requested() {
-        phase_trace::DEFINE
-    } else {
-        ""
-    };
     let entries = (
         "quotient_block.cu",
         include_str!("../../../kernels/quotient_block.cu"),
     );
-    format!("{define}{}", program_source(entries))
+    format!("{}{}", define(), program_source(entries))
+}
+
+/// The define that compiles the phase marks in, where they are asked for.
+fn define() -> &'static str {
+    if phase_trace::requested() {
+        phase_trace::DEFINE
+    } else {
+        ""
+    }
 }
 
 /// The warp program's source: the shared definitions, the quotient's device code, then its
-/// warp-per-world entry points (no phase marks: a solver that records them takes the block
-/// kernels only).
+/// warp-per-world entry points (with the phase marks compiled in when
+/// [`phase_trace::requested`]).
 pub fn warp_program_source() -> String {
     let entries = (
         "quotient_warp.cu",
         include_str!("../../../kernels/quotient_warp.cu"),
     );
-    program_source(entries)
+    format!("{}{}", define(), program_source(entries))
 }
 
 /// The block program's copy with at most [`regcap::QUOTIENT`] registers a thread, for batches
@@ -55,7 +59,7 @@ pub fn capped_program() -> Program {
     marked(names, capped_program_source)
 }
 
-/// A block program of `source` under the first of `names`, or the second where the phase
+/// A program of `source` under the first of `names`, or the second where the phase
 /// marks are compiled in (a different text).
 fn marked(names: (&'static str, &'static str), source: fn() -> String) -> Program {
     Program {
@@ -69,13 +73,19 @@ fn marked(names: (&'static str, &'static str), source: fn() -> String) -> Progra
     }
 }
 
-/// The warp program ([`warp_program_source`]): its twenty-four kernels assemble a thread each
-/// ([`Split::Kernels`]: the same machine code, most of a cold start's assembly otherwise).
-pub const WARP_PROGRAM: Program = Program {
-    name: "quotient (warp kernels)",
-    source: warp_program_source,
-    split: Split::Kernels,
-};
+/// The warp program ([`warp_program_source`]), named apart with the phase marks compiled in:
+/// its twenty-four kernels assemble a thread each ([`Split::Kernels`]: the same machine code,
+/// most of a cold start's assembly otherwise).
+pub fn warp_program() -> Program {
+    let names = (
+        "quotient (warp kernels)",
+        "quotient (phase marks, warp kernels)",
+    );
+    Program {
+        split: Split::Kernels,
+        ..marked(names, warp_program_source)
+    }
+}
 
 fn program_source(entries: (&str, &str)) -> String {
     let sources = [
