@@ -90,14 +90,25 @@
 // Phase marks (ARCHIPELAGO_Q_TRACE, src/gpu/phase_trace.rs: only under Q_TRACE): lane 0 of a
 // world's warp stores clock64() at each mark of its world, as quotient.cu's Q_MARK does for a
 // block's (the marks' meaning in the warp kernels: phase_trace.rs).
+// QW_START is mark 0 with the others cleared first, so that a mark the world's path does not
+// pass this step is absent, not an earlier step's (as q_world does).
 #ifdef Q_TRACE
 #define QW_MARK(i)                                                                               \
     do {                                                                                         \
         if ((threadIdx.x & 31) == 0 && q.trace)                                                  \
             q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();                               \
     } while (0)
+#define QW_START()                                                                               \
+    do {                                                                                         \
+        if ((threadIdx.x & 31) == 0 && q.trace)                                                  \
+            for (int i = 1; i < Q_TRACE_MARKS; ++i) q.trace[(size_t)w * Q_TRACE_MARKS + i] = 0;  \
+        QW_MARK(0);                                                                              \
+    } while (0)
 #else
 #define QW_MARK(i) \
+    do {           \
+    } while (0)
+#define QW_START() \
     do {           \
     } while (0)
 #endif
@@ -245,7 +256,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
                          int* tisl, QMask* mk, bool hint_only) {
     const int lane = threadIdx.x & 31;
     const int ntree = a.ntree;
-    QW_MARK(0);
+    QW_START();
     // A batch of one slot (the usual case: every world of one model) takes it and its counts
     // from the arguments: no wait on the world's slot, then on the slot's counts, before the
     // world's own loads.

@@ -6,8 +6,11 @@
 //! thread 0 of each world's block, or lane 0 of its warp in the warp kernels, stores `clock64()`
 //! at [`MARKS`] points of the kernel. Each download reads the marks back and this module sums
 //! them per path the world took (its step flag: reused, replayed, masked, solved directly; rows
-//! only; node-level maps; `by warps` where the step's launch took the warp kernels), and per step
-//! the slowest world, whose time is the kernel's. The solver prints the summary when dropped, one
+//! only; node-level maps; in a launch of the warp kernels, `by warps` for a world its warp
+//! mapped, `by warps' blocks` for one its block solved after its warp left it), and per step
+//! the slowest world, whose time is the kernel's (in a launch of the warp kernels that left
+//! worlds to their blocks, less: a block's solve starts its world's marks again after the
+//! block's barrier). The solver prints the summary when dropped, one
 //! `QTRACE` line per path:
 //!
 //! ```text
@@ -24,13 +27,14 @@
 //! maps follow at once); 6 the pull-back (or the direct solve); 7 the partition check; 8 before
 //! the tree- or row-level maps; 9 the end (every warp done, after a barrier of its own). In the
 //! warp kernels (`by warps`; the steps of `qw_world` in `kernels/quotient_warp.cu`): 0 the
-//! world's start; 1 step 1, the static rows' check where the warp makes it first; 2 step 2,
-//! the dynamic rows; 3 the components and islands; 4 step 3; 5 step 4, the trees and dofs; 6
-//! the late guard (the block's last warp; the others pass at once); 7 step 5, the rows; 8 the
-//! block's barrier reached; 9 left (segment 9: the wait for the block's other warps). A world
-//! its warp leaves pending is then solved by its block, whose marks overwrite the warp's (its
-//! flag says solved directly, or masked). The marks are one multiprocessor's clock; the block
-//! kernels' add one barrier, so totals run a little above an untraced kernel's.
+//! world's start; 1 step 1, the static rows' check where the warp makes it first (and a masked
+//! world's hint); 2 step 2, the dynamic rows; 3 the components and islands; 4 step 3, absent
+//! on a rows-only path (whose segment 5 then holds step 3's check); 5 step 4, the trees and
+//! dofs; 6 the late guard (the block's last warp; the others pass at once); 7 step 5, the
+//! rows; 8 the block's barrier reached; 9 left (segment 9: the wait for the block's other
+//! warps). A world its warp leaves pending is solved by its block with the block kernels'
+//! marks (`by warps' blocks`). The marks are one multiprocessor's clock; the block kernels'
+//! add one barrier, so totals run a little above an untraced kernel's.
 
 use std::fmt::Write as _;
 
@@ -58,15 +62,24 @@ struct PathSums {
 /// Step flags a world can carry (`QArgs::stale`: two bits of kind, rows-only, node-level maps).
 const PATHS: usize = 16;
 
+/// Who marked a world: a block kernel; in a launch of the warp kernels, its warp; or its block
+/// after its warp left it (the block kernels' marks).
+const GROUPS: usize = 3;
+const GROUP_NAMES: [&str; GROUPS] = ["", " by warps", " by warps' blocks"];
+
+/// Flag bit of a masked world mapped by its warp (`QArgs::stale`, `kernels/quotient_warp.cu`).
+const BY_ITS_WARP: i32 = 32;
+
 /// Phase marks summed over the steps of one solver.
 #[derive(Debug, Clone)]
 pub struct PhaseTrace {
     /// The marks of the last step, `MARKS` per world, as the device wrote them.
     pub marks: Vec<i64>,
-    /// Per step flag, then the same by warps: its worlds' sums, and the steps whose slowest
-    /// world took that path.
-    paths: [PathSums; 2 * PATHS],
-    slowest: [u64; 2 * PATHS],
+    /// Per step flag, in a block kernels' launch, then mapped by warps, then solved by the
+    /// warps' blocks (`GROUPS`): its worlds' sums, and the steps whose slowest world took that
+    /// path.
+    paths: [PathSums; GROUPS * PATHS],
+    slowest: [u64; GROUPS * PATHS],
     slowest_total: u64,
     steps: u64,
     nworld: usize,
@@ -78,7 +91,7 @@ impl PhaseTrace {
         PhaseTrace {
             marks: vec![0; nworld * MARKS],
             paths: std::array::from_fn(|_| PathSums::default()),
-            slowest: [0; 2 * PATHS],
+            slowest: [0; GROUPS * PATHS],
             slowest_total: 0,
             steps: 0,
             nworld,
@@ -87,7 +100,8 @@ impl PhaseTrace {
 
     /// Adds a step: `marks` of its first `flags.len()` worlds (in [`PhaseTrace::marks`]) and
     /// each world's step flag (`QArgs::stale`); `warps`: the step's launch took the warp
-    /// kernels. Allocates nothing.
+    /// kernels, which map a world replayed (kind 0) or masked by its warp (flag 32) and leave
+    /// the others to their blocks. Allocates nothing.
     pub fn record(&mut self, flags: &[i32], warps: bool) {
         let mut slowest: Option<(u64, usize)> = None;
         for (w, &flag) in flags.iter().enumerate() {
@@ -96,7 +110,12 @@ impl PhaseTrace {
             if end <= start {
                 continue; // not reached (a world past the launch) or no clock
             }
-            let path = flag as usize % PATHS + if warps { PATHS } else { 0 };
+            let group = match warps {
+                false => 0,
+                true if flag & 3 == 0 || flag & BY_ITS_WARP != 0 => 1,
+                true => 2,
+            };
+            let path = flag as usize % PATHS + group * PATHS;
             let sums = &mut self.paths[path];
             sums.worlds += 1;
             let total = (end - start) as u64;
@@ -126,11 +145,11 @@ impl PhaseTrace {
         let mut s = String::new();
         let mean = |sum: u64, n: u64| sum.checked_div(n).unwrap_or(0);
         let by_name = |taken: &dyn Fn(usize) -> bool| {
-            let mut v: Vec<(String, usize)> = (0..2 * PATHS)
+            let mut v: Vec<(String, usize)> = (0..GROUPS * PATHS)
                 .filter(|&f| taken(f))
-                .map(|f| match f < PATHS {
-                    true => (path_name(f as i32), f),
-                    false => (format!("{} by warps", path_name((f - PATHS) as i32)), f),
+                .map(|f| {
+                    let name = path_name((f % PATHS) as i32);
+                    (format!("{name}{}", GROUP_NAMES[f / PATHS]), f)
                 })
                 .collect();
             v.sort();
@@ -214,16 +233,16 @@ mod tests {
         }
         trace.record(&[3, 8 | 4, 0], false);
         trace.record(&[3, 8 | 4, 0], false);
-        // A step by warps: its paths apart (the first world's flag 8 | 32, masked by its warp,
-        // folds to replayed node-maps).
-        trace.record(&[8 | 32, 3, 0], true);
+        // A launch of the warp kernels: a world masked by its warp (flag 2 | 8 | 32) and one
+        // its block solved directly, apart.
+        trace.record(&[2 | 8 | 32, 1, 0], true);
         let report = trace.report(true, true);
         let want = [
-            "QTRACE nworld 3 reuse true node-maps true steps 3 slowest world 5000 cycles (mean), its path: replayed rows-only node-maps 2, reused by warps 1",
-            "QTRACE   replayed node-maps by warps worlds 1 mean total 1000 | 1:100 2:400 9:500",
+            "QTRACE nworld 3 reuse true node-maps true steps 3 slowest world 5000 cycles (mean), its path: direct by warps' blocks 1, replayed rows-only node-maps 2",
+            "QTRACE   direct by warps' blocks worlds 1 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
+            "QTRACE   masked node-maps by warps worlds 1 mean total 1000 | 1:100 2:400 9:500",
             "QTRACE   replayed rows-only node-maps worlds 2 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
             "QTRACE   reused                 worlds 2 mean total 1000 | 1:100 2:400 9:500",
-            "QTRACE   reused by warps        worlds 1 mean total 5000 | 1:200 2:500 3:1300 4:500 5:500 9:2000",
         ];
         assert_eq!(report.lines().collect::<Vec<_>>(), want, "{report}");
     }

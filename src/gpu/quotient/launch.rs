@@ -32,6 +32,7 @@ impl QuotientSolver {
     ///   empty cache.
     pub(super) fn before_launch(&mut self) -> Result<()> {
         self.prepare_lists()?;
+        self.launched_by_warps = self.kernel_choice().by_warps();
         let nworld = self.ws.nworld();
         if self.placed_nworld != Some(nworld) {
             let b = &self.bufs.c_rowadr;

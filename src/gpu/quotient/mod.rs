@@ -199,8 +199,10 @@ pub struct QuotientSolver {
     /// `ARCHIPELAGO_Q_MASKED`); else the rule's ([`MASKED_FOR_BLOCKS`]).
     masked_for_blocks: Option<f64>,
     node_tables: Option<NodeTables>,
-    /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
+    /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums, and whether the
+    /// last launch took the warp kernels (whose marks mean other steps).
     trace: Option<(DevBuf, PhaseTrace)>,
+    launched_by_warps: bool,
 }
 
 impl std::fmt::Debug for QuotientSolver {
@@ -326,6 +328,7 @@ impl QuotientSolver {
                 )),
                 false => None,
             },
+            launched_by_warps: false,
         })
     }
 
@@ -442,9 +445,9 @@ impl QuotientSolver {
     /// [`MASKED_FOR_BLOCKS`], [`masked_for_blocks`](Self::masked_for_blocks)),
     /// `Some(true)` for every batch,
     /// `Some(false)` never. Either way only where it applies: every world's quotient has
-    /// at most 32 nodes, the node-level maps are on, the model has at most 512 trees and no
-    /// phase marks are requested (they are the block kernels'). A world that does not replay
-    /// (its static rows changed, a component asleep, no quotient yet) is then solved by its
+    /// at most 32 nodes, the node-level maps are on and the model has at most 512 trees. A
+    /// world that does not replay (its static rows changed, a component asleep, no quotient
+    /// yet) is then solved by its
     /// block of four warps as in the other kernels; after a step with masked worlds the
     /// kernels' masked twins solve a masked world in its warp
     /// ([`StepCounts::masked_by_warps`], flag 32; mapped as a replayed one where the nodes it
@@ -686,8 +689,7 @@ impl QuotientSolver {
         };
         super::wait_after(&self.stream, enqueued)?;
         captured?;
-        // The launch's kernels (the choice reads what the step has not changed yet).
-        let warps = self.warp_worlds();
+        let warps = self.launched_by_warps;
         if let Some((_, t)) = &mut self.trace {
             t.record(&self.stale[..nworld], warps);
         }
