@@ -105,12 +105,9 @@
         QW_MARK(0);                                                                              \
     } while (0)
 #else
-#define QW_MARK(i) \
-    do {           \
-    } while (0)
-#define QW_START() \
-    do {           \
-    } while (0)
+// Nothing, as quotient.cu's Q_MARK without the marks.
+#define QW_MARK(i) Q_MARK(i)
+#define QW_START() Q_MARK(0)
 #endif
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
