@@ -26,7 +26,8 @@
 //! have no reuse check). The bound of any step, by any mode, is the empty graph replay plus the
 //! bytes a step must move (every support and offset read once, every output written
 //! once) at the measured copy bandwidth: the best full rebuild divided by it is the most any mode
-//! could gain on the shape. Then the same contenders step a sequence of batches (see
+//! could gain on the shape where the step's bytes come from device memory (with L2 warm a step
+//! may beat it: session 85 measured a build without the guard below it on an H100). Then the same contenders step a sequence of batches (see
 //! [`super::sequence`]): there the quotient with reuse on reuses the worlds that did not change,
 //! where the block kernels run. On synthetic shapes with equalities, toggling sequences (an
 //! equality switched off and on at every step in 10% or all of the worlds) set the quotient with
@@ -943,13 +944,13 @@ fn bound_line(
 ) {
     let _ = writeln!(
         out,
-        "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {:.2} TB/s{}",
+        "\nbound of any step on this shape: {bound:.1} µs/step — the empty replay ({launch_us:.1} µs) and {:.1} MB (every support and offset read once, every output written once) at {:.2} TB/s, from device memory (with L2 warm a step may beat it){}",
         f.floor_bytes as f64 / 1e6,
         bandwidth / 1e12,
         full.best
             .as_ref()
             .map_or(String::new(), |(mode, d, _)| format!(
-                "; no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
+                "; from device memory no mode can be more than {:.2}x faster than the best full rebuild ({mode})",
                 d / bound
             ))
     );
