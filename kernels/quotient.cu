@@ -132,15 +132,22 @@ struct QArgs {
 };
 
 // Phase marks for finding where a world's time goes (ARCHIPELAGO_Q_TRACE, src/gpu/
-// phase_trace.rs): compiled in only under Q_TRACE, where thread 0 stores clock64() at each
-// mark of its world. A mark after a barrier shows when the block left it; Q_END adds a barrier
-// of its own, so that the last mark waits for every warp.
+// phase_trace.rs): compiled in only under Q_TRACE, where the thread for which `who` holds (thread
+// 0 of a world's block, lane 0 of its warp in the warp kernels) stores clock64() at each mark of
+// world w. Q_START_BY is mark 0 with the world's other marks cleared first, so that a mark its path
+// does not pass this step is absent, not an earlier step's. A mark after a barrier shows when the
+// block left it; Q_END adds a barrier of its own, so that the last mark waits for every warp.
 #define Q_TRACE_MARKS 10
 #ifdef Q_TRACE
-#define Q_MARK(i)                                                                                \
+#define Q_MARK_BY(who, i)                                                                        \
     do {                                                                                         \
-        if (threadIdx.x == 0 && q.trace)                                                         \
-            q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();                               \
+        if ((who) && q.trace) q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();             \
+    } while (0)
+#define Q_START_BY(who)                                                                          \
+    do {                                                                                         \
+        if ((who) && q.trace)                                                                    \
+            for (int i = 1; i < Q_TRACE_MARKS; ++i) q.trace[(size_t)w * Q_TRACE_MARKS + i] = 0;  \
+        Q_MARK_BY(who, 0);                                                                       \
     } while (0)
 #define Q_END()                                                                                  \
     do {                                                                                         \
@@ -148,13 +155,14 @@ struct QArgs {
         Q_MARK(Q_TRACE_MARKS - 1);                                                               \
     } while (0)
 #else
-#define Q_MARK(i) \
-    do {          \
+// Without the marks each is an empty statement.
+#define Q_MARK_BY(who, i) \
+    do {                  \
     } while (0)
-#define Q_END() \
-    do {        \
-    } while (0)
+#define Q_START_BY(who) Q_MARK_BY(who, 0)
+#define Q_END() Q_MARK_BY(true, 0)
 #endif
+#define Q_MARK(i) Q_MARK_BY(threadIdx.x == 0, i)
 
 // Whether equality `id` is dynamic while equalities are static by id (q.eq_ids): outside the
 // static run.
@@ -1049,11 +1057,7 @@ __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     __shared__ QNodes s_nodes;
     __shared__ QBits s_bits;
     if (w >= a.nworld) return;
-#ifdef Q_TRACE
-    if (threadIdx.x == 0 && q.trace)
-        for (int i = 1; i < Q_TRACE_MARKS; ++i) q.trace[(size_t)w * Q_TRACE_MARKS + i] = 0;
-#endif
-    Q_MARK(0);
+    Q_START_BY(threadIdx.x == 0);
     int *lab, *cnt;
     world_scratch(a, w, smem, &lab, &cnt);
     const int tid = threadIdx.x;

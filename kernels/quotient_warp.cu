@@ -87,28 +87,10 @@
 // 8,192; hammock -0.30 and -0.38 at 4,096, -1.40 at 8,192; cloth-99% +0.30 and +0.35; humanoid-50%
 // +0.20 and +0.15; mechanism-90%'s step sequences faster in all eight cells (one run each). After
 // step 2 (before the components) or before step 3 it was slower on four shapes of five.
-// Phase marks (ARCHIPELAGO_Q_TRACE, src/gpu/phase_trace.rs: only under Q_TRACE): lane 0 of a
-// world's warp stores clock64() at each mark of its world, as quotient.cu's Q_MARK does for a
-// block's (the marks' meaning in the warp kernels: phase_trace.rs).
-// QW_START is mark 0 with the others cleared first, so that a mark the world's path does not
-// pass this step is absent, not an earlier step's (as q_world does).
-#ifdef Q_TRACE
-#define QW_MARK(i)                                                                               \
-    do {                                                                                         \
-        if ((threadIdx.x & 31) == 0 && q.trace)                                                  \
-            q.trace[(size_t)w * Q_TRACE_MARKS + (i)] = clock64();                               \
-    } while (0)
-#define QW_START()                                                                               \
-    do {                                                                                         \
-        if ((threadIdx.x & 31) == 0 && q.trace)                                                  \
-            for (int i = 1; i < Q_TRACE_MARKS; ++i) q.trace[(size_t)w * Q_TRACE_MARKS + i] = 0;  \
-        QW_MARK(0);                                                                              \
-    } while (0)
-#else
-// Nothing, as quotient.cu's Q_MARK without the marks.
-#define QW_MARK(i) Q_MARK(i)
-#define QW_START() Q_MARK(0)
-#endif
+// Phase marks (ARCHIPELAGO_Q_TRACE: quotient.cu's Q_MARK_BY) by lane 0 of a world's warp; their
+// meaning in the warp kernels: src/gpu/phase_trace.rs.
+#define QW_MARK(i) Q_MARK_BY((threadIdx.x & 31) == 0, i)
+#define QW_START() Q_START_BY((threadIdx.x & 31) == 0)
 // Runs per slot at most for the warp kernel's run maps (RUNS_MAX in
 // src/gpu/quotient/node_tables.rs).
 #define QW_RUNS 32

@@ -10,8 +10,7 @@
 //! mapped, `by warps' blocks` for one its block solved after its warp left it), and per step
 //! the slowest world, whose time is the kernel's (in a launch of the warp kernels that left
 //! worlds to their blocks, less: a block's solve starts its world's marks again after the
-//! block's barrier). The solver prints the summary when dropped, one
-//! `QTRACE` line per path:
+//! block's barrier). The solver prints the summary when dropped, one `QTRACE` line per path:
 //!
 //! ```text
 //! QTRACE nworld W reuse R node-maps N steps S slowest world C cycles (mean), its path: PATH K, ...
@@ -83,6 +82,8 @@ pub struct PhaseTrace {
     slowest_total: u64,
     steps: u64,
     nworld: usize,
+    /// Whether the launch of the step to record took the warp kernels ([`PhaseTrace::launched`]).
+    warps: bool,
 }
 
 impl PhaseTrace {
@@ -95,14 +96,20 @@ impl PhaseTrace {
             slowest_total: 0,
             steps: 0,
             nworld,
+            warps: false,
         }
     }
 
-    /// Adds a step: `marks` of its first `flags.len()` worlds (in [`PhaseTrace::marks`]) and
-    /// each world's step flag (`QArgs::stale`); `warps`: the step's launch took the warp
-    /// kernels, which map a world replayed (kind 0) or masked by its warp (flag 32) and leave
-    /// the others to their blocks. Allocates nothing.
-    pub fn record(&mut self, flags: &[i32], warps: bool) {
+    /// Notes, at a launch, whether it takes the warp kernels, which map a world replayed (kind
+    /// 0) or masked by its warp (flag 32) and leave the others to their blocks.
+    pub fn launched(&mut self, warps: bool) {
+        self.warps = warps;
+    }
+
+    /// Adds a step, of the last launch ([`PhaseTrace::launched`]): `marks` of its first
+    /// `flags.len()` worlds (in [`PhaseTrace::marks`]) and each world's step flag
+    /// (`QArgs::stale`). Allocates nothing.
+    pub fn record(&mut self, flags: &[i32]) {
         let mut slowest: Option<(u64, usize)> = None;
         for (w, &flag) in flags.iter().enumerate() {
             let m = &self.marks[w * MARKS..(w + 1) * MARKS];
@@ -110,7 +117,7 @@ impl PhaseTrace {
             if end <= start {
                 continue; // not reached (a world past the launch) or no clock
             }
-            let group = match warps {
+            let group = match self.warps {
                 false => 0,
                 true if flag & 3 == 0 || flag & BY_ITS_WARP != 0 => 1,
                 true => 2,
@@ -231,11 +238,12 @@ mod tests {
         for (w, m) in worlds.iter().enumerate() {
             trace.marks[w * MARKS..(w + 1) * MARKS].copy_from_slice(m);
         }
-        trace.record(&[3, 8 | 4, 0], false);
-        trace.record(&[3, 8 | 4, 0], false);
+        trace.record(&[3, 8 | 4, 0]);
+        trace.record(&[3, 8 | 4, 0]);
         // A launch of the warp kernels: a world masked by its warp (flag 2 | 8 | 32) and one
         // its block solved directly, apart.
-        trace.record(&[2 | 8 | 32, 1, 0], true);
+        trace.launched(true);
+        trace.record(&[2 | 8 | 32, 1, 0]);
         let report = trace.report(true, true);
         let want = [
             "QTRACE nworld 3 reuse true node-maps true steps 3 slowest world 5000 cycles (mean), its path: direct by warps' blocks 1, replayed rows-only node-maps 2",

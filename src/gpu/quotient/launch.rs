@@ -32,7 +32,13 @@ impl QuotientSolver {
     ///   empty cache.
     pub(super) fn before_launch(&mut self) -> Result<()> {
         self.prepare_lists()?;
-        self.launched_by_warps = self.kernel_choice().by_warps();
+        // Phase marks: which kernels this launch takes (their marks mean other steps).
+        if self.trace.is_some() {
+            let warps = self.kernel_choice().by_warps();
+            if let Some((_, t)) = &mut self.trace {
+                t.launched(warps);
+            }
+        }
         let nworld = self.ws.nworld();
         if self.placed_nworld != Some(nworld) {
             let b = &self.bufs.c_rowadr;

@@ -199,10 +199,8 @@ pub struct QuotientSolver {
     /// `ARCHIPELAGO_Q_MASKED`); else the rule's ([`MASKED_FOR_BLOCKS`]).
     masked_for_blocks: Option<f64>,
     node_tables: Option<NodeTables>,
-    /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums, and whether the
-    /// last launch took the warp kernels (whose marks mean other steps).
+    /// Phase marks (`ARCHIPELAGO_Q_TRACE`): the device's marks and their sums.
     trace: Option<(DevBuf, PhaseTrace)>,
-    launched_by_warps: bool,
 }
 
 impl std::fmt::Debug for QuotientSolver {
@@ -328,7 +326,6 @@ impl QuotientSolver {
                 )),
                 false => None,
             },
-            launched_by_warps: false,
         })
     }
 
@@ -447,9 +444,8 @@ impl QuotientSolver {
     /// `Some(false)` never. Either way only where it applies: every world's quotient has
     /// at most 32 nodes, the node-level maps are on and the model has at most 512 trees. A
     /// world that does not replay (its static rows changed, a component asleep, no quotient
-    /// yet) is then solved by its
-    /// block of four warps as in the other kernels; after a step with masked worlds the
-    /// kernels' masked twins solve a masked world in its warp
+    /// yet) is then solved by its block of four warps as in the other kernels; after a step with
+    /// masked worlds the kernels' masked twins solve a masked world in its warp
     /// ([`StepCounts::masked_by_warps`], flag 32; mapped as a replayed one where the nodes it
     /// found asleep at its last masked step hold, [`StepCounts::masked_by_hint`]) or, masked
     /// and walked at the step before, by a block of its own
@@ -689,9 +685,8 @@ impl QuotientSolver {
         };
         super::wait_after(&self.stream, enqueued)?;
         captured?;
-        let warps = self.launched_by_warps;
         if let Some((_, t)) = &mut self.trace {
-            t.record(&self.stale[..nworld], warps);
+            t.record(&self.stale[..nworld]);
         }
         let mut counts = StepCounts::default();
         std::mem::swap(&mut self.masked, &mut self.masked_before);
