@@ -1046,9 +1046,9 @@ __device__ __noinline__ void q_tree_level_cold(const Args& a, const QArgs& q, in
 // World w by the whole block (one world per block, or a world the warp kernel left pending:
 // quotient_warp.cu). COLD: the masked solve and the tree-level path out of line, as
 // quotient_few_kernel takes them (quotient_block.cu) and the warp kernels for the worlds their
-// warps leave pending; inline in the warp kernels (session 84, an H100)
-// mechanism-90% was 0.1 and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192, on
-// hammock and on humanoid-50%. ASIDE: quotient_aside_kernel's body.
+// warps leave pending; inline in the warp kernels (session 84, an H100) mechanism-90% was 0.1
+// and 0.6 µs slower at 2,048 and 4,096 worlds, within 0.1 at 8,192, on hammock and on
+// humanoid-50%. ASIDE: quotient_aside_kernel's body.
 template <bool COLD, bool ASIDE = false>
 __device__ __forceinline__ void q_world(const Args& a, const QArgs& q, int w) {
     extern __shared__ int smem[];

@@ -24,14 +24,15 @@
 //! written), taken with a block a world (the warp kernels, which run past seven worlds a
 //! multiprocessor, twelve for worlds of more than 1,024 rows, or past one with two warps a world,
 //! have no reuse check). The bound of any step, by any mode, is the empty graph replay plus the
-//! bytes a step must move (every support and offset read once, every output written
-//! once) at the measured copy bandwidth: the best full rebuild divided by it is the most any mode
-//! could gain on the shape where the step's bytes come from device memory (with L2 warm a step
-//! may beat it: session 85 measured a build without the guard below it on an H100). Then the
-//! same contenders step a sequence of batches (see [`super::sequence`]): there the quotient
-//! with reuse on reuses the worlds that did not change, where the block kernels run. On synthetic shapes with equalities, toggling sequences (an
-//! equality switched off and on at every step in 10% or all of the worlds) set the quotient with
-//! equalities static against dynamic and learned, by device and by wall time.
+//! bytes a step must move (every support and offset read once, every output written once) at
+//! the measured copy bandwidth: the best full rebuild divided by it is the most any mode could
+//! gain on the shape where the step's bytes come from device memory (with L2 warm a step may beat
+//! it: session 85 measured a build without the guard below it on an H100). Then the same
+//! contenders step a sequence of batches (see [`super::sequence`]): there the quotient with
+//! reuse on reuses the worlds that did not change, where the block kernels run. On synthetic
+//! shapes with equalities, toggling sequences (an equality switched off and on at every step in
+//! 10% or all of the worlds) set the quotient with equalities static against dynamic and
+//! learned, by device and by wall time.
 
 use std::fmt::Write as _;
 use std::time::Instant;
