@@ -267,12 +267,22 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // 1. The static block starts at the first static row (rows before it are dynamic by that
     // choice; rows after it are checked with the dynamic ones, in step 2), and must be the
     // slot's stream. Without static rows in the slot every row is checked in step 2.
-    int start = k > 0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // The block's last warp compares before step 5 (the late guard, above), the others now;
     // in the pair kernels the world's second warp does (qw_guard). MASK: every warp now, and a
     // world whose static rows are not the slot's stream takes the guard with the awake mask
     // (`masked`, below) instead of its block.
     const bool guard_late = !MASK && !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
+    // The plain kernels take the block to start at row 0 without looking (`at0`: a round trip
+    // less before the comparison's loads). A comparison that passes proves it: row 0's type is
+    // then the stream's first kind, a static one, and without equalities static by id a row's
+    // type alone makes it static, so qw_static_start would have found 0. One that fails looks
+    // for the start and compares again; the late guard's world goes to its block, as any world
+    // whose late guard fails. Only where the policy puts no dynamic row before the static ones
+    // in MuJoCo's row order (equalities, then friction): there row 0 is the start whenever the
+    // world replays its stream, so no world goes to its block that would not have without it.
+    const bool at0 = !MASK && !PAIR && k > 0 && nr >= k && !q.eq_ids &&
+                     (q.eq_static || !q.friction_static);
+    int start = k > 0 && !at0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // `masked` is read as MASK && masked throughout, which the compiler folds to false in the
     // plain kernels: their machine code stays that of before the masked twins.
     bool masked = false;
@@ -283,8 +293,16 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     if (!(MASK && masked) && (MASK || (!PAIR && !guard_late)) &&
         __any_sync(FULL_MASK,
                    q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start))) {
-        if (!MASK) return false;
-        masked = true;
+        if (MASK) {
+            masked = true;
+        } else {
+            if (!at0) return false;
+            start = qw_static_start(q, wtype, row0, nr);
+            if (start == 0 || nr - start < k ||
+                __any_sync(FULL_MASK, q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k,
+                                                       nstatic, start)))
+                return false;
+        }
     }
     QW_MARK(1);
     // A masked world (MASK) whose hint holds (qw_hinted) is mapped as a replayed one without its
