@@ -283,8 +283,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // Measured on an H100 against looking first (sessions 86-87, µs a step): humanoid-50% -0.25
     // to -0.50, mechanism-90% at 8,192 worlds -0.40 to -0.57, even on mechanism-90% at 4,096,
     // hammock, cloth-99% and under --eq-dynamic 0 (where it does not apply). One copy of the
-    // comparison in a loop of two passes was 0.7-5.3 slower, and checking row 0 in the late
-    // guard's warp after step 2 up to 1.4: both slower even where they do not apply.
+    // comparison in a loop of two passes was 0.7-5.3 slower (humanoid-50% even), and checking
+    // row 0 in the late guard's warp after step 2 up to 1.4: both slower even where they do not
+    // apply.
     const bool at0 = !MASK && !PAIR && k > 0 && nr >= k && !q.eq_ids &&
                      (q.eq_static || !q.friction_static);
     int start = k > 0 && !at0 ? qw_static_start(q, wtype, row0, nr) : 0;
