@@ -11,7 +11,8 @@
 // of issue slots at 8,192 worlds of mechanism-90%): its phases wait on each other through block
 // barriers, and its block-wide maps are built for worlds of any size. A replayed world of few
 // nodes needs none of that. One warp does all of it without a block barrier:
-//  1. the static block starts at the first static row; it must be the slot's stream
+//  1. the static block starts at the first static row (taken as row 0 where the policy allows
+//     and the comparison proves it: `at0`, in qw_world); it must be the slot's stream
 //     (q_static_differs, as the block kernel), compared here or, by each block's last warp,
 //     between steps 4 and 5 (the late guard, below);
 //  2. each dynamic hyperedge (and no row after the block may be static) as the set of its
