@@ -13,9 +13,12 @@
 # blocks of four warps a multiprocessor, 1 to 16: 8 (main's: 64 registers a thread), 10 (48),
 # 12 (40), 16 (32). Prints ptxas's lines for the kernel, then tools/kernel_regs.py --spills'
 # counts (instructions, R2UR, spill stores and loads by source line); with --sass FILE it also
-# writes the kernel's machine code to FILE (its line numbers are SRC's). Needs libnvrtc and
-# nvdisasm: tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
-# Usage: tools/warp_spills.sh [--sass FILE] BLOCKS [SRC]
+# writes the kernel's machine code to FILE (its line numbers are SRC's). With --whole the block
+# fallback stays in (the kernel as the device runs it: its spills by line then tell the warp
+# path's, in qw_world, from the fallback's; for a SRC that calls the fallback elsewhere than
+# main, which the cut would miss; session 87). Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh and
+# tools/setup_nvrtc.sh nvdisasm.
+# Usage: tools/warp_spills.sh [--sass FILE] [--whole] BLOCKS [SRC]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { # the header above, after a line saying what was wrong
@@ -23,12 +26,17 @@ usage() { # the header above, after a line saying what was wrong
     sed -n '2,/^# Usage:/p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
-sass=
-if [ "${1:-}" = --sass ]; then
-    [ $# -ge 2 ] || usage "--sass needs a FILE"
-    sass=$(realpath -m "$2")
-    shift 2
-fi
+sass= whole=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --sass)
+        [ $# -ge 2 ] || usage "--sass needs a FILE"
+        sass=$(realpath -m "$2")
+        shift 2 ;;
+    --whole) whole=1; shift ;;
+    *) break ;;
+    esac
+done
 [ $# -ge 1 ] && [ $# -le 2 ] || usage "takes BLOCKS and at most one SRC"
 blocks=$1
 [[ $blocks =~ ^[1-9][0-9]*$ ]] && ((blocks <= 16)) || usage "BLOCKS must be 1 to 16, not $blocks"
@@ -39,17 +47,18 @@ export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/kernels/common.cu" "$root/kernels/quotient.cu" "$work/"
-python3 - "$src" "$blocks" "$work/quotient_warp.cu" <<'PY'
+python3 - "$src" "$blocks" "$work/quotient_warp.cu" "$whole" <<'PY'
 import re, sys
-src, blocks, out = sys.argv[1], sys.argv[2], sys.argv[3]
+src, blocks, out, whole = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 s = open(src).read()
 def cut(old, new, what):
     global s
     if s.count(old) != 1:
         sys.exit(f"warp_spills: {src} no longer has one {what} ({old!r}); update this script")
     s = s.replace(old, new)
-cut("q_world<true>(a, q, LIST ? s_world[i] : w0 + i);",
-    "if (threadIdx.x == 0) a.rounds[LIST ? s_world[i] : w0 + i] = -1;", "block fallback call")
+if not whole:
+    cut("q_world<true>(a, q, LIST ? s_world[i] : w0 + i);",
+        "if (threadIdx.x == 0) a.rounds[LIST ? s_world[i] : w0 + i] = -1;", "block fallback call")
 bound = re.search(r", pair \? (\d+) : (\d+)\)", s)
 if not bound:
     sys.exit(f"warp_spills: {src} has no launch bound `, pair ? N : M)`; update this script")
