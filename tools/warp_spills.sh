@@ -16,8 +16,8 @@
 # writes the kernel's machine code to FILE (its line numbers are SRC's). With --whole the block
 # fallback stays in (the kernel as the device runs it: its spills by line then tell the warp
 # path's, in qw_world, from the fallback's; for a SRC that calls the fallback elsewhere than
-# main, which the cut would miss; session 87). Needs libnvrtc and nvdisasm: tools/setup_nvrtc.sh and
-# tools/setup_nvrtc.sh nvdisasm.
+# main, which the cut would miss; session 87). Needs libnvrtc and nvdisasm:
+# tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
 # Usage: tools/warp_spills.sh [--sass FILE] [--whole] BLOCKS [SRC]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
