@@ -32,12 +32,11 @@ impl QuotientSolver {
     ///   empty cache.
     pub(super) fn before_launch(&mut self) -> Result<()> {
         self.prepare_lists()?;
-        // Phase marks: which kernels this launch takes (their marks mean other steps).
-        if self.trace.is_some() {
-            let warps = self.kernel_choice().by_warps();
-            if let Some((_, t)) = &mut self.trace {
-                t.launched(warps);
-            }
+        // Phase marks: which kernels this launch takes (their marks mean other steps); the
+        // choice is worked out only while tracing.
+        let warps = self.trace.as_ref().map(|_| self.kernel_choice().by_warps());
+        if let (Some(warps), Some((_, t))) = (warps, &mut self.trace) {
+            t.launched(warps);
         }
         let nworld = self.ws.nworld();
         if self.placed_nworld != Some(nworld) {
