@@ -157,6 +157,14 @@ __device__ __forceinline__ int qw_static_start(const QArgs& q, const unsigned ch
     return start;
 }
 
+// Whether a world's static block is taken to start at row 0 without looking (`at0`, qw_world),
+// for a world of k static rows in its slot and nr rows: only where the policy puts no dynamic
+// row before the static ones in MuJoCo's row order (equalities, then friction; none static by
+// id), so that a world that replays its stream starts it at row 0.
+// (A macro: as a function it moved the plain warp kernel's instructions, 9,168 -> 9,176.)
+#define QW_AT0(q, k, nr) \
+    ((k) > 0 && (nr) >= (k) && !(q).eq_ids && ((q).eq_static || !(q).friction_static))
+
 // The span of a slot's static rows from its first present run of rows to its last, a lane a
 // run (this lane's: rows [x, x + n), present or not); [k, 0) where none is present (every
 // static row asleep: no pass over rows all gone).
@@ -273,22 +281,23 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // world whose static rows are not the slot's stream takes the guard with the awake mask
     // (`masked`, below) instead of its block.
     const bool guard_late = !MASK && !PAIR && (threadIdx.x >> 5) == QW_WARPS - 1;
-    // The plain kernels take the block to start at row 0 without looking (`at0`: a round trip
-    // less before the comparison's loads). A comparison that passes proves it: row 0's type is
-    // then the stream's first kind, a static one, and without equalities static by id a row's
-    // type alone makes it static, so qw_static_start would have found 0. One that fails looks
-    // for the start and compares again; the late guard's world goes to its block, as any world
-    // whose late guard fails. Only where the policy puts no dynamic row before the static ones
-    // in MuJoCo's row order (equalities, then friction): there row 0 is the start whenever the
-    // world replays its stream, so no world goes to its block that would not have without it.
-    // Measured on an H100 against looking first (sessions 86-87, µs a step): humanoid-50% -0.25
-    // to -0.50, mechanism-90% at 8,192 worlds -0.40 to -0.57, even on mechanism-90% at 4,096,
-    // hammock, cloth-99% and under --eq-dynamic 0 (where it does not apply). One copy of the
-    // comparison in a loop of two passes was 0.7-5.3 slower (humanoid-50% even), and checking
-    // row 0 in the late guard's warp after step 2 up to 1.4: both slower even where they do not
-    // apply.
-    const bool at0 = !MASK && !PAIR && k > 0 && nr >= k && !q.eq_ids &&
-                     (q.eq_static || !q.friction_static);
+    // The plain and pair kernels take the block to start at row 0 without looking (`at0`: a round
+    // trip less before the comparison's loads). A comparison that passes proves it: row 0's type is
+    // then the stream's first kind, a static one, and without equalities static by id a row's type
+    // alone makes it static, so qw_static_start would have found 0. One that fails looks for the
+    // start and compares again; the late guard's world and a pair's (qw_guard compares from row 0
+    // too) go to their block, as any world whose late guard fails. Only where the policy puts no
+    // dynamic row before the static ones in MuJoCo's row order (equalities, then friction): there
+    // row 0 is the start whenever the world replays its stream, so no world goes to its block that
+    // would not have without it. Measured on an H100 against looking first (sessions 86-87, µs a
+    // step): humanoid-50% -0.25 to -0.50, mechanism-90% at 8,192 worlds -0.40 to -0.57, even on
+    // mechanism-90% at 4,096, hammock, cloth-99% and under --eq-dynamic 0 (where it does not
+    // apply); in the pair kernels (session 88, two to four runs each) hammock -0.25 and
+    // mechanism-90% -0.10 at 2,048 worlds, humanoid-50% -0.15, cloth-99% -0.10 and mechanism-90%
+    // even at 1,024. One copy of the comparison in a loop of two passes was 0.7-5.3 slower
+    // (humanoid-50% even), and checking row 0 in the late guard's warp after step 2 up to 1.4: both
+    // slower even where they do not apply.
+    const bool at0 = !MASK && QW_AT0(q, k, nr);
     int start = k > 0 && !at0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // `masked` is read as MASK && masked throughout, which the compiler folds to false in the
     // plain kernels: their machine code stays that of before the masked twins.
@@ -739,7 +748,10 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
     const int nstatic = ONE ? q.one_nstatic : (int)LDG(q.nstatic + slot);
     const unsigned row0 = LDG(a.world_rowadr + w);
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
-    const int start = k > 0 ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
+    // Where the world's warp took the block to start at row 0 (`at0`), so does its guard, without
+    // looking: a comparison that passes proves it, one that fails leaves the world to its block.
+    const int start =
+        k > 0 && !QW_AT0(q, k, nr) ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
     if (nr - start < k) return false;
     return __any_sync(FULL_MASK,
                       q_static_differs(WarpGroup{}, a, q, w, slot, nr, nh, k, nstatic, start));
