@@ -16,9 +16,10 @@
 # writes the kernel's machine code to FILE (its line numbers are SRC's). With --whole the block
 # fallback stays in (the kernel as the device runs it: its spills by line then tell the warp
 # path's, in qw_world, from the fallback's; for a SRC that calls the fallback elsewhere than
-# main, which the cut would miss; session 87). Needs libnvrtc and nvdisasm:
-# tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
-# Usage: tools/warp_spills.sh [--sass FILE] [--whole] BLOCKS [SRC]
+# main, which the cut would miss; session 87). With --pair the kernel is quotient_pair_one_kernel
+# instead (a world's warp and its guard warp, qw_guard; its launch bound stays SRC's). Needs
+# libnvrtc and nvdisasm: tools/setup_nvrtc.sh and tools/setup_nvrtc.sh nvdisasm.
+# Usage: tools/warp_spills.sh [--sass FILE] [--whole] [--pair] BLOCKS [SRC]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { # the header above, after a line saying what was wrong
@@ -26,7 +27,7 @@ usage() { # the header above, after a line saying what was wrong
     sed -n '2,/^# Usage:/p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
-sass= whole=0
+sass= whole=0 pair=0
 while [ $# -gt 0 ]; do
     case $1 in
     --sass)
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
         sass=$(realpath -m "$2")
         shift 2 ;;
     --whole) whole=1; shift ;;
+    --pair) pair=1; shift ;;
     *) break ;;
     esac
 done
@@ -47,9 +49,10 @@ export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/kernels/common.cu" "$root/kernels/quotient.cu" "$work/"
-python3 - "$src" "$blocks" "$work/quotient_warp.cu" "$whole" <<'PY'
+python3 - "$src" "$blocks" "$work/quotient_warp.cu" "$whole" "$pair" <<'PY'
 import re, sys
 src, blocks, out, whole = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+pair = sys.argv[5] == "1"
 s = open(src).read()
 def cut(old, new, what):
     global s
@@ -66,12 +69,15 @@ s = s[: bound.start()] + f", pair ? {bound[1]} : {blocks})" + s[bound.end() :]
 first = s.find("QW_ENTRIES(quotient_warp, false")
 if first < 0:
     sys.exit(f"warp_spills: {src} has no QW_ENTRIES(quotient_warp, ...) line; update this script")
-s = s[:first] + "QW_ENTRY(quotient_warp_one_kernel, false, true, false, false, false)\n"
+name = "quotient_pair_one_kernel" if pair else "quotient_warp_one_kernel"
+s = s[:first] + f"QW_ENTRY({name}, false, true, {'true' if pair else 'false'}, false, false)\n"
 open(out, "w").write(s)
 PY
 cd "$work"
-args=(common.cu quotient.cu quotient_warp.cu --spills quotient_warp_one_kernel)
+kernel=quotient_warp_one_kernel
+[ $pair = 1 ] && kernel=quotient_pair_one_kernel
+args=(common.cu quotient.cu quotient_warp.cu --spills $kernel)
 [ -n "$sass" ] && args+=(--sass "$sass")
 python3 "$root/tools/kernel_regs.py" "${args[@]}" > out.txt 2>&1 || { cat out.txt >&2; exit 1; }
-grep -A2 -E "for quotient_warp_one_kernel$" out.txt
+grep -A2 -E "for $kernel$" out.txt
 sed -n '/^spills /,$p' out.txt
