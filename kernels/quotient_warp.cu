@@ -66,7 +66,11 @@
 // code in its patch) was slower at 4,096 worlds, one wave either way, by 5-6 µs on
 // mechanism-90%, hammock and cloth-99%, and at 8,192, where it is one wave against two, by 4.5-12:
 // a warp then runs both worlds' loops over trees, dofs and rows, each at 16 lanes, which cost
-// more than the fixed work the two worlds share.
+// more than the fixed work the two worlds share. The maps' outputs stored evict-first (__stcs;
+// session 88, on an H100) took 14 % off hammock at 4,096 worlds, whose replays then kept their
+// rows in L2, but cost mechanism-90%, cloth-99% and hammock at 8,192 0.35-1.2 µs, and in every
+// mode's kernels it sped the full rebuilds up more than the quotient (the ratio fell on four
+// shapes of five): not taken.
 
 #define QW_WARPS 4
 // The late guard: the last warp of each block runs step 1's comparison after its world's tree and
@@ -294,9 +298,9 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
     // mechanism-90% at 4,096, hammock, cloth-99% and under --eq-dynamic 0 (where it does not
     // apply); in the pair kernels (session 88, two to four runs each) hammock -0.25 and
     // mechanism-90% -0.10 at 2,048 worlds, humanoid-50% -0.15, cloth-99% -0.10 and mechanism-90%
-    // even at 1,024. One copy of the comparison in a loop of two passes was 0.7-5.3 slower
-    // (humanoid-50% even), and checking row 0 in the late guard's warp after step 2 up to 1.4: both
-    // slower even where they do not apply.
+    // even at 1,024 (hammock's alone beyond the runs' spread; none slower). One copy of the
+    // comparison in a loop of two passes was 0.7-5.3 slower (humanoid-50% even), and checking row 0
+    // in the late guard's warp after step 2 up to 1.4: both slower even where they do not apply.
     const bool at0 = !MASK && QW_AT0(q, k, nr);
     int start = k > 0 && !at0 ? qw_static_start(q, wtype, row0, nr) : 0;
     // `masked` is read as MASK && masked throughout, which the compiler folds to false in the
