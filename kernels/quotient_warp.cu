@@ -754,6 +754,9 @@ __device__ bool qw_guard(const Args& a, const QArgs& q, int w) {
     const int nr = world_nrow(a, w), nh = world_nhyper(a, w);
     // Where the world's warp took the block to start at row 0 (`at0`), so does its guard, without
     // looking: a comparison that passes proves it, one that fails leaves the world to its block.
+    // No second comparison from the true start, as qw_world makes: the world's warp has mapped it
+    // from row 0 meanwhile. So rows in an order other than MuJoCo's (a dynamic row before the
+    // static ones) take the block path at every step here: exact, only slower.
     const int start =
         k > 0 && !QW_AT0(q, k, nr) ? qw_static_start(q, a.row_type + row0, row0, nr) : 0;
     if (nr - start < k) return false;
