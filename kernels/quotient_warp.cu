@@ -68,9 +68,9 @@
 // a warp then runs both worlds' loops over trees, dofs and rows, each at 16 lanes, which cost
 // more than the fixed work the two worlds share. The maps' outputs stored evict-first (__stcs;
 // session 88, on an H100) took 14 % off hammock at 4,096 worlds, whose replays then kept their
-// rows in L2, but cost mechanism-90%, cloth-99% and hammock at 8,192 0.35-1.2 µs, and in every
-// mode's kernels it sped the full rebuilds up more than the quotient (the ratio fell on four
-// shapes of five): not taken.
+// rows in L2, but cost mechanism-90% at 4,096 worlds, cloth-99% and hammock at 8,192 0.35-1.2 µs,
+// and in every mode's kernels it sped the full rebuilds up more than the quotient (the ratio fell
+// on four cells of five): not taken.
 
 #define QW_WARPS 4
 // The late guard: the last warp of each block runs step 1's comparison after its world's tree and
