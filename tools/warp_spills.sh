@@ -49,10 +49,12 @@ export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/kernels/common.cu" "$root/kernels/quotient.cu" "$work/"
-python3 - "$src" "$blocks" "$work/quotient_warp.cu" "$whole" "$pair" <<'PY'
+kernel=quotient_warp_one_kernel
+[ $pair = 1 ] && kernel=quotient_pair_one_kernel
+python3 - "$src" "$blocks" "$work/quotient_warp.cu" "$whole" "$kernel" <<'PY'
 import re, sys
-src, blocks, out, whole = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-pair = sys.argv[5] == "1"
+src, blocks, out, whole, name = sys.argv[1:6]
+whole = whole == "1"
 s = open(src).read()
 def cut(old, new, what):
     global s
@@ -69,13 +71,11 @@ s = s[: bound.start()] + f", pair ? {bound[1]} : {blocks})" + s[bound.end() :]
 first = s.find("QW_ENTRIES(quotient_warp, false")
 if first < 0:
     sys.exit(f"warp_spills: {src} has no QW_ENTRIES(quotient_warp, ...) line; update this script")
-name = "quotient_pair_one_kernel" if pair else "quotient_warp_one_kernel"
-s = s[:first] + f"QW_ENTRY({name}, false, true, {'true' if pair else 'false'}, false, false)\n"
+pair = "true" if name == "quotient_pair_one_kernel" else "false"
+s = s[:first] + f"QW_ENTRY({name}, false, true, {pair}, false, false)\n"
 open(out, "w").write(s)
 PY
 cd "$work"
-kernel=quotient_warp_one_kernel
-[ $pair = 1 ] && kernel=quotient_pair_one_kernel
 args=(common.cu quotient.cu quotient_warp.cu --spills $kernel)
 [ -n "$sass" ] && args+=(--sass "$sass")
 python3 "$root/tools/kernel_regs.py" "${args[@]}" > out.txt 2>&1 || { cat out.txt >&2; exit 1; }
