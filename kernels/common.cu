@@ -540,17 +540,31 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
     }
 }
 
+// A write-only output's store. STREAM (the full rebuilds' maps): evict-first (st.global.cs), so
+// that a step's outputs, written once and read by no later kernel of the step, give way in L2 to
+// the rows still to be read. Measured on an H100 at 4,096 worlds (session 89, two runs a build, µs
+// a step): cloth-99% `block` 192.2 -> 185.4 (186.3 with L2 flushed), `labelprop` 203.8 -> 200.5,
+// `tiled` 403.9 -> 398.2; mechanism-90% `block` 48.8 -> 46.7, `warp` 43.4 -> 42.2. The cost: a
+// reader right after the step (a solver) may find the maps evicted sooner. Outputs the maps read
+// back (efc_island, dof_island) stay plain; the quotient's too: there the hint lost on four cells
+// of five (session 88, kernels/quotient_warp.cu).
+template <bool STREAM>
+__device__ __forceinline__ void put_out(int* p, int v) {
+    if constexpr (STREAM) __stcs(p, v);
+    else *p = v;
+}
+
 // The row maps of a world: map_iefc2efc and map_efc2iefc from the islands in efc_island, with
 // the per-island cursors `cursor` (rows of no island from `rest` on), and their mirror when not
 // null; by the whole block (BLOCK, its table in `tab`) or by one warp (for at most
-// 32 * ROW_BATCH rows with FEW: warp_scatter_few).
-template <bool BLOCK, bool FEW = false>
+// 32 * ROW_BATCH rows with FEW: warp_scatter_few); STREAM: put_out's.
+template <bool BLOCK, bool FEW = false, bool STREAM = false>
 __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow, int nisland,
                                             int* cursor, int rest, int* mirror, int* tab) {
     auto key = [&](int k) { return a.efc_island[r0 + k]; };
     auto write = [&](int k, int slot) {
-        a.map_iefc2efc[r0 + slot] = k;
-        a.map_efc2iefc[r0 + k] = slot;
+        put_out<STREAM>(&a.map_iefc2efc[r0 + slot], k);
+        put_out<STREAM>(&a.map_efc2iefc[r0 + k], slot);
         if (mirror) {
             mirror[a.mirror_rows + k] = slot;
             mirror[2 * a.mirror_rows + slot] = k;
@@ -561,17 +575,19 @@ __device__ __forceinline__ void row_scatter(const Args& a, unsigned r0, int nrow
     else warp_scatter(nrow, key, cursor, rest, write);
 }
 
-// -1 in every per-island output at index o (a world's places past its islands).
+// -1 in every per-island output at index o (a world's places past its islands); STREAM:
+// put_out's.
+template <bool STREAM = false>
 __device__ __forceinline__ void no_island(const Args& a, size_t o) {
-    a.island_ntree[o] = -1;
-    a.island_nv[o] = -1;
-    a.island_nefc[o] = -1;
-    a.island_ne[o] = -1;
-    a.island_nf[o] = -1;
-    a.island_itreeadr[o] = -1;
-    a.island_idofadr[o] = -1;
-    a.island_iefcadr[o] = -1;
-    a.island_dofadr[o] = -1;
+    put_out<STREAM>(&a.island_ntree[o], -1);
+    put_out<STREAM>(&a.island_nv[o], -1);
+    put_out<STREAM>(&a.island_nefc[o], -1);
+    put_out<STREAM>(&a.island_ne[o], -1);
+    put_out<STREAM>(&a.island_nf[o], -1);
+    put_out<STREAM>(&a.island_itreeadr[o], -1);
+    put_out<STREAM>(&a.island_idofadr[o], -1);
+    put_out<STREAM>(&a.island_iefcadr[o], -1);
+    put_out<STREAM>(&a.island_dofadr[o], -1);
 }
 
 // Every output of world w from its min-roots `lab` (length ntree: -1 untouched, else the
@@ -579,8 +595,9 @@ __device__ __forceinline__ void no_island(const Args& a, size_t o) {
 // g (a multiple of 32 threads). `cnt` holds 6 * ntree ints of scratch. Loops run whole warps
 // (for the warp-wide intrinsics inside).
 // With MIRROR (the quotient's kernel only: a compile-time switch, so that the other modes'
-// kernels carry none of it) the row-level outputs are also copied to Args::row_mirror.
-template <class G, bool MIRROR = false>
+// kernels carry none of it) the row-level outputs are also copied to Args::row_mirror. STREAM
+// (the full rebuilds): the write-only outputs stored evict-first (put_out).
+template <class G, bool MIRROR = false, bool STREAM = false>
 __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* cnt) {
     // Deterministic mode: the fused kernels may start while the order kernel still sorts
     // (programmatic dependent launch, src/gpu/maps.rs: launch_fused); discovery never reads
@@ -624,7 +641,7 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     for (int base = 0; base < ntree; base += bd) {
         const int t = base + tid;
         const int isl = t < ntree ? island_of(lab, t, found) : -2;
-        if (t < ntree) a.tree_island[T + t] = isl;
+        if (t < ntree) put_out<STREAM>(&a.tree_island[T + t], isl);
         bool lead;
         const unsigned g = key_group(isl, &lead);
         if (isl >= 0 && lead) atomicAdd(&cnt_t[isl], __popc(g));
@@ -656,20 +673,20 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             const size_t o = T + i;
             if (i < nisland) {
                 const I3 adr = I3{carry.x + ex.x, carry.y + ex.y, carry.z + ex.z};
-                a.island_ntree[o] = v.x;
-                a.island_nv[o] = v.y;
-                a.island_nefc[o] = v.z;
-                a.island_ne[o] = cnt_ne[i];
-                a.island_nf[o] = cnt_nf[i];
-                a.island_itreeadr[o] = adr.x;
-                a.island_idofadr[o] = adr.y;
-                a.island_iefcadr[o] = adr.z;
-                a.island_dofadr[o] = dofadr[i];
+                put_out<STREAM>(&a.island_ntree[o], v.x);
+                put_out<STREAM>(&a.island_nv[o], v.y);
+                put_out<STREAM>(&a.island_nefc[o], v.z);
+                put_out<STREAM>(&a.island_ne[o], cnt_ne[i]);
+                put_out<STREAM>(&a.island_nf[o], cnt_nf[i]);
+                put_out<STREAM>(&a.island_itreeadr[o], adr.x);
+                put_out<STREAM>(&a.island_idofadr[o], adr.y);
+                put_out<STREAM>(&a.island_iefcadr[o], adr.z);
+                put_out<STREAM>(&a.island_dofadr[o], dofadr[i]);
                 cnt_t[i] = adr.x;
                 cnt_d[i] = adr.y;
                 cnt_e[i] = adr.z;
             } else {
-                no_island(a, o);
+                no_island<STREAM>(a, o);
             }
         }
         carry = I3{carry.x + tot.x, carry.y + tot.y, carry.z + tot.z};
@@ -690,13 +707,13 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
     int* itree = cnt_ne;
     auto tree_key = [&](int t) { return island_of(lab, t, found); };
     auto tree_write = [&](int t, int slot) {
-        a.map_itree2tree[T + slot] = t;
+        put_out<STREAM>(&a.map_itree2tree[T + slot], t);
         itree[slot] = t;
     };
     auto dof_key = [&](int d) { return a.dof_island[D + d]; };
     auto dof_write = [&](int d, int slot) {
-        a.map_idof2dof[D + slot] = d;
-        a.map_dof2idof[D + d] = slot;
+        put_out<STREAM>(&a.map_idof2dof[D + slot], d);
+        put_out<STREAM>(&a.map_dof2idof[D + d], slot);
     };
     // The block scatter's table goes where cnt_nf and dofadr were: free until step 5.
     int* tab = cnt + 4 * ntree;
@@ -708,13 +725,15 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
             block_scatter(ntree, nisland, tree_key, cnt_t, carry.x, tab, tree_write);
             if (!a.dof_blocks)
                 block_scatter(nv, nisland, dof_key, cnt_d, carry.y, tab, dof_write);
-            row_scatter<true>(a, r0, nrow, nisland, cnt_e, carry.z, mirror, tab);
+            row_scatter<true, false, STREAM>(a, r0, nrow, nisland, cnt_e, carry.z, mirror, tab);
         }
     }
     if (!by_block) {
         const int wid = tid >> 5, nwarp = bd >> 5;
         for (int m = wid; m < 3; m += nwarp) {
-            if (m == 0) row_scatter<false>(a, r0, nrow, nisland, cnt_e, carry.z, mirror, tab);
+            if (m == 0)
+                row_scatter<false, false, STREAM>(a, r0, nrow, nisland, cnt_e, carry.z, mirror,
+                                                  tab);
             else if (m == 1 && !a.dof_blocks) warp_scatter(nv, dof_key, cnt_d, carry.y, dof_write);
             else if (m == 2) warp_scatter(ntree, tree_key, cnt_t, carry.x, tree_write);
         }
@@ -740,15 +759,15 @@ __device__ void world_maps_in(const G& g, const Args& a, int w, int* lab, int* c
         for (int d = tid; d < nv; d += bd) {
             const int t = LDG(a.dof_treeid + d);
             const int slot = first[t] + d - LDG(a.tree_dofadr + t);
-            a.map_idof2dof[D + slot] = d;
-            a.map_dof2idof[D + d] = slot;
+            put_out<STREAM>(&a.map_idof2dof[D + slot], d);
+            put_out<STREAM>(&a.map_dof2idof[D + d], slot);
         }
     }
 }
 
-// world_maps_in for a whole block (blockDim.x a multiple of 32).
+// world_maps_in for a whole block (blockDim.x a multiple of 32), outputs stored evict-first.
 __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
-    world_maps_in(BlockGroup{}, a, w, lab, cnt);
+    world_maps_in<BlockGroup, false, true>(BlockGroup{}, a, w, lab, cnt);
 }
 
 // world_maps, with the row-level outputs copied to Args::row_mirror when it is set.
@@ -780,5 +799,7 @@ extern "C" __global__ void __launch_bounds__(1024) maps_kernel(Args a) {
     const int* src = a.labels + (size_t)w * a.ntree;
     for (int t = threadIdx.x; t < a.ntree; t += blockDim.x) lab[t] = src[t];
     __syncthreads();
-    world_maps(a, w, lab, cnt);
+    // Plain stores: with put_out's evict-first ones this kernel (1,024 threads, so at most 64
+    // registers) spilled (44 bytes stored, 192 loaded; session 88).
+    world_maps_in(BlockGroup{}, a, w, lab, cnt);
 }

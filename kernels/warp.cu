@@ -25,5 +25,5 @@ extern "C" __global__ void __launch_bounds__(32 * WARP_WORLDS) warp_dsu_kernel(A
     }
     __syncwarp();
     if (lane == 0) a.rounds[w] = 0;
-    world_maps_in(WarpGroup{}, a, w, lab, cnt);
+    world_maps_in<WarpGroup, false, true>(WarpGroup{}, a, w, lab, cnt);
 }
