@@ -68,9 +68,8 @@
 // a warp then runs both worlds' loops over trees, dofs and rows, each at 16 lanes, which cost
 // more than the fixed work the two worlds share. The maps' outputs stored evict-first (__stcs;
 // session 88, on an H100) took 14 % off hammock at 4,096 worlds, whose replays then kept their
-// rows in L2, but cost mechanism-90% at 4,096 worlds, cloth-99% and hammock at 8,192 0.35-1.2 µs,
-// and in every mode's kernels it sped the full rebuilds up more than the quotient (the ratio fell
-// on four cells of five): not taken.
+// rows in L2, but cost mechanism-90% at 4,096 worlds, cloth-99% and hammock at 8,192 0.35-1.2 µs:
+// not taken here. The full rebuilds gain more from it and take it (common.cu, put_out).
 
 #define QW_WARPS 4
 // The late guard: the last warp of each block runs step 1's comparison after its world's tree and
@@ -629,6 +628,13 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         atomicAdd(&s.cnt_nf[isl], efc.z);
     }
     int* efc_island = a.efc_island + row0;
+    // The first round's island of each lane's row, kept for the scatter of the rows after the
+    // block where they are that round's (start 0): no load of what was just stored. Measured on
+    // an H100 (session 89, two calls of two or four runs a build, µs a step): mechanism-90% at
+    // 8,192 worlds -0.40 and -0.37, at 4,096 +0.03 and +0.15 (-0.28 and -0.47 with L2 flushed),
+    // hammock -0.40 and 0.00, cloth-99% within 0.2. Not in the pair kernels: there it cost
+    // mechanism-90% at 2,048 worlds 0.45.
+    int ri0 = -2;
     for (int base = 0; base < nr - k; base += 32) {
         const int d = base + lane;
         int ri = -2, type = -1;
@@ -647,6 +653,7 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
             }
             efc_island[r] = ri;
         }
+        if (!PAIR && base == 0) ri0 = ri;
         count_rows(ri, type, s.cnt_e, s.cnt_ne, s.cnt_nf);
     }
     __syncwarp();
@@ -692,7 +699,10 @@ __device__ bool qw_world(const Args& a, const QArgs& q, int w, QWarp& s, int* or
         __syncwarp();
         const int after = start + k;
         warp_scatter(
-            nr - after, [&](int i) { return efc_island[after + i]; }, s.cnt_e, rest,
+            nr - after,
+            [&](int i) { return !PAIR && start == 0 && i < 32 ? ri0 : efc_island[after + i]; },
+            s.cnt_e,
+            rest,
             [&](int i, int place) { place_row(after + i, place); });
         if (long_runs) {
             for (int j = 0; j < (int)nruns.x; ++j) {
