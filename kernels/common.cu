@@ -546,8 +546,9 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
 // a step): cloth-99% `block` 192.2 -> 185.4 (186.3 with L2 flushed), `labelprop` 203.8 -> 200.5,
 // `tiled` 403.9 -> 398.2; mechanism-90% `block` 48.8 -> 46.7, `warp` 43.4 -> 42.2. The cost: a
 // reader right after the step (a solver) may find the maps evicted sooner. Outputs the maps read
-// back (efc_island, dof_island) stay plain; the quotient's too: there the hint lost on four cells
-// of five (session 88, kernels/quotient_warp.cu).
+// back (efc_island, dof_island) stay plain; the quotient's too: with the hint in every mode it was
+// slower on four cells of five (session 88, exp/csall-88: its calls page,
+// benches/results/logs/h100-2026-12-06-session88-calls.md).
 template <bool STREAM>
 __device__ __forceinline__ void put_out(int* p, int v) {
     if constexpr (STREAM) __stcs(p, v);
