@@ -69,7 +69,10 @@
 // more than the fixed work the two worlds share. The maps' outputs stored evict-first (__stcs;
 // session 88, on an H100) took 14 % off hammock at 4,096 worlds, whose replays then kept their
 // rows in L2, but cost mechanism-90% at 4,096 worlds, cloth-99% and hammock at 8,192 0.35-1.2 µs:
-// not taken here. The full rebuilds gain more from it and take it (common.cu, put_out).
+// not taken here. The full rebuilds gain more from it and take it (common.cu, put_out). Past a
+// wave, each block's first warp asking L2 (bulk prefetch) for the rows of the block a wave later
+// (session 90, on an H100: logs/h100-2026-12-06-session90-calls.md, patches beside it) made
+// mechanism-90% at 8,192 worlds 1.2 µs slower, hammock 1.4, mechanism-90% at 16,384 2.6.
 
 #define QW_WARPS 4
 // The late guard: the last warp of each block runs step 1's comparison after its world's tree and
