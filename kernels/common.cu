@@ -771,7 +771,8 @@ __device__ void world_maps(const Args& a, int w, int* lab, int* cnt) {
     world_maps_in<BlockGroup, false, true>(BlockGroup{}, a, w, lab, cnt);
 }
 
-// world_maps, with the row-level outputs copied to Args::row_mirror when it is set.
+// world_maps_in for a whole block with the row-level outputs copied to Args::row_mirror when it is
+// set (the quotient's block kernels): plain stores, unlike world_maps's (put_out says why).
 __device__ void world_maps_mirrored(const Args& a, int w, int* lab, int* cnt) {
     world_maps_in<BlockGroup, true>(BlockGroup{}, a, w, lab, cnt);
 }
