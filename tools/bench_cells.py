@@ -1,0 +1,102 @@
+"""Tabulate the issue's cells over several pages of `archipelago bench --quotient` (each run's
+`--out PAGE.md`, e.g. the same shapes run three times at each world count):
+
+    python3 tools/bench_cells.py bench4096-1.md bench4096-2.md ...
+
+Per shape and world count, two Markdown tables:
+  1. each run's best full rebuild (mode and device µs a step), quotient (reuse off) and the
+     bench's speedup, then the ratio of the means (best full ÷ quotient);
+  2. the bench's bound of any step (an empty replay plus every support and offset read once and
+     every output written once at the measured bandwidth, from device memory), the most that
+     bound lets any mode lead the best full rebuild by, and the quotient over the bound (below 1:
+     the step beat the bound, as it can with L2 warm).
+Figures are the pages' own; nothing is typed in. Shapes without a quotient row are left out.
+"""
+import collections
+import re
+import sys
+
+
+def cells(paths):
+    """{(shape, nworld): [run, ...]}, each run a dict of the page's figures for that shape."""
+    out = collections.defaultdict(list)
+    for path in paths:
+        shape, run, steady = None, {}, False
+
+        def close():
+            if shape and "quotient" in run and "best" in run:
+                out[(shape, run["nworld"])].append(run)
+
+        for line in open(path, encoding="utf-8"):
+            if line.startswith("### "):
+                close()
+                summary = line.startswith("### Summary")
+                shape, run = (None if summary else line[4:].split(" (")[0].strip()), {}
+                continue
+            if shape is None:
+                continue
+            m = re.match(r"nworld (\d+)", line)
+            if m:
+                run["nworld"] = int(m[1])
+            # The shape's first table of modes (the step replayed by itself); later tables
+            # (step sequences) have other columns.
+            if line.startswith("| mode |"):
+                steady = line.startswith("| mode | construct ms | device µs/step |")
+                steady = steady and "modes" not in run
+                continue
+            c = [x.strip() for x in line.split("|")]
+            if steady and line.startswith("| ") and len(c) > 4 and re.fullmatch(r"[\d.]+", c[3]):
+                run.setdefault("modes", {})[c[1]] = float(c[3])
+                if c[1] == "quotient (reuse off)":
+                    run["quotient"] = run["modes"][c[1]]
+            elif not line.startswith("|"):
+                steady = False
+            m = re.match(r"bound of any step on this shape: ([\d.]+) µs", line)
+            if m:
+                run["bound"] = float(m[1])
+                most = re.search(r"no mode can be more than ([\d.]+)x faster", line)
+                run["most"] = float(most[1]) if most else None
+            m = re.match(r"vs best full rebuild \((\w+)\): device ([\d.]+)x", line)
+            if m:
+                run["best"], run["speedup"] = m[1], m[2]
+        close()
+    return out
+
+
+def span(xs, fmt):
+    lo, hi = min(xs), max(xs)
+    return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}–{hi:{fmt}}"
+
+
+def main(paths):
+    if not paths:
+        sys.exit(__doc__)
+    found = sorted(cells(paths).items(), key=lambda kv: (kv[0][1], kv[0][0]))
+    print("| shape | worlds | runs | best full (device µs), each run | quotient, each run "
+          "| speedup, each run (the bench's) | means: best full ÷ quotient |")
+    print("|---|---|---|---|---|---|---|")
+    for (shape, nworld), runs in found:
+        full = [r["modes"][r["best"]] for r in runs]
+        quot = [r["quotient"] for r in runs]
+        mf, mq = sum(full) / len(full), sum(quot) / len(quot)
+        print(f"| {shape} | {nworld:,} | {len(runs)} "
+              f"| {', '.join(r['best'] + f' {f:.1f}' for r, f in zip(runs, full))} "
+              f"| {', '.join(f'{q:.1f}' for q in quot)} "
+              f"| {', '.join(r['speedup'] + 'x' for r in runs)} "
+              f"| {mf / mq:.2f}× ({mf:.2f} / {mq:.2f}) |")
+    print()
+    print("| shape | worlds | runs | bound of any step (µs) | most any mode may lead by "
+          "| quotient ÷ bound |")
+    print("|---|---|---|---|---|---|")
+    for (shape, nworld), runs in found:
+        runs = [r for r in runs if "bound" in r]
+        if not runs:
+            continue
+        most = [r["most"] for r in runs if r["most"] is not None]
+        print(f"| {shape} | {nworld:,} | {len(runs)} | {span([r['bound'] for r in runs], '.1f')} "
+              f"| {span(most, '.2f') + '×' if most else '—'} "
+              f"| {span([r['quotient'] / r['bound'] for r in runs], '.2f')} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
