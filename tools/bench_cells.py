@@ -24,7 +24,7 @@ def cells(paths):
         shape, run, steady = None, {}, False
 
         def close():
-            if shape and "quotient" in run and "best" in run:
+            if shape and {"nworld", "quotient", "best"} <= run.keys():
                 out[(shape, run["nworld"])].append(run)
 
         for line in open(path, encoding="utf-8"):
