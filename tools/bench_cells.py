@@ -3,7 +3,7 @@
 
     python3 tools/bench_cells.py bench4096-1.md bench4096-2.md ...
 
-Per shape and world count, two Markdown tables:
+Per shape and world count (and card, where the pages name more than one), two Markdown tables:
   1. each run's best full rebuild (mode and device µs a step), quotient (reuse off) and the
      bench's speedup, then the ratio of the means (best full ÷ quotient);
   2. the bench's bound of any step (an empty replay plus every support and offset read once and
@@ -18,16 +18,24 @@ import sys
 
 
 def cells(paths):
-    """{(shape, nworld): [run, ...]}, each run a dict of the page's figures for that shape."""
+    """{(shape, nworld, card): [run, ...]}, each run a dict of the page's figures for that shape."""
     out = collections.defaultdict(list)
     for path in paths:
-        shape, run, steady = None, {}, False
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.readlines()
+        except OSError as e:
+            sys.exit(f"{path}: {e.strerror}")
+        shape, run, steady, card = None, {}, False, "?"
 
         def close():
             if shape and {"nworld", "quotient", "best"} <= run.keys():
-                out[(shape, run["nworld"])].append(run)
+                out[(shape, run["nworld"], card)].append(run)
 
-        for line in open(path, encoding="utf-8"):
+        for line in lines:
+            m = re.match(r"GPU: (.+?) \(", line)
+            if m:
+                card = m[1]
             if line.startswith("### "):
                 close()
                 summary = line.startswith("### Summary")
@@ -71,29 +79,40 @@ def span(xs, fmt):
 def main(paths):
     if not paths:
         sys.exit(__doc__)
-    found = sorted(cells(paths).items(), key=lambda kv: (kv[0][1], kv[0][0]))
-    print("| shape | worlds | runs | best full (device µs), each run | quotient, each run "
-          "| speedup, each run (the bench's) | means: best full ÷ quotient |")
-    print("|---|---|---|---|---|---|---|")
-    for (shape, nworld), runs in found:
+    found = sorted(cells(paths).items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))
+    if not found:
+        sys.exit("no shape with a quotient row and the best full rebuild in these pages")
+    # The card's column only where the pages name more than one: runs on different cards are
+    # never one cell.
+    cards = len({card for (_, _, card) in dict(found)}) > 1
+    card_head, card_rule = ("| card ", "|---") if cards else ("", "")
+
+    def lead(shape, nworld, card):
+        return (f"| {card} " if cards else "") + f"| {shape} | {nworld:,} "
+
+    print(card_head + "| shape | worlds | runs | best full (device µs), each run "
+          "| quotient, each run | speedup, each run (the bench's) | means: best full ÷ quotient |")
+    print(card_rule + "|---|---|---|---|---|---|---|")
+    for (shape, nworld, card), runs in found:
         full = [r["modes"][r["best"]] for r in runs]
         quot = [r["quotient"] for r in runs]
         mf, mq = sum(full) / len(full), sum(quot) / len(quot)
-        print(f"| {shape} | {nworld:,} | {len(runs)} "
+        print(lead(shape, nworld, card) + f"| {len(runs)} "
               f"| {', '.join(r['best'] + f' {f:.1f}' for r, f in zip(runs, full))} "
               f"| {', '.join(f'{q:.1f}' for q in quot)} "
               f"| {', '.join(r['speedup'] + 'x' for r in runs)} "
               f"| {mf / mq:.2f}× ({mf:.2f} / {mq:.2f}) |")
     print()
-    print("| shape | worlds | runs | bound of any step (µs) | most any mode may lead by "
-          "| quotient ÷ bound |")
-    print("|---|---|---|---|---|---|")
-    for (shape, nworld), runs in found:
+    print(card_head + "| shape | worlds | runs | bound of any step (µs) "
+          "| most any mode may lead by | quotient ÷ bound |")
+    print(card_rule + "|---|---|---|---|---|---|")
+    for (shape, nworld, card), runs in found:
         runs = [r for r in runs if "bound" in r]
         if not runs:
             continue
         most = [r["most"] for r in runs if r["most"] is not None]
-        print(f"| {shape} | {nworld:,} | {len(runs)} | {span([r['bound'] for r in runs], '.1f')} "
+        print(lead(shape, nworld, card) + f"| {len(runs)} "
+              f"| {span([r['bound'] for r in runs], '.1f')} "
               f"| {span(most, '.2f') + '×' if most else '—'} "
               f"| {span([r['quotient'] / r['bound'] for r in runs], '.2f')} |")
 
