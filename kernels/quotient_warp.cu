@@ -96,9 +96,9 @@
 // step 2 (before the components) or before step 3 it was slower on four shapes of five.
 // Lent to the block's other three warps instead (a third of the comparison each, after or before
 // their own worlds, where the block starts at row 0) it was slower on every shape: session 86 on
-// an H100 by 0.80-6.10 µs, session 92 on an H200 (after their worlds, four runs a build,
-// benches/results/logs/session92-lent-guard.patch) mechanism-90% +0.98 at 4,096 worlds and +1.70
-// at 8,192, hammock +1.25 and +2.88, cloth-99% +3.15.
+// an H100 by 1.60-4.35 µs (after; 0.80-6.10 with its variants), session 92 on an H200 (after their
+// worlds, four runs a build, benches/results/logs/session92-lent-guard.patch) mechanism-90% +0.98
+// at 4,096 worlds and +1.70 at 8,192, hammock +1.25 and +2.88, cloth-99% +3.15.
 // Phase marks (ARCHIPELAGO_Q_TRACE: quotient.cu's Q_MARK_BY) by lane 0 of a world's warp; their
 // meaning in the warp kernels: src/gpu/phase_trace.rs.
 #define QW_MARK(i) Q_MARK_BY((threadIdx.x & 31) == 0, i)
