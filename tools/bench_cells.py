@@ -11,6 +11,8 @@ Per shape and world count (and card, where the pages name more than one), two Ma
      bound lets any mode lead the best full rebuild by, and the quotient over the bound (below 1:
      the step beat the bound, as it can with L2 warm).
 Figures are the pages' own; nothing is typed in. Shapes without a quotient row are left out.
+A page run with `--modes` (an A/B page) knows only the full rebuilds it ran: its best full
+rebuild is marked * and the table says so.
 """
 import collections
 import re
@@ -26,13 +28,16 @@ def cells(paths):
                 lines = f.readlines()
         except OSError as e:
             sys.exit(f"{path}: {e.strerror}")
-        shape, run, steady, card = None, {}, False, "?"
+        shape, run, steady, card, subset = None, {}, False, "?", False
 
         def close():
             if shape and {"nworld", "quotient", "best"} <= run.keys():
+                run["subset"] = subset
                 out[(shape, run["nworld"], card)].append(run)
 
         for line in lines:
+            if line.startswith("Date: ") and "command:" in line:
+                subset = " --modes " in line
             m = re.match(r"GPU: (.+?) \(", line)
             if m:
                 card = m[1]
@@ -95,13 +100,16 @@ def main(paths):
     print(card_rule + "|---|---|---|---|---|---|---|")
     for (shape, nworld, card), runs in found:
         full = [r["modes"][r["best"]] for r in runs]
+        star = ["*" if r["subset"] else "" for r in runs]
         quot = [r["quotient"] for r in runs]
         mf, mq = sum(full) / len(full), sum(quot) / len(quot)
         print(lead(shape, nworld, card) + f"| {len(runs)} "
-              f"| {', '.join(r['best'] + f' {f:.1f}' for r, f in zip(runs, full))} "
+              f"| {', '.join(r['best'] + f' {f:.1f}' + x for r, f, x in zip(runs, full, star))} "
               f"| {', '.join(f'{q:.1f}' for q in quot)} "
               f"| {', '.join(r['speedup'] + 'x' for r in runs)} "
               f"| {mf / mq:.2f}× ({mf:.2f} / {mq:.2f}) |")
+    if any(r["subset"] for _, runs in found for r in runs):
+        print("\n\\* the best of the full rebuilds that page ran (`--modes`), not of every one")
     print()
     print(card_head + "| shape | worlds | runs | bound of any step (µs) "
           "| most any mode may lead by | quotient ÷ bound |")
