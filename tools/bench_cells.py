@@ -13,6 +13,12 @@ Per shape and world count (and card, where the pages name more than one), two Ma
 Figures are the pages' own; nothing is typed in. Shapes without a quotient row are left out.
 A page run with `--modes` (an A/B page) knows only the full rebuilds it ran: its best full
 rebuild is marked * and the table says so.
+
+With `--summary` first, one table instead, README's "Where it stands": per shape and world count
+the static share, the best full rebuild and the quotient (device µs, means over the runs), the
+ratio of the means, and the mode `auto` keeps by whole-step wall time (its rule, as
+`engine::auto_keeps_quotient`: the quotient only below 0.97 of the best full rebuild's mean wall)
+with the quotient's wall speedup; from each page's first summary table.
 """
 import collections
 import re
@@ -29,11 +35,14 @@ def cells(paths):
         except OSError as e:
             sys.exit(f"{path}: {e.strerror}")
         shape, run, steady, card, subset = None, {}, False, "?", False
+        # This page's runs by shape, for its summary table (after every shape's section).
+        page, summary = {}, None
 
         def close():
             if shape and {"nworld", "quotient", "best"} <= run.keys():
                 run["subset"] = subset
                 out[(shape, run["nworld"], card)].append(run)
+                page[shape] = run
 
         for line in lines:
             if line.startswith("Date: ") and "command:" in line:
@@ -43,9 +52,13 @@ def cells(paths):
                 card = m[1]
             if line.startswith("### "):
                 close()
-                summary = line.startswith("### Summary")
-                shape, run = (None if summary else line[4:].split(" (")[0].strip()), {}
+                # The first summary (the step replayed by itself), not the sequences' ones.
+                summary = line.startswith("### Summary: quotient vs")
+                is_summary = line.startswith("### Summary")
+                shape, run = (None if is_summary else line[4:].split(" (")[0].strip()), {}
                 continue
+            if summary:
+                summary_row(line, page)
             if shape is None:
                 continue
             m = re.match(r"nworld (\d+)", line)
@@ -76,17 +89,60 @@ def cells(paths):
     return out
 
 
+def summary_row(line, page):
+    """A row of a page's first summary table into its shape's run: the static share, the best
+    full rebuild's and the quotient's wall µs a step, and the page's own `auto` pick."""
+    c = [x.strip() for x in line.split("|")]
+    if len(c) < 11 or not re.fullmatch(r"[\d.]+", c[6]):
+        return
+    run = page.get(c[1].split(" (")[0])
+    if run is not None:
+        run["share"], run["wall_full"], run["wall_quot"] = c[2], float(c[6]), float(c[7])
+        run["auto"] = c[9]
+
+
 def span(xs, fmt):
     lo, hi = min(xs), max(xs)
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}–{hi:{fmt}}"
 
 
+def summary(found):
+    """README's table (`--summary`): a row per shape and world count, means over the runs, in
+    `found`'s order (card, world count, shape)."""
+    cards = len({card for (_, _, card) in dict(found)}) > 1
+    print(("| card " if cards else "") + "| shape | worlds | runs | static rows / entries "
+          "| best full rebuild (device µs) | quotient | speedup "
+          "| `auto` picks (quotient's wall speedup) |")
+    print(("|---" if cards else "") + "|---|---|---|---|---|---|---|---|")
+    for (shape, nworld, card), runs in found:
+        if any("wall_full" not in r or r["subset"] for r in runs):
+            continue  # a page without the summary's walls, or one of a subset of modes
+        def mean(xs):
+            return sum(xs) / len(xs)
+
+        mf, quot = mean([r["modes"][r["best"]] for r in runs]), mean([r["quotient"] for r in runs])
+        modes = "/".join(dict.fromkeys(r["best"] for r in runs))
+        wf, wq = mean([r["wall_full"] for r in runs]), mean([r["wall_quot"] for r in runs])
+        keeps = "quotient" if wq < 0.97 * wf else modes
+        picks = {r["auto"] for r in runs}
+        split = "" if picks == {keeps} else f"; runs: {', '.join(r['auto'] for r in runs)}"
+        name = shape.removeprefix("q:")
+        name = re.sub(r"^trace:(.+)x\d+$", r"\1 (trace)", name)
+        print((f"| {card} " if cards else "") + f"| {name} | {nworld:,} | {len(runs)} "
+              f"| {runs[0]['share']} | `{modes}` {mf:.1f} | {quot:.1f} | {mf / quot:.2f}× "
+              f"| {'quotient' if keeps == 'quotient' else f'`{keeps}`'} ({wf / wq:.2f}×{split}) |")
+
+
 def main(paths):
+    as_summary = paths[:1] == ["--summary"]
+    paths = paths[1:] if as_summary else paths
     if not paths:
         sys.exit(__doc__)
     found = sorted(cells(paths).items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))
     if not found:
         sys.exit("no shape with a quotient row and the best full rebuild in these pages")
+    if as_summary:
+        return summary(found)
     # The card's column only where the pages name more than one: runs on different cards are
     # never one cell.
     cards = len({card for (_, _, card) in dict(found)}) > 1
