@@ -35,7 +35,7 @@
 //! splits a sequence step's cost beyond a steady step's between the L2 and the idle device
 //! ([`Again`](figures::Again)).
 //!
-//! [`figures`]: what a run measured ([`Figures`](figures::Figures)), its report and its auto and
+//! [`figures`]: what a run measured ([`Figures`]), its report and its auto and
 //! best summaries.
 
 use archipelago::quotient::classify::LEARN_AFTER;
