@@ -34,9 +34,10 @@
 //! 10% or all of the worlds) set the quotient with equalities static against dynamic and
 //! learned, by device and by wall time.
 //!
-//! Here: a shape measured and its section written ([`table`]). Beside it: [`shapes`](mod@shapes) (the
-//! workloads and their sequences), [`timing`] (how each contender is timed and checked) and
-//! [`report`] (the lines under a shape's table and the summary tables over every shape).
+//! Here: a shape measured and its section written ([`table`]). Beside it:
+//! [`shapes`](mod@shapes) (the workloads and their sequences), [`timing`] (how each contender is
+//! timed and checked) and [`report`] (the lines under a shape's table and the summary tables over
+//! every shape).
 
 mod report;
 mod shapes;

@@ -10,7 +10,8 @@ use archipelago::trace::Trace;
 use archipelago::{Batch, Capacity, Model, RowType};
 
 /// The traces of issue 4's figures, at the world counts of its MuJoCo Warp figures (as in the
-/// plain bench's list, [`super::super::shapes`], which also has replicate_particle at 256 worlds).
+/// plain bench's list, [`super::super::shapes()`], which also has replicate_particle at 256
+/// worlds).
 const TRACES: [(&str, usize); 5] = [
     ("flex_trampoline", 64),
     ("aloha_clutter", 2048),
