@@ -10,7 +10,7 @@ use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::order::{Canonicalizer, KeyLayout};
 use archipelago::{Capacity, Error, Input, Islands};
 
-use super::{BenchArgs, Shape};
+use super::{BenchArgs, Shape, timed_replays};
 
 /// Median µs per step of `mode` with deterministic mode `on` or off, whether the outputs equal
 /// `expected` (the CPU reference, canonical when on), the sort plan, and (when on) the median µs
@@ -39,16 +39,9 @@ fn measure_det(
         .order()
         .and_then(|o| o.plan())
         .map_or(String::new(), |p| format!("{p:?}"));
-    let probe = median_us(solver.time_replays(0, 1)?);
-    let reps = if probe > 0.0 {
-        args.reps.min((2e6 / probe).ceil() as usize).max(1)
-    } else {
-        args.reps
-    };
-    let times = solver.time_replays(2.min(reps), reps)?;
-    // What the graph's timed replays wrote (the first step was launched directly).
-    solver.download(input, &mut out)?;
-    ok &= out.first_mismatch(expected).is_none();
+    let (times, reps, same) =
+        timed_replays(&mut solver, input, &mut out, expected, args.reps, 2.0)?;
+    ok &= same;
     let order = match on {
         true => Some(median_us(solver.time_part(
             Part::Order,

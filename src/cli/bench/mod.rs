@@ -11,7 +11,7 @@ use archipelago::gpu::order::Sort;
 use archipelago::gpu::solver::{Options, Overlap, Part};
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::quotient::Policy;
-use archipelago::{Error, Input};
+use archipelago::{Error, Input, Islands};
 
 use super::memory;
 
@@ -208,6 +208,29 @@ pub(super) fn floor_bandwidth(g: &Gpu) -> archipelago::Result<(f64, usize)> {
         }
     };
     Ok(*FLOOR.get_or_init(|| (bandwidth, bytes)))
+}
+
+/// The replays of `solver`'s uploaded step, timed: one untimed replay tells how many of `reps`
+/// fit in about `budget_s` seconds; then up to two warm-ups and those, their µs each and their
+/// count; and whether what the last one wrote equals `reference` (downloaded into `out`: the
+/// graph's replays, where the first step was launched directly).
+fn timed_replays(
+    solver: &mut Solver,
+    input: &Input<'_>,
+    out: &mut Islands,
+    reference: &Islands,
+    reps: usize,
+    budget_s: f64,
+) -> archipelago::Result<(Vec<f64>, usize, bool)> {
+    let probe = median_us(solver.time_replays(0, 1)?);
+    let reps = if probe > 0.0 {
+        reps.min((budget_s * 1e6 / probe).ceil() as usize).max(1)
+    } else {
+        reps
+    };
+    let times = solver.time_replays(2.min(reps), reps)?;
+    solver.download(input, out)?;
+    Ok((times, reps, out.first_mismatch(reference).is_none()))
 }
 
 /// The maps stage replayed alone, median µs: `dsu`'s maps are a launch of their own, so its

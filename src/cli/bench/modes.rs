@@ -11,7 +11,7 @@ use archipelago::gpu::graph::median_us;
 use archipelago::gpu::{Gpu, Mode, Solver};
 use archipelago::{Capacity, Error, Input, Islands};
 
-use super::{BenchArgs, floor_bandwidth, gib_bytes, maps_alone, mib};
+use super::{BenchArgs, floor_bandwidth, gib_bytes, maps_alone, mib, timed_replays};
 
 struct Row {
     mode: Mode,
@@ -52,17 +52,9 @@ fn measure(
     let construct_ms = start.elapsed().as_secs_f64() * 1e3;
     let mut ok = out.first_mismatch(reference).is_none();
     let (free_after, _) = g.mem_info()?;
-    // One untimed replay tells how many timed ones fit in a few seconds.
-    let probe = median_us(solver.time_replays(0, 1)?);
-    let reps = if probe > 0.0 {
-        args.reps.min((3e6 / probe).ceil() as usize).max(1)
-    } else {
-        args.reps
-    };
-    let times = solver.time_replays(2.min(reps), reps)?;
-    // What the graph's timed replays wrote (the first step was launched directly).
-    solver.download(input, &mut out)?;
-    ok &= out.first_mismatch(reference).is_none();
+    let (times, reps, same) =
+        timed_replays(&mut solver, input, &mut out, reference, args.reps, 3.0)?;
+    ok &= same;
     let maps_us = maps_alone(&mut solver, 2.min(reps), reps)?;
     Ok(Measured {
         construct_ms,
