@@ -18,7 +18,8 @@ With `--summary` first, one table instead, README's "Where it stands": per shape
 the static share, the best full rebuild and the quotient (device µs, means over the runs), the
 ratio of the means, and the mode `auto` keeps by whole-step wall time (its rule, as
 `engine::auto_keeps_quotient`: the quotient only below 0.97 of the best full rebuild's mean wall)
-with the quotient's wall speedup; from each page's first summary table.
+with the quotient's wall speedup (a cell of one run: the page's own speedups); from each page's
+first summary table.
 """
 import collections
 import re
@@ -98,7 +99,7 @@ def summary_row(line, page):
     run = page.get(c[1].split(" (")[0])
     if run is not None:
         run["share"], run["wall_full"], run["wall_quot"] = c[2], float(c[6]), float(c[7])
-        run["auto"] = c[9]
+        run["auto"], run["wall_speedup"] = c[9], c[8]
 
 
 def span(xs, fmt):
@@ -126,11 +127,16 @@ def summary(found):
         keeps = "quotient" if wq < 0.97 * wf else modes
         picks = {r["auto"] for r in runs}
         split = "" if picks == {keeps} else f"; runs: {', '.join(r['auto'] for r in runs)}"
+        # One run: the page's own speedups (from unrounded times); several: the ratios of the
+        # means of the pages' figures.
+        speed, wspeed = f"{mf / quot:.2f}×", f"{wf / wq:.2f}×"
+        if len(runs) == 1:
+            speed, wspeed = (runs[0][k].removesuffix("x") + "×" for k in ("speedup", "wall_speedup"))
         name = shape.removeprefix("q:")
         name = re.sub(r"^trace:(.+)x\d+$", r"\1 (trace)", name)
         print((f"| {card} " if cards else "") + f"| {name} | {nworld:,} | {len(runs)} "
-              f"| {runs[0]['share']} | `{modes}` {mf:.1f} | {quot:.1f} | {mf / quot:.2f}× "
-              f"| {'quotient' if keeps == 'quotient' else f'`{keeps}`'} ({wf / wq:.2f}×{split}) |")
+              f"| {runs[0]['share']} | `{modes}` {mf:.1f} | {quot:.1f} | {speed} "
+              f"| {'quotient' if keeps == 'quotient' else f'`{keeps}`'} ({wspeed}{split}) |")
 
 
 def main(paths):
