@@ -102,6 +102,10 @@ def summary_row(line, page):
         run["auto"], run["wall_speedup"] = c[9], c[8]
 
 
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
 def span(xs, fmt):
     lo, hi = min(xs), max(xs)
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}–{hi:{fmt}}"
@@ -118,9 +122,6 @@ def summary(found):
     for (shape, nworld, card), runs in found:
         if any("wall_full" not in r or r["subset"] for r in runs):
             continue  # a page without the summary's walls, or one of a subset of modes
-        def mean(xs):
-            return sum(xs) / len(xs)
-
         mf, quot = mean([r["modes"][r["best"]] for r in runs]), mean([r["quotient"] for r in runs])
         modes = "/".join(dict.fromkeys(r["best"] for r in runs))
         wf, wq = mean([r["wall_full"] for r in runs]), mean([r["wall_quot"] for r in runs])
