@@ -125,16 +125,16 @@ def summary(found):
         mf, quot = mean([r["modes"][r["best"]] for r in runs]), mean([r["quotient"] for r in runs])
         modes = "/".join(dict.fromkeys(r["best"] for r in runs))
         wf, wq = mean([r["wall_full"] for r in runs]), mean([r["wall_quot"] for r in runs])
-        keeps = "quotient" if wq < 0.97 * wf else modes
+        # One run: the page's own pick and speedups (from unrounded times); several: `auto`'s
+        # rule on the mean walls and the ratios of the means of the pages' figures.
         if len(runs) == 1:
-            keeps = runs[0]["auto"]  # the page's own pick, from unrounded walls
+            keeps = runs[0]["auto"]
+            speed, wspeed = (runs[0][k].removesuffix("x") + "×" for k in ("speedup", "wall_speedup"))
+        else:
+            keeps = "quotient" if wq < 0.97 * wf else modes
+            speed, wspeed = f"{mf / quot:.2f}×", f"{wf / wq:.2f}×"
         picks = {r["auto"] for r in runs}
         split = "" if picks == {keeps} else f"; runs: {', '.join(r['auto'] for r in runs)}"
-        # One run: the page's own speedups (from unrounded times); several: the ratios of the
-        # means of the pages' figures (and `auto`'s pick from the mean walls).
-        speed, wspeed = f"{mf / quot:.2f}×", f"{wf / wq:.2f}×"
-        if len(runs) == 1:
-            speed, wspeed = (runs[0][k].removesuffix("x") + "×" for k in ("speedup", "wall_speedup"))
         name = shape.removeprefix("q:")
         name = re.sub(r"^trace:(.+)x\d+$", r"\1 (trace)", name)
         print((f"| {card} " if cards else "") + f"| {name} | {nworld:,} | {len(runs)} "
