@@ -263,7 +263,8 @@ __device__ __forceinline__ void q_bits_labels(const QBits& b, int nnode, int* la
 // 384), so the warp kernels wait on them once. At 4,096 worlds 16 beat 4 (cloth-99% by about
 // 1 µs a step, the others by up to 0.5); 8 lost to 4, and 24 to 16 (session 50,
 // benches/results/gpu-h200-notes.md). Four elements a 16-byte load, against the slot's stream
-// kept at four shifts (exp/vguard94c), lost 0.1-1.75 µs a step on every cell (session 96, H100).
+// kept at four shifts (exp/vguard94c), lost 0.1-1.75 µs a step on every cell with L2 warm, up to
+// 1.95 with it flushed or the device busy (session 96, on an H100).
 #define Q_CMP_EBATCH 16
 #define Q_EQ_BATCH 2
 
