@@ -17,13 +17,21 @@ rebuild is marked * and the table says so.
 With `--summary` first, one table instead, README's "Where it stands": per shape and world count
 the static share, the best full rebuild and the quotient (device µs, means over the runs), the
 ratio of the means, and the mode `auto` keeps by whole-step wall time (its rule, as
-`engine::auto_keeps_quotient`: the quotient only below 0.97 of the best full rebuild's mean wall)
+`engine::auto_keeps_quotient`: the quotient only below 0.97, its QUOTIENT_MARGIN read from
+src/engine/trial.rs, of the best full rebuild's mean wall)
 with the quotient's wall speedup (a cell of one run: the page's own speedups); from each page's
 first summary table.
 """
 import collections
+import pathlib
 import re
 import sys
+
+# `auto`'s margin, read from the engine so that the table's picks follow its rule.
+_TRIAL = pathlib.Path(__file__).resolve().parent.parent / "src" / "engine" / "trial.rs"
+QUOTIENT_MARGIN = float(
+    re.search(r"const QUOTIENT_MARGIN: f64 = ([\d.]+);", _TRIAL.read_text(encoding="utf-8"))[1]
+)
 
 
 def cells(paths):
@@ -131,7 +139,7 @@ def summary(found):
             keeps = runs[0]["auto"]
             speed, wspeed = (runs[0][k].removesuffix("x") + "×" for k in ("speedup", "wall_speedup"))
         else:
-            keeps = "quotient" if wq < 0.97 * wf else modes
+            keeps = "quotient" if wq < QUOTIENT_MARGIN * wf else modes
             speed, wspeed = f"{mf / quot:.2f}×", f"{wf / wq:.2f}×"
         picks = {r["auto"] for r in runs}
         split = "" if picks == {keeps} else f"; runs: {', '.join(r['auto'] for r in runs)}"
