@@ -17,8 +17,8 @@ rebuild is marked * and the table says so.
 With `--summary` first, one table instead, README's "Where it stands": per shape and world count
 the static share, the best full rebuild and the quotient (device µs, means over the runs), the
 ratio of the means, and the mode `auto` keeps by whole-step wall time (its rule, as
-`engine::auto_keeps_quotient`: the quotient only below 0.97, its QUOTIENT_MARGIN read from
-src/engine/trial.rs, of the best full rebuild's mean wall)
+`engine::auto_keeps_quotient`: the quotient only below QUOTIENT_MARGIN, read from
+src/engine/trial.rs, times the best full rebuild's mean wall)
 with the quotient's wall speedup (a cell of one run: the page's own speedups); from each page's
 first summary table.
 """
