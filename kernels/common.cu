@@ -791,6 +791,30 @@ extern "C" __global__ void spin_kernel(unsigned long long ns) {
     } while (t - t0 < ns);
 }
 
+// One buffer of ints that read_outputs_kernel reads: its address and length.
+struct IntSpan {
+    const int* p;
+    long long n;
+};
+
+// Reads every int of each span once, as a solver reading a step's outputs right after it would
+// (gpu::graph::OutputReader: what the outputs' stores left in L2 shows in its time). blockIdx.y
+// picks the span; the x blocks stride over it by 16-byte loads (spans start on allocations,
+// 256-byte aligned), the last n % 4 ints one by one. A sum no output can make keeps the loads.
+extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int* sink) {
+    const IntSpan s = spans[blockIdx.y];
+    const long long n4 = s.n / 4, stride = (long long)gridDim.x * blockDim.x;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int4* p4 = reinterpret_cast<const int4*>(s.p);
+    int acc = 0;
+    for (long long i = t; i < n4; i += stride) {
+        const int4 v = p4[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
+    if (acc == 0x5eed5eed) *sink = acc;
+}
+
 // Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.
 extern "C" __global__ void __launch_bounds__(1024) maps_kernel(Args a) {
     extern __shared__ int smem[];

@@ -70,9 +70,13 @@ tables() {
         echo "L2 flushed before each step:" >> "$log"
         python3 tools/ab_table.py --cold --means "$out/ab.md" >> "$log" 2>&1
     fi
-    if grep -q 'device busy before each |$' "$out/ab.md"; then
+    if grep -q 'device busy before each |' "$out/ab.md"; then
         echo "Device kept busy before each step:" >> "$log"
         python3 tools/ab_table.py --busy --means "$out/ab.md" >> "$log" 2>&1
+    fi
+    if grep -q 'then a reader of every output' "$out/ab.md"; then
+        echo "A read of every output after each step:" >> "$log"
+        python3 tools/ab_table.py --read --means "$out/ab.md" >> "$log" 2>&1
     fi
     if grep -q '^### Summary: step sequences' "$out/ab.md"; then
         echo "Step sequences (device µs a step, reuse off / reuse on):" >> "$log"

@@ -17,9 +17,12 @@
     python3 tools/ab_table.py --busy AB.md      # `bench --quotient`: per shape and mode, every
                                                 # run's device µs per step with the device kept
                                                 # busy before it (since session 41)
+    python3 tools/ab_table.py --read AB.md      # `bench --quotient`: per shape and mode, every
+                                                # run's device µs per step with a read of every
+                                                # output after it (since session 99)
     python3 tools/ab_table.py --wall AB.md      # `bench` or `bench --quotient`: per shape and
                                                 # mode, every run's wall µs per whole step
-With --means besides --steady, --sequences, --floor, --back, --cold, --busy or --wall: then also per
+With --means besides --steady, --sequences, --floor, --back, --cold, --busy, --read or --wall: then also per
 shape and mode (or step sequence) each binary's mean over its runs and its difference from the first
 binary's (the A/B's verdict, computed rather than typed; for sequences reuse off / reuse on).
 """
@@ -34,6 +37,7 @@ back = "--back" in sys.argv[1:]
 cold = "--cold" in sys.argv[1:]
 wall = "--wall" in sys.argv[1:]
 busy = "--busy" in sys.argv[1:]
+read = "--read" in sys.argv[1:]
 means = "--means" in sys.argv[1:]
 path = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 in_summary = False
@@ -78,12 +82,13 @@ for line in open(path, encoding="utf-8"):
         if m:
             runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2)))
         continue
-    if cold or busy:
+    if cold or busy or read:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU | back to back | cold |
-        # busy | (the last since session 41)
-        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|(?: ([\d.]+) \|)?", line)
-        if m and (cold or m.group(3)):
-            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(2 if cold else 3)))
+        # busy | (since session 41) then a read (+ what it adds) | (since session 99)
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|(?: ([\d.]+) \|)?(?: ([\d.]+) \(\+[-\d.]+\) \|)?", line)
+        col = 2 if cold else 3 if busy else 4
+        if m and m.group(col):
+            runs[(shape, m.group(1))].append((name, order[-1][1], m.group(col)))
         continue
     if steady or wall:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU |
@@ -95,9 +100,9 @@ for line in open(path, encoding="utf-8"):
     if m:
         runs[(shape, m.group(1), name)].append(tuple(float(m.group(i)) for i in (2, 3, 4)))
 
-if sequences or steady or floor or back or cold or busy or wall:
+if sequences or steady or floor or back or cold or busy or read or wall:
     # One row per (shape, sequence) or (shape, mode), one column per run.
-    second = "sequence" if sequences else "mode" if steady or back or cold or busy or wall else "step"
+    second = "sequence" if sequences else "mode" if steady or back or cold or busy or read or wall else "step"
     print(f"| shape | {second} | " + " | ".join(f"{n} (run {k})" for n, k in order) + " |")
     print("|---|---|" + "---|" * len(order))
     for (shape, what), cells in runs.items():

@@ -500,6 +500,110 @@ impl Busy {
     }
 }
 
+/// Reads a solver's outputs right after each timed replay ([`time_replays`](Self::time_replays)),
+/// as a simulation's constraint solver reading the islands next would: one kernel that reads
+/// every int of every output once. The step's stores decide where the reader finds them (the
+/// full rebuilds' maps store evict-first, the quotient's plainly), so the reader's share of a
+/// replay-then-read time is the cost a step's stores leave to the kernel after it.
+pub struct OutputReader {
+    read: cudarc::driver::CudaFunction,
+    spans: super::workspace::DevBuf,
+    nspan: u32,
+    /// Blocks a span: enough for every multiprocessor several times over the longest span.
+    blocks: u32,
+    /// Bytes each read covers.
+    bytes: usize,
+    sink: super::workspace::DevBuf,
+    events: EventPair,
+    stream: Arc<CudaStream>,
+}
+
+impl std::fmt::Debug for OutputReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputReader")
+            .field("spans", &self.nspan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OutputReader {
+    /// Threads a block of the reader.
+    const THREADS: u32 = 256;
+
+    /// A reader of `workspace`'s outputs as the batch now on the device fills them
+    /// ([`Workspace::output_spans`](super::workspace::Workspace::output_spans)).
+    pub fn new(gpu: &super::Gpu, workspace: &super::workspace::Workspace) -> Result<OutputReader> {
+        use super::workspace::DevBuf;
+        let spans: Vec<[u64; 2]> = workspace
+            .output_spans()
+            .into_iter()
+            .map(|(ptr, bytes)| [ptr, (bytes / 4) as u64])
+            .collect();
+        let table = DevBuf::new(gpu.ctx(), "output spans", 16 * spans.len())?;
+        table.upload(&spans, gpu.stream())?;
+        gpu.stream()
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))?;
+        let longest = spans.iter().map(|s| s[1]).max().unwrap_or(0);
+        let per_block = 4 * Self::THREADS as u64;
+        Ok(OutputReader {
+            read: gpu.kernels().read_outputs.clone(),
+            nspan: spans.len() as u32,
+            blocks: longest.div_ceil(per_block).clamp(1, 1024) as u32,
+            bytes: spans.iter().map(|s| 4 * s[1] as usize).sum(),
+            spans: table,
+            sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
+            events: EventPair::new(gpu.ctx())?,
+            stream: gpu.stream().clone(),
+        })
+    }
+
+    /// Bytes each read covers.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Device time of `n` calls of `replay`, each followed by the read and both between two
+    /// CUDA events, in microseconds, after one untimed pair. `replay` enqueues on the device's
+    /// one stream, as every solver's `replay` does.
+    pub fn time_replays(
+        &self,
+        n: usize,
+        mut replay: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<f64>> {
+        replay()?;
+        self.read()?;
+        (0..n)
+            .map(|_| {
+                self.events.time_us(&self.stream, || {
+                    replay()?;
+                    self.read()
+                })
+            })
+            .collect()
+    }
+
+    fn read(&self) -> Result<()> {
+        let (mut spans, mut sink) = (self.spans.ptr(), self.sink.ptr());
+        let mut params = [
+            &mut spans as *mut u64 as *mut std::ffi::c_void,
+            &mut sink as *mut u64 as *mut std::ffi::c_void,
+        ];
+        // SAFETY: read_outputs_kernel takes two device pointers: `nspan` spans of ints, each
+        // within an output buffer (`output_spans`), and one int, both allocated here.
+        unsafe {
+            super::maps::launch_with(
+                &self.read,
+                (self.blocks, self.nspan, 1),
+                (Self::THREADS, 0),
+                &self.stream,
+                &mut params,
+                false,
+            )
+        }
+    }
+}
+
 /// Device time per call of `n` calls of `replay` enqueued back to back between one pair of CUDA
 /// events, in microseconds, after `warmup` untimed calls: a step's cost in a loop that does
 /// not wait for each step, where each launch's overhead overlaps the step before it (a

@@ -507,6 +507,8 @@ pub struct Kernels {
     pub noop: CudaFunction,
     /// A kernel that keeps the device busy for a given time (`graph::Busy`).
     pub spin: CudaFunction,
+    /// A kernel that reads every int of some buffers once (`graph::OutputReader`).
+    pub read_outputs: CudaFunction,
 }
 
 impl std::fmt::Debug for Kernels {
@@ -533,6 +535,7 @@ impl Kernels {
             block_tiled: f("block_tiled_kernel")?,
             noop: f("noop_kernel")?,
             spin: f("spin_kernel")?,
+            read_outputs: f("read_outputs_kernel")?,
             warp_dsu: f("warp_dsu_kernel")?,
             _module: module,
         };

@@ -750,6 +750,18 @@ impl Workspace {
         read + write
     }
 
+    /// Each output's device address and the bytes of it the batch now on the device fills, in
+    /// [`FIELDS`] order: what a reader of the step's outputs reads (`graph::OutputReader`).
+    pub fn output_spans(&self) -> Vec<(u64, usize)> {
+        let (ntree, nv) = (self.model.ntree(), self.model.nv());
+        let len = Extent::lengths(self.nworld, ntree, nv, self.nrow);
+        EXTENTS
+            .into_iter()
+            .enumerate()
+            .map(|(i, extent)| (self.bufs[OUT0 + i].ptr(), 4 * len(extent)))
+            .collect()
+    }
+
     /// The context the buffers live in.
     pub fn ctx(&self) -> &Arc<CudaContext> {
         &self.ctx

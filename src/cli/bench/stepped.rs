@@ -2,6 +2,7 @@
 //! and timed alike, whatever their own signatures (only the quotient's upload takes events).
 
 use archipelago::gpu::quotient::QuotientSolver;
+use archipelago::gpu::workspace::Workspace;
 use archipelago::gpu::{PinnedIslands, Solver};
 use archipelago::{Input, Islands, Result};
 use invalidation::Events;
@@ -13,6 +14,8 @@ pub(super) trait Stepped {
     fn download(&mut self, input: &Input<'_>, out: &mut Islands) -> Result<()>;
     fn time_replays(&mut self, warmup: usize, n: usize) -> Result<Vec<f64>>;
     fn time_back_to_back(&mut self, warmup: usize, n: usize) -> Result<f64>;
+    /// Its device buffers (the outputs a reader after the step reads among them).
+    fn workspace(&self) -> &Workspace;
     /// Whether the uploaded step's launch takes a warp a world (chosen at the upload).
     fn by_warps(&self) -> bool {
         false
@@ -47,6 +50,9 @@ impl Stepped for Solver {
     fn time_back_to_back(&mut self, warmup: usize, n: usize) -> Result<f64> {
         Solver::time_back_to_back(self, warmup, n)
     }
+    fn workspace(&self) -> &Workspace {
+        Solver::workspace(self)
+    }
 }
 
 impl Stepped for QuotientSolver {
@@ -64,6 +70,9 @@ impl Stepped for QuotientSolver {
     }
     fn time_back_to_back(&mut self, warmup: usize, n: usize) -> Result<f64> {
         QuotientSolver::time_back_to_back(self, warmup, n)
+    }
+    fn workspace(&self) -> &Workspace {
+        QuotientSolver::workspace(self)
     }
     fn by_warps(&self) -> bool {
         self.warp_worlds()

@@ -12,7 +12,11 @@
 //! memory, as after the rest of a simulation's step, where the other figures find them in L2),
 //! the same replays each after the device was kept busy (`gpu::graph::Busy`: the replay is queued
 //! before the device reaches it, so no host launch latency can enter the figure, while L2 stays
-//! warm), and wall time per whole step (host half, uploads, replay, downloads), which is what
+//! warm), the same replays each followed by one kernel that reads every output once
+//! (`gpu::graph::OutputReader`: as a solver reading the islands right after the step would; what
+//! the read adds is what the step's stores left to the kernel after it, since the full rebuilds
+//! store their maps evict-first and the quotient plainly), and wall time per whole step (host
+//! half, uploads, replay, downloads), which is what
 //! `auto` compares; rows and outputs are in page-locked memory
 //! (`gpu::PinnedBatch`, `gpu::PinnedIslands`). The rebuild rows time the host half (the host's own
 //! work, which the upload runs beside the batch's copy: `QuotientSolver::last_host_half`) of a
@@ -110,7 +114,7 @@ pub(super) fn table(
             left_out.join(", ")
         );
     }
-    out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU | device µs/step, back to back | device µs/step, L2 flushed before each | device µs/step, device busy before each |\n|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| mode | construct ms | device µs/step | wall µs/step | equals CPU | device µs/step, back to back | device µs/step, L2 flushed before each | device µs/step, device busy before each | device µs/step, then a reader of every output (what it adds) |\n|---|---|---|---|---|---|---|---|---|\n");
     let timers = (&L2Flush::new(g)?, &Busy::new(g)?);
     let full = full_rows(g, &modes, input, reference, args, timers, out);
     let mut all_ok = full.ok;
@@ -134,7 +138,7 @@ pub(super) fn table(
         }
         Err(e) => {
             all_ok = false;
-            let _ = writeln!(out, "| quotient | — | {e} | — | — | — | — | — |");
+            let _ = writeln!(out, "| quotient | — | {e} | — | — | — | — | — | — |");
         }
     }
     let sequences = match args.no_sequences {
@@ -166,6 +170,7 @@ fn full_rows(
         best: None,
         best_cold: None,
         best_busy: None,
+        best_read: None,
         maps_us: None,
         capped: Vec::new(),
         ok: true,
@@ -183,6 +188,9 @@ fn full_rows(
                 if t.ok && full.best_busy.as_ref().is_none_or(|b| t.busy_us < b.1) {
                     full.best_busy = Some((t.name.clone(), t.busy_us));
                 }
+                if t.ok && full.best_read.as_ref().is_none_or(|b| t.read_us < b.1) {
+                    full.best_read = Some((t.name.clone(), t.read_us, t.device_us));
+                }
                 full.maps_us = full.maps_us.or(t.maps_us);
                 if let Some(n) = t.register_cap {
                     full.capped.push(format!("{} at {n}", t.name));
@@ -191,7 +199,7 @@ fn full_rows(
             }
             Err(e) => {
                 full.ok &= matches!(e, archipelago::Error::Refused { .. });
-                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — | — |");
+                let _ = writeln!(out, "| {mode} | — | {e} | — | — | — | — | — | — |");
             }
         }
     }

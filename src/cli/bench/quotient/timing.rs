@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::super::stepped::Stepped;
 use super::super::{BenchArgs, maps_alone, median_us};
 use archipelago::cpu::CpuMode;
-use archipelago::gpu::graph::{Busy, L2Flush};
+use archipelago::gpu::graph::{Busy, L2Flush, OutputReader};
 use archipelago::gpu::quotient::QuotientSolver;
 use archipelago::gpu::{Gpu, Mode, PinnedIslands, Solver};
 use archipelago::{Batch, Capacity, Input, Islands};
@@ -41,6 +41,10 @@ pub(super) struct Timed {
     pub(super) cold_us: f64,
     /// Device µs per step with the device kept busy before each replay (`gpu::graph::Busy`).
     pub(super) busy_us: f64,
+    /// Device µs per step and a read of every output after it (`gpu::graph::OutputReader`).
+    pub(super) read_us: f64,
+    /// Bytes of outputs that read covers.
+    pub(super) read_bytes: usize,
     pub(super) wall_us: f64,
     /// The maps stage replayed alone (`dsu`, whose maps are a launch of their own).
     pub(super) maps_us: Option<f64>,
@@ -49,28 +53,35 @@ pub(super) struct Timed {
     pub(super) ok: bool,
 }
 
-/// The device columns of a solver's uploaded step, its replays timed four ways.
+/// The device columns of a solver's uploaded step, its replays timed five ways.
 struct DeviceFigures {
     device_us: f64,
     back_us: f64,
     cold_us: f64,
     busy_us: f64,
+    read_us: f64,
+    read_bytes: usize,
 }
 
 impl DeviceFigures {
     /// Times `s`'s replays: the median of `reps` replays between events, `BACK_TO_BACK` of them
-    /// enqueued back to back, and `reps` each after an L2 flush or with the device kept busy.
+    /// enqueued back to back, `reps` each after an L2 flush or with the device kept busy, and
+    /// `reps` each followed by a read of every output.
     fn of(
+        g: &Gpu,
         s: &mut impl Stepped,
         reps: usize,
         (flush, busy): (&L2Flush, &Busy),
     ) -> archipelago::Result<DeviceFigures> {
         let reps = reps.max(1);
+        let reader = OutputReader::new(g, s.workspace())?;
         Ok(DeviceFigures {
             device_us: median_us(s.time_replays(2, reps)?),
             back_us: s.time_back_to_back(2, BACK_TO_BACK)?,
             cold_us: median_us(flush.time_replays(reps, || s.replay())?),
             busy_us: median_us(busy.time_replays(reps, || s.replay())?),
+            read_us: median_us(reader.time_replays(reps, || s.replay())?),
+            read_bytes: reader.bytes(),
         })
     }
 }
@@ -101,7 +112,7 @@ pub(super) fn full_mode(
     // The graph's replays (the first step was launched directly, its graph captured then).
     ok &= out.first_mismatch(reference).is_none();
     solver.upload(input)?;
-    let d = DeviceFigures::of(&mut solver, args.reps, timers)?;
+    let d = DeviceFigures::of(g, &mut solver, args.reps, timers)?;
     // What the timed replays wrote, the last one's.
     ok &= solver.download_equals(input, &mut out, reference)?;
     let maps_us = maps_alone(&mut solver, 2, args.reps.max(1))?;
@@ -112,6 +123,8 @@ pub(super) fn full_mode(
         back_us: d.back_us,
         cold_us: d.cold_us,
         busy_us: d.busy_us,
+        read_us: d.read_us,
+        read_bytes: d.read_bytes,
         wall_us: median_us(wall),
         maps_us,
         register_cap: solver.register_cap(),
@@ -181,7 +194,7 @@ pub(super) fn quotient(
     // The steady step's device figures, before the rebuilds below (which, on a shape put partly
     // asleep, contract its sleeping worlds apart).
     run.q.upload(input, &run.none)?;
-    let d = DeviceFigures::of(&mut run.q, reps, timers)?;
+    let d = DeviceFigures::of(g, &mut run.q, reps, timers)?;
     let (warp_worlds, guard_warps) = (run.q.warp_worlds(), run.q.guard_warps());
     // What the timed replays wrote, the last one's.
     run.check()?;
@@ -197,6 +210,8 @@ pub(super) fn quotient(
             back_us: d.back_us,
             cold_us: d.cold_us,
             busy_us: d.busy_us,
+            read_us: d.read_us,
+            read_bytes: d.read_bytes,
             wall_us,
             maps_us: None,
             register_cap: q.register_cap(),
