@@ -797,21 +797,32 @@ struct IntSpan {
     long long n;
 };
 
-// Reads every int of each span once, as a solver reading a step's outputs right after it would
-// (gpu::graph::OutputReader: what the outputs' stores left in L2 shows in its time). blockIdx.y
-// picks the span; the x blocks stride over it by 16-byte loads (spans start on allocations,
-// 256-byte aligned), the last n % 4 ints one by one. A sum no output can make keeps the loads.
-extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int* sink) {
-    const IntSpan s = spans[blockIdx.y];
-    const long long n4 = s.n / 4, stride = (long long)gridDim.x * blockDim.x;
+// Reads every int of each of the nspan spans once, as a solver reading a step's outputs right
+// after it would (gpu::graph::OutputReader: what the outputs' stores left in L2 shows in its
+// time). One wave of threads strides over each span in turn by 16-byte loads, four in flight a
+// thread (spans start on allocations, 256-byte aligned), the last n % 4 ints one by one. A sum
+// no output can make keeps the loads.
+extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const int4* p4 = reinterpret_cast<const int4*>(s.p);
     int acc = 0;
-    for (long long i = t; i < n4; i += stride) {
-        const int4 v = p4[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    for (int k = 0; k < nspan; ++k) {
+        const IntSpan s = spans[k];
+        const long long n4 = s.n / 4;
+        const int4* p4 = reinterpret_cast<const int4*>(s.p);
+        long long i = t;
+        for (; i + 3 * stride < n4; i += 4 * stride) {
+            const int4 v0 = p4[i], v1 = p4[i + stride], v2 = p4[i + 2 * stride],
+                       v3 = p4[i + 3 * stride];
+            acc ^= v0.x ^ v0.y ^ v0.z ^ v0.w ^ v1.x ^ v1.y ^ v1.z ^ v1.w;
+            acc ^= v2.x ^ v2.y ^ v2.z ^ v2.w ^ v3.x ^ v3.y ^ v3.z ^ v3.w;
+        }
+        for (; i < n4; i += stride) {
+            const int4 v = p4[i];
+            acc ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+        if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
     }
-    if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
     if (acc == 0x5eed5eed) *sink = acc;
 }
 

@@ -508,8 +508,8 @@ impl Busy {
 pub struct OutputReader {
     read: cudarc::driver::CudaFunction,
     spans: super::workspace::DevBuf,
-    nspan: u32,
-    /// Blocks a span: enough for every multiprocessor several times over the longest span.
+    nspan: i32,
+    /// One wave of blocks: as many as every multiprocessor holds at once.
     blocks: u32,
     /// Bytes each read covers.
     bytes: usize,
@@ -544,12 +544,10 @@ impl OutputReader {
         gpu.stream()
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
-        let longest = spans.iter().map(|s| s[1]).max().unwrap_or(0);
-        let per_block = 4 * Self::THREADS as u64;
         Ok(OutputReader {
             read: gpu.kernels().read_outputs.clone(),
-            nspan: spans.len() as u32,
-            blocks: longest.div_ceil(per_block).clamp(1, 1024) as u32,
+            nspan: spans.len() as i32,
+            blocks: gpu.info().sm_count.max(1) as u32 * (2048 / Self::THREADS),
             bytes: spans.iter().map(|s| 4 * s[1] as usize).sum(),
             spans: table,
             sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
@@ -584,17 +582,19 @@ impl OutputReader {
     }
 
     fn read(&self) -> Result<()> {
-        let (mut spans, mut sink) = (self.spans.ptr(), self.sink.ptr());
+        let (mut spans, mut nspan, mut sink) = (self.spans.ptr(), self.nspan, self.sink.ptr());
         let mut params = [
             &mut spans as *mut u64 as *mut std::ffi::c_void,
+            &mut nspan as *mut i32 as *mut std::ffi::c_void,
             &mut sink as *mut u64 as *mut std::ffi::c_void,
         ];
-        // SAFETY: read_outputs_kernel takes two device pointers: `nspan` spans of ints, each
-        // within an output buffer (`output_spans`), and one int, both allocated here.
+        // SAFETY: read_outputs_kernel takes a device pointer to `nspan` spans of ints, each
+        // within an output buffer (`output_spans`), their count and a device pointer to one
+        // int, both buffers allocated here.
         unsafe {
             super::maps::launch_with(
                 &self.read,
-                (self.blocks, self.nspan, 1),
+                (self.blocks, 1, 1),
                 (Self::THREADS, 0),
                 &self.stream,
                 &mut params,
