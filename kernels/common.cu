@@ -791,38 +791,45 @@ extern "C" __global__ void spin_kernel(unsigned long long ns) {
     } while (t - t0 < ns);
 }
 
-// One buffer of ints that read_outputs_kernel reads: its address and length.
+// One buffer of ints that read_outputs_kernel reads: its address and length, and the blocks
+// that read it (from `first`, `blocks` of them).
 struct IntSpan {
     const int* p;
     long long n;
+    long long first;
+    long long blocks;
 };
 
-// Reads every int of each of the nspan spans once, as a solver reading a step's outputs right
+// Reads every int of each of the nspan spans (at most READ_SPANS_MAX) once, as a solver reading a step's outputs right
 // after it would (gpu::graph::OutputReader: what the outputs' stores left in L2 shows in its
-// time). One wave of threads strides over each span in turn by 16-byte loads, four in flight a
-// thread (spans start on allocations, 256-byte aligned), the last n % 4 ints one by one. A sum
-// no output can make keeps the loads.
+// time). Each span has blocks enough that a thread makes at most READ_LOADS 16-byte loads,
+// issued before any is used, so that a thread waits for memory once (spans start on
+// allocations, 256-byte aligned; the last n % 4 ints are read one by one). A sum no output
+// can make keeps the loads.
+#define READ_LOADS 4
+#define READ_SPANS_MAX 64
 extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    int acc = 0;
-    for (int k = 0; k < nspan; ++k) {
-        const IntSpan s = spans[k];
-        const long long n4 = s.n / 4;
-        const int4* p4 = reinterpret_cast<const int4*>(s.p);
-        long long i = t;
-        for (; i + 3 * stride < n4; i += 4 * stride) {
-            const int4 v0 = p4[i], v1 = p4[i + stride], v2 = p4[i + 2 * stride],
-                       v3 = p4[i + 3 * stride];
-            acc ^= v0.x ^ v0.y ^ v0.z ^ v0.w ^ v1.x ^ v1.y ^ v1.z ^ v1.w;
-            acc ^= v2.x ^ v2.y ^ v2.z ^ v2.w ^ v3.x ^ v3.y ^ v3.z ^ v3.w;
-        }
-        for (; i < n4; i += stride) {
-            const int4 v = p4[i];
-            acc ^= v.x ^ v.y ^ v.z ^ v.w;
-        }
-        if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
+    // The block's span: the firsts staged in shared memory by one load a thread (nspan is at
+    // most blockDim.x), then counted, so that no thread chases the table load by load.
+    __shared__ long long first[READ_SPANS_MAX];
+    if (threadIdx.x < nspan) first[threadIdx.x] = spans[threadIdx.x].first;
+    __syncthreads();
+    int k = 0;
+    for (int j = 1; j < nspan; ++j) k += blockIdx.x >= first[j];
+    const IntSpan s = spans[k];
+    const long long n4 = s.n / 4, stride = s.blocks * blockDim.x;
+    const long long t = (blockIdx.x - s.first) * blockDim.x + threadIdx.x;
+    const int4* p4 = reinterpret_cast<const int4*>(s.p);
+    int4 v[READ_LOADS];
+#pragma unroll
+    for (int j = 0; j < READ_LOADS; ++j) {
+        const long long i = t + j * stride;
+        v[j] = i < n4 ? p4[i] : make_int4(0, 0, 0, 0);
     }
+    int acc = 0;
+#pragma unroll
+    for (int j = 0; j < READ_LOADS; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+    if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
     if (acc == 0x5eed5eed) *sink = acc;
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaEvent, CudaGraph, CudaStream, sys};
 
 use super::cuda;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A captured step and the world count it was captured for.
 #[derive(Default)]
@@ -509,7 +509,7 @@ pub struct OutputReader {
     read: cudarc::driver::CudaFunction,
     spans: super::workspace::DevBuf,
     nspan: i32,
-    /// One wave of blocks: as many as every multiprocessor holds at once.
+    /// Blocks of every span together.
     blocks: u32,
     /// Bytes each read covers.
     bytes: usize,
@@ -522,24 +522,34 @@ impl std::fmt::Debug for OutputReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OutputReader")
             .field("spans", &self.nspan)
+            .field("blocks", &self.blocks)
             .finish_non_exhaustive()
     }
 }
 
+// The kernel stages every span's first block in shared memory (its READ_SPANS_MAX).
+const _: () = assert!(crate::islands::FIELDS.len() <= 64);
+
 impl OutputReader {
     /// Threads a block of the reader.
-    const THREADS: u32 = 256;
+    const THREADS: u64 = 256;
+    /// 16-byte loads a thread (the kernel's `READ_LOADS`).
+    const LOADS: u64 = 4;
 
     /// A reader of `workspace`'s outputs as the batch now on the device fills them
     /// ([`Workspace::output_spans`](super::workspace::Workspace::output_spans)).
     pub fn new(gpu: &super::Gpu, workspace: &super::workspace::Workspace) -> Result<OutputReader> {
         use super::workspace::DevBuf;
-        let spans: Vec<[u64; 2]> = workspace
-            .output_spans()
-            .into_iter()
-            .map(|(ptr, bytes)| [ptr, (bytes / 4) as u64])
-            .collect();
-        let table = DevBuf::new(gpu.ctx(), "output spans", 16 * spans.len())?;
+        // Per span: address, ints, first block, blocks (the kernel's IntSpan).
+        let mut spans: Vec<[u64; 4]> = Vec::new();
+        let mut first = 0;
+        for (ptr, bytes) in workspace.output_spans() {
+            let n = (bytes / 4) as u64;
+            let blocks = (n / 4).div_ceil(Self::THREADS * Self::LOADS).max(1);
+            spans.push([ptr, n, first, blocks]);
+            first += blocks;
+        }
+        let table = DevBuf::new(gpu.ctx(), "output spans", 32 * spans.len())?;
         table.upload(&spans, gpu.stream())?;
         gpu.stream()
             .synchronize()
@@ -547,7 +557,10 @@ impl OutputReader {
         Ok(OutputReader {
             read: gpu.kernels().read_outputs.clone(),
             nspan: spans.len() as i32,
-            blocks: gpu.info().sm_count.max(1) as u32 * (2048 / Self::THREADS),
+            blocks: u32::try_from(first).map_err(|_| Error::Refused {
+                mode: "gpu",
+                reason: format!("{first} blocks to read the outputs"),
+            })?,
             bytes: spans.iter().map(|s| 4 * s[1] as usize).sum(),
             spans: table,
             sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
@@ -588,14 +601,14 @@ impl OutputReader {
             &mut nspan as *mut i32 as *mut std::ffi::c_void,
             &mut sink as *mut u64 as *mut std::ffi::c_void,
         ];
-        // SAFETY: read_outputs_kernel takes a device pointer to `nspan` spans of ints, each
-        // within an output buffer (`output_spans`), their count and a device pointer to one
-        // int, both buffers allocated here.
+        // SAFETY: read_outputs_kernel takes a device pointer to `nspan` spans (address, ints,
+        // first block, blocks), each within an output buffer (`output_spans`), their count and
+        // a device pointer to one int, both buffers allocated here; `blocks` is the spans' sum.
         unsafe {
             super::maps::launch_with(
                 &self.read,
                 (self.blocks, 1, 1),
-                (Self::THREADS, 0),
+                (Self::THREADS as u32, 0),
                 &self.stream,
                 &mut params,
                 false,
