@@ -545,7 +545,12 @@ __device__ void row_islands(const G& g, const Args& a, unsigned r0, int nrow, Is
 // the rows still to be read. Measured on an H100 at 4,096 worlds (session 89, two runs a build, µs
 // a step): cloth-99% `block` 192.2 -> 185.4 (186.3 with L2 flushed), `labelprop` 203.8 -> 200.5,
 // `tiled` 403.9 -> 398.2; mechanism-90% `block` 48.8 -> 46.7, `warp` 43.4 -> 42.2. The cost: a
-// reader right after the step (a solver) may find the maps evicted sooner. Outputs the maps read
+// reader right after the step (a solver) finds the maps evicted sooner. Session 99 measured it on
+// an H100 (bench --quotient's reader of every output; each mode against itself with plain stores,
+// three runs each): at 4,096 worlds the read gives back all of mechanism-90% `warp`'s 1.7 µs, 4.4
+// of hammock `warp`'s 5.3 and 1.6 of cloth-99% `block`'s 7.0; at 8,192 mechanism-90% `block`
+// (0.6 faster) reads 2.1 slower; below, even. Kept: with the read it is ahead or even elsewhere
+// (benches/results/logs/h100-2026-12-07-session99-calls.md). Outputs the maps read
 // back (efc_island, dof_island) stay plain; the quotient's too: with the hint in every mode it was
 // slower on four cells of five (session 88, exp/csall-88: its calls page,
 // benches/results/logs/h100-2026-12-06-session88-calls.md).
