@@ -805,12 +805,12 @@ struct IntSpan {
     long long blocks;
 };
 
-// Reads every int of each of the nspan spans (at most READ_SPANS_MAX) once, as a solver reading a step's outputs right
-// after it would (gpu::graph::OutputReader: what the outputs' stores left in L2 shows in its
-// time). Each span has blocks enough that a thread makes at most READ_LOADS 16-byte loads,
-// issued before any is used, so that a thread waits for memory once (spans start on
-// allocations, 256-byte aligned; the last n % 4 ints are read one by one). A sum no output
-// can make keeps the loads.
+// Reads every int of each of the nspan spans (at most READ_SPANS_MAX) once, as a solver
+// reading a step's outputs right after it would (gpu::graph::OutputReader: what the outputs'
+// stores left in L2 shows in its time). Each span has blocks enough that a thread makes at most
+// READ_LOADS 16-byte loads (the host's OutputReader::LOADS), issued before any is used, so that
+// a thread waits for memory once (spans start on allocations, 256-byte aligned; the last n % 4
+// ints are read one by one). Their XOR, compared with a constant, keeps the loads.
 #define READ_LOADS 4
 #define READ_SPANS_MAX 64
 extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink) {

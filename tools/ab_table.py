@@ -85,7 +85,7 @@ for line in open(path, encoding="utf-8"):
     if cold or busy or read:
         # | mode | construct ms | device µs/step | wall µs/step | equals CPU | back to back | cold |
         # busy | (since session 41) then a read (+ what it adds) | (since session 99)
-        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|(?: ([\d.]+) \|)?(?: ([\d.]+) \(\+[-\d.]+\) \|)?", line)
+        m = re.match(r"\| ([\w ()]+?) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \w+ \| [\d.]+ \| ([\d.]+) \|(?: ([\d.]+) \|)?(?: ([\d.]+) \([-+\d.]+\) \|)?", line)
         col = 2 if cold else 3 if busy else 4
         if m and m.group(col):
             runs[(shape, m.group(1))].append((name, order[-1][1], m.group(col)))

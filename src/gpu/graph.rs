@@ -527,13 +527,19 @@ impl std::fmt::Debug for OutputReader {
     }
 }
 
-// The kernel stages every span's first block in shared memory (its READ_SPANS_MAX).
-const _: () = assert!(crate::islands::FIELDS.len() <= 64);
+/// Most spans the reader's kernel takes: it stages every span's first block in shared memory,
+/// one a thread (the kernel's READ_SPANS_MAX).
+const READ_SPANS_MAX: usize = 64;
+const _: () = assert!(
+    crate::islands::EXTENTS.len() <= READ_SPANS_MAX
+        && READ_SPANS_MAX <= OutputReader::THREADS as usize
+);
 
 impl OutputReader {
     /// Threads a block of the reader.
     const THREADS: u64 = 256;
-    /// 16-byte loads a thread (the kernel's `READ_LOADS`).
+    /// 16-byte loads a thread: the kernel's `READ_LOADS`, which reads no more than that, so the
+    /// two must agree for every int to be read.
     const LOADS: u64 = 4;
 
     /// A reader of `workspace`'s outputs as the batch now on the device fills them
@@ -549,7 +555,7 @@ impl OutputReader {
             spans.push([ptr, n, first, blocks]);
             first += blocks;
         }
-        let table = DevBuf::new(gpu.ctx(), "output spans", 32 * spans.len())?;
+        let table = DevBuf::new(gpu.ctx(), "output spans", std::mem::size_of_val(&spans[..]))?;
         table.upload(&spans, gpu.stream())?;
         gpu.stream()
             .synchronize()

@@ -62,7 +62,7 @@ struct Toggles {
 pub(super) fn row(out: &mut String, t: &Timed) {
     let _ = writeln!(
         out,
-        "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} (+{:.1}) |",
+        "| {} | {:.1} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} ({:+.1}) |",
         t.name,
         t.construct_ms,
         t.device_us,
@@ -252,7 +252,7 @@ fn speedup_lines(
         let q = &f.timed;
         let _ = writeln!(
             out,
-            "\nwith a reader of every output after each step (one kernel reading the {:.1} MB of outputs once, as a solver reading the islands right after the step; what it adds to the step in brackets: the full rebuilds store their maps evict-first, the quotient plainly): best full rebuild ({mode}) {r:.1} µs (+{:.1}), quotient {:.1} (+{:.1}): device {:.2}x",
+            "\nwith a reader of every output after each step (one kernel reading the {:.1} MB of outputs once, as a solver reading the islands right after the step; what it adds to the step in brackets: the full rebuilds store their maps evict-first, the quotient plainly): best full rebuild ({mode}) {r:.1} µs ({:+.1}), quotient {:.1} ({:+.1}): device {:.2}x",
             q.read_bytes as f64 / 1e6,
             r - d,
             q.read_us,
