@@ -514,7 +514,7 @@ pub struct OutputReader {
     /// Bytes each read covers.
     bytes: usize,
     sink: super::workspace::DevBuf,
-    events: EventPair,
+    ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
 }
 
@@ -570,7 +570,7 @@ impl OutputReader {
             bytes: spans.iter().map(|s| 4 * s[1] as usize).sum(),
             spans: table,
             sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
-            events: EventPair::new(gpu.ctx())?,
+            ctx: gpu.ctx().clone(),
             stream: gpu.stream().clone(),
         })
     }
@@ -581,23 +581,17 @@ impl OutputReader {
     }
 
     /// Device time of `n` calls of `replay`, each followed by the read and both between two
-    /// CUDA events, in microseconds, after one untimed pair. `replay` enqueues on the device's
-    /// one stream, as every solver's `replay` does.
+    /// CUDA events, in microseconds, after one untimed pair ([`time_replays_us`]). `replay`
+    /// enqueues on the device's one stream, as every solver's `replay` does.
     pub fn time_replays(
         &self,
         n: usize,
         mut replay: impl FnMut() -> Result<()>,
     ) -> Result<Vec<f64>> {
-        replay()?;
-        self.read()?;
-        (0..n)
-            .map(|_| {
-                self.events.time_us(&self.stream, || {
-                    replay()?;
-                    self.read()
-                })
-            })
-            .collect()
+        time_replays_us(&self.ctx, &self.stream, 1, n, || {
+            replay()?;
+            self.read()
+        })
     }
 
     fn read(&self) -> Result<()> {

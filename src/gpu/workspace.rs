@@ -742,24 +742,20 @@ impl Workspace {
         let s = &self.staging;
         let (offsets, entries) = (self.nrow + 1 + s.supadr.len(), self.nsup + s.support.len());
         let read = offsets * 4 + entries * 4 + self.nrow + 8 * (self.nworld + 1);
-        let write = 4
-            * (2 * self.nworld
-                + 11 * self.nworld * self.model.ntree()
-                + 3 * self.nworld * self.model.nv()
-                + 3 * self.nrow);
-        read + write
+        read + self.output_bytes().sum::<usize>()
+    }
+
+    /// The bytes of each output that the batch now on the device fills, in [`FIELDS`] order.
+    fn output_bytes(&self) -> impl Iterator<Item = usize> {
+        let len = Extent::lengths(self.nworld, self.model.ntree(), self.model.nv(), self.nrow);
+        EXTENTS.into_iter().map(move |extent| 4 * len(extent))
     }
 
     /// Each output's device address and the bytes of it the batch now on the device fills, in
     /// [`FIELDS`] order: what a reader of the step's outputs reads (`graph::OutputReader`).
     pub fn output_spans(&self) -> Vec<(u64, usize)> {
-        let (ntree, nv) = (self.model.ntree(), self.model.nv());
-        let len = Extent::lengths(self.nworld, ntree, nv, self.nrow);
-        EXTENTS
-            .into_iter()
-            .enumerate()
-            .map(|(i, extent)| (self.bufs[OUT0 + i].ptr(), 4 * len(extent)))
-            .collect()
+        let ptrs = self.bufs[OUT0..].iter().map(DevBuf::ptr);
+        ptrs.zip(self.output_bytes()).collect()
     }
 
     /// The context the buffers live in.
