@@ -809,11 +809,14 @@ struct IntSpan {
 // reading a step's outputs right after it would (gpu::graph::OutputReader: what the outputs'
 // stores left in L2 shows in its time). Each span has blocks enough that a thread makes at most
 // READ_LOADS 16-byte loads (the host's OutputReader::LOADS), issued before any is used, so that
-// a thread waits for memory once (spans start on allocations, 256-byte aligned; the last n % 4
-// ints are read one by one). Their XOR, compared with a constant, keeps the loads.
+// a thread waits for memory once (spans start 16-byte aligned; the last n % 4 ints are read
+// one by one). Their XOR, compared with a constant, keeps the loads; with `check` each thread
+// XORs it into *sink instead, so that a test can compare the XOR of every int read with the
+// host's (one atomic a thread: for tests, not timed).
 #define READ_LOADS 4
 #define READ_SPANS_MAX 64
-extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink) {
+extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink,
+                                               int check) {
     // The block's span: the firsts staged in shared memory by one load a thread (nspan is at
     // most blockDim.x), then counted, so that no thread chases the table load by load.
     __shared__ long long first[READ_SPANS_MAX];
@@ -835,7 +838,8 @@ extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, 
 #pragma unroll
     for (int j = 0; j < READ_LOADS; ++j) acc ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
     if (t < s.n - 4 * n4) acc ^= s.p[4 * n4 + t];
-    if (acc == 0x5eed5eed) *sink = acc;
+    if (check) atomicXor(sink, acc);
+    else if (acc == 0x5eed5eed) *sink = acc;
 }
 
 // Maps for modes that leave min-roots in a.labels (dense, dsu): one block per world.

@@ -1,8 +1,8 @@
 //! Every GPU mode against the CPU oracle: generated cases covering the corner cases (no trees,
 //! worlds without rows, rowless-only worlds, empty and wide hyperedges, long chains, duplicate
 //! rows, shared-memory fallback), graph replays against direct launches, reuse of one solver
-//! across batches, and the typed errors. Without a CUDA device every test prints
-//! `skipped: no CUDA device` and passes.
+//! across batches, the bench's reader of every output, and the typed errors. Without a CUDA
+//! device every test prints `skipped: no CUDA device` and passes.
 
 #[path = "support/gpu.rs"]
 mod device;
@@ -804,4 +804,44 @@ fn the_argument_block_matches_the_kernels() {
         device, host,
         "(field, offset) on the device and on the host"
     );
+}
+
+/// The host's XOR of every int of `out`'s outputs, and each output's bytes: what a reader of a
+/// step's outputs on the device (`gpu::graph::OutputReader`) must find.
+fn outputs_xor(out: &Islands) -> (u32, Vec<usize>) {
+    let fields = out.fields();
+    let xor = fields
+        .iter()
+        .flat_map(|f| f.1.iter())
+        .fold(0, |x, &v| x ^ v as u32);
+    (xor, fields.iter().map(|f| 4 * f.1.len()).collect())
+}
+
+/// The bench's reader of every output after a step (`bench --quotient`'s read column) reads
+/// exactly the outputs each mode's step wrote, on batches of one world and of many: its spans
+/// are the outputs' sizes, and the XOR of what it read equals the host's over the downloaded
+/// outputs (an int missed, read twice or read from elsewhere changes it).
+#[test]
+fn the_output_reader_reads_every_output_each_mode_wrote() {
+    use archipelago::gpu::graph::OutputReader;
+    let Some(gpu) = open() else { return };
+    for c in [
+        case(70, 1, 12, 20, Shape::Random, 1),
+        case(71, 37, 90, 160, Shape::Mixed, 3),
+    ] {
+        let input = Input::new(&c.model, &c.batch).unwrap();
+        let cap = Capacity::fit(&c.model, &c.batch);
+        for mode in Mode::ALL {
+            let mut solver = Solver::new(&gpu, mode, cap, &c.model).unwrap();
+            let mut out = Islands::default();
+            solver.solve(&input, &mut out).unwrap();
+            assert_eq!(out.first_mismatch(&oracle::solve(&input)), None);
+            let (xor, sizes) = outputs_xor(&out);
+            let spans = solver.workspace().output_spans();
+            let spans: Vec<usize> = spans.iter().map(|s| s.1).collect();
+            assert_eq!(spans, sizes, "{} {mode:?}: the spans' bytes", c.name);
+            let reader = OutputReader::new(&gpu, solver.workspace()).unwrap();
+            assert_eq!(reader.xor().unwrap(), xor, "{} {mode:?}", c.name);
+        }
+    }
 }

@@ -12,7 +12,8 @@
 //! corpus in and out of order, the conformance corpus through every kernel family (the first
 //! 600 cases; all of them with `ARCHIPELAGO_GPU_CORPUS=all`), every committed trace with its
 //! events, and the GPU engine in
-//! every mode, and a batch of many waves on the register-capped kernels.
+//! every mode, a batch of many waves on the register-capped kernels, and the bench's reader of
+//! every output after every step.
 //! Without a CUDA device every device test prints `skipped: no CUDA device` and passes; the
 //! compile test needs only NVRTC.
 
@@ -2415,5 +2416,39 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
     for b in &steps {
         step(&mut q, &model, b, &Events::new());
         assert!(q.reuse_active());
+    }
+}
+
+/// The bench's reader of every output (`gpu::graph::OutputReader`) reads exactly what each
+/// quotient step left in the outputs, by warps or by blocks, with worlds reused, masked and
+/// solved directly (sleep_toggles past a wave): the XOR of what it read equals the host's over
+/// the downloaded outputs at every step.
+#[test]
+fn the_output_reader_reads_every_output_of_every_quotient_step() {
+    use archipelago::gpu::graph::OutputReader;
+    let Some(gpu) = open() else { return };
+    let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
+    let model = t.model();
+    let tiled = Tiled::new(&t, 0..t.nstep(), nworld, 11);
+    for warps in [Some(true), Some(false)] {
+        let mut s = QuotientSolver::new(&gpu, tiled.capacity(), model, Policy::default()).unwrap();
+        s.set_warp_worlds(warps).unwrap();
+        let (mut out, events) = (Islands::default(), Events::new());
+        for k in 0..tiled.len() {
+            let batch = tiled.step(k).0;
+            let input = Input::new(model, &batch).unwrap();
+            s.step(&input, &events, &mut out).unwrap();
+            assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
+            let fields = out.fields();
+            let xor = fields
+                .iter()
+                .flat_map(|f| f.1.iter())
+                .fold(0, |x, &v| x ^ v as u32);
+            let reader = OutputReader::new(&gpu, s.workspace()).unwrap();
+            let spans: Vec<usize> = s.workspace().output_spans().iter().map(|s| s.1).collect();
+            let sizes: Vec<usize> = fields.iter().map(|f| 4 * f.1.len()).collect();
+            assert_eq!(spans, sizes, "{warps:?} step {k}: the spans' bytes");
+            assert_eq!(reader.xor().unwrap(), xor, "{warps:?} step {k}");
+        }
     }
 }

@@ -545,30 +545,49 @@ impl OutputReader {
     /// A reader of `workspace`'s outputs as the batch now on the device fills them
     /// ([`Workspace::output_spans`](super::workspace::Workspace::output_spans)).
     pub fn new(gpu: &super::Gpu, workspace: &super::workspace::Workspace) -> Result<OutputReader> {
+        Self::over(gpu, &workspace.output_spans())
+    }
+
+    /// A reader of `spans`: each a device address, 16-byte aligned, and the bytes from it (a
+    /// multiple of 4) that the reader reads as ints; at most `READ_SPANS_MAX` of them.
+    pub(crate) fn over(gpu: &super::Gpu, spans: &[(u64, usize)]) -> Result<OutputReader> {
         use super::workspace::DevBuf;
+        let refuse = |reason: String| Error::Refused {
+            mode: "gpu",
+            reason,
+        };
+        if spans.is_empty() || spans.len() > READ_SPANS_MAX {
+            return Err(refuse(format!(
+                "{} spans to read (1 to {READ_SPANS_MAX})",
+                spans.len()
+            )));
+        }
+        if let Some((ptr, bytes)) = spans.iter().find(|(p, b)| p % 16 != 0 || b % 4 != 0) {
+            return Err(refuse(format!(
+                "a span of {bytes} bytes at {ptr:#x} (16-byte aligned ints only)"
+            )));
+        }
         // Per span: address, ints, first block, blocks (the kernel's IntSpan).
-        let mut spans: Vec<[u64; 4]> = Vec::new();
+        let mut table: Vec<[u64; 4]> = Vec::new();
         let mut first = 0;
-        for (ptr, bytes) in workspace.output_spans() {
+        for &(ptr, bytes) in spans {
             let n = (bytes / 4) as u64;
             let blocks = (n / 4).div_ceil(Self::THREADS * Self::LOADS).max(1);
-            spans.push([ptr, n, first, blocks]);
+            table.push([ptr, n, first, blocks]);
             first += blocks;
         }
-        let table = DevBuf::new(gpu.ctx(), "output spans", std::mem::size_of_val(&spans[..]))?;
-        table.upload(&spans, gpu.stream())?;
+        let buf = DevBuf::new(gpu.ctx(), "output spans", std::mem::size_of_val(&table[..]))?;
+        buf.upload(&table, gpu.stream())?;
         gpu.stream()
             .synchronize()
             .map_err(cuda("cuStreamSynchronize"))?;
         Ok(OutputReader {
             read: gpu.kernels().read_outputs.clone(),
-            nspan: spans.len() as i32,
-            blocks: u32::try_from(first).map_err(|_| Error::Refused {
-                mode: "gpu",
-                reason: format!("{first} blocks to read the outputs"),
-            })?,
-            bytes: spans.iter().map(|s| 4 * s[1] as usize).sum(),
-            spans: table,
+            nspan: table.len() as i32,
+            blocks: u32::try_from(first)
+                .map_err(|_| refuse(format!("{first} blocks to read the outputs")))?,
+            bytes: spans.iter().map(|s| s.1).sum(),
+            spans: buf,
             sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
             ctx: gpu.ctx().clone(),
             stream: gpu.stream().clone(),
@@ -590,20 +609,57 @@ impl OutputReader {
     ) -> Result<Vec<f64>> {
         time_replays_us(&self.ctx, &self.stream, 1, n, || {
             replay()?;
-            self.read()
+            self.read(false)
         })
     }
 
-    fn read(&self) -> Result<()> {
+    /// The XOR of every int the reader reads, by the timed kernel in its checking form (each
+    /// thread XORs what it read into one int): what a test compares with the host's XOR of the
+    /// same ints, so that an int read twice or missed shows. Waits for the stream.
+    ///
+    /// ```no_run
+    /// # fn main() -> archipelago::Result<()> {
+    /// # use archipelago::gpu::{Gpu, Mode, Solver, graph::OutputReader};
+    /// # use archipelago::{Batch, Capacity, Input, Islands, Model, RowType};
+    /// let gpu = Gpu::open()?;
+    /// let model = Model::from_dofnum(&[1, 2])?;
+    /// let mut b = Batch::builder();
+    /// b.row(RowType::ContactPyramidal, 0, &[0, 1]);
+    /// b.end_world();
+    /// let batch = b.finish();
+    /// let input = Input::new(&model, &batch)?;
+    /// let mut solver = Solver::new(&gpu, Mode::Dsu, Capacity::fit(&model, &batch), &model)?;
+    /// let mut out = Islands::default();
+    /// solver.solve(&input, &mut out)?;
+    /// let host = out.fields().iter().flat_map(|f| f.1.iter()).fold(0, |x, &v| x ^ v as u32);
+    /// assert_eq!(OutputReader::new(&gpu, solver.workspace())?.xor()?, host);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn xor(&self) -> Result<u32> {
+        self.sink.upload(&[0u32], &self.stream)?;
+        self.read(true)?;
+        let mut x = [0u32];
+        self.sink.download(&mut x, &self.stream)?;
+        self.stream
+            .synchronize()
+            .map_err(cuda("cuStreamSynchronize"))?;
+        Ok(x[0])
+    }
+
+    fn read(&self, check: bool) -> Result<()> {
         let (mut spans, mut nspan, mut sink) = (self.spans.ptr(), self.nspan, self.sink.ptr());
+        let mut check = i32::from(check);
         let mut params = [
             &mut spans as *mut u64 as *mut std::ffi::c_void,
             &mut nspan as *mut i32 as *mut std::ffi::c_void,
             &mut sink as *mut u64 as *mut std::ffi::c_void,
+            &mut check as *mut i32 as *mut std::ffi::c_void,
         ];
         // SAFETY: read_outputs_kernel takes a device pointer to `nspan` spans (address, ints,
-        // first block, blocks), each within an output buffer (`output_spans`), their count and
-        // a device pointer to one int, both buffers allocated here; `blocks` is the spans' sum.
+        // first block, blocks), each within a live device buffer (`over`'s contract), their
+        // count, a device pointer to one int and the check flag, the table and the int
+        // allocated here; `blocks` is the spans' sum.
         unsafe {
             super::maps::launch_with(
                 &self.read,
@@ -638,7 +694,70 @@ pub fn time_back_to_back_us(
 
 #[cfg(test)]
 mod tests {
-    use super::to_front;
+    use super::{OutputReader, READ_SPANS_MAX, to_front};
+    use crate::gpu::{Gpu, workspace::DevBuf};
+
+    /// The reader reads every int of its spans once and no other: spans shorter than a load,
+    /// with ragged tails, of one block's ints (4,096) and one more, of several blocks, empty,
+    /// as many as the kernel takes, filled with random ints whose XOR the host takes (an int
+    /// missed or read twice changes it); and it refuses spans it cannot read.
+    #[test]
+    fn the_reader_reads_every_int_of_its_spans_once() {
+        let gpu = match Gpu::open() {
+            Ok(g) => g,
+            Err(crate::Error::NoDevice(why)) => {
+                println!("skipped: no CUDA device ({why})");
+                return;
+            }
+            Err(e) => panic!("opening the device failed with {e}"),
+        };
+        let mut rng = crate::synth::Rng::new(100);
+        let mut lens = vec![1, 3, 4, 5, 255, 4096, 4097, 3 * 4096 + 7, 100_003, 0];
+        while lens.len() < READ_SPANS_MAX {
+            lens.push(rng.below(20_000));
+        }
+        let bufs: Vec<(DevBuf, Vec<u32>)> = lens
+            .iter()
+            .map(|&n| {
+                let data: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+                let buf = DevBuf::new(gpu.ctx(), "reader test", 4 * n).unwrap();
+                buf.upload(&data, gpu.stream()).unwrap();
+                (buf, data)
+            })
+            .collect();
+        gpu.stream().synchronize().unwrap();
+        let spans: Vec<(u64, usize)> = bufs.iter().map(|(b, d)| (b.ptr(), 4 * d.len())).collect();
+        let xor = |data: &mut dyn Iterator<Item = &u32>| data.fold(0, |x, &v| x ^ v);
+        for k in [1, 2, 7, 10, READ_SPANS_MAX] {
+            let reader = OutputReader::over(&gpu, &spans[..k]).unwrap();
+            let host = xor(&mut bufs[..k].iter().flat_map(|(_, d)| d));
+            assert_eq!(reader.xor().unwrap(), host, "the first {k} spans");
+            assert_eq!(
+                reader.bytes(),
+                spans[..k].iter().map(|s| s.1).sum::<usize>()
+            );
+        }
+        // A span over part of a buffer leaves the rest unread.
+        let (ptr, data) = (spans[8].0, &bufs[8].1);
+        for n in [0, 1, 4097, 50_001] {
+            let reader = OutputReader::over(&gpu, &[(ptr, 4 * n)]).unwrap();
+            assert_eq!(
+                reader.xor().unwrap(),
+                xor(&mut data[..n].iter()),
+                "{n} ints"
+            );
+        }
+        let refused = |spans: &[(u64, usize)]| {
+            matches!(
+                OutputReader::over(&gpu, spans),
+                Err(crate::Error::Refused { .. })
+            )
+        };
+        assert!(refused(&[]));
+        assert!(refused(&vec![(ptr, 4); READ_SPANS_MAX + 1]));
+        assert!(refused(&[(ptr + 4, 4)]), "not 16-byte aligned");
+        assert!(refused(&[(ptr, 6)]), "not whole ints");
+    }
 
     #[test]
     fn graphs_are_kept_by_key_the_least_recently_replayed_dropped_first() {
