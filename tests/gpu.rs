@@ -9,7 +9,7 @@ mod device;
 #[path = "support/traces.rs"]
 mod traces;
 
-use device::open;
+use device::{open, outputs_xor};
 
 use archipelago::gpu::kernel_cache::DiskCache;
 use archipelago::gpu::module::Split;
@@ -804,17 +804,6 @@ fn the_argument_block_matches_the_kernels() {
         device, host,
         "(field, offset) on the device and on the host"
     );
-}
-
-/// The host's XOR of every int of `out`'s outputs, and each output's bytes: what a reader of a
-/// step's outputs on the device (`gpu::graph::OutputReader`) must find.
-fn outputs_xor(out: &Islands) -> (u32, Vec<usize>) {
-    let fields = out.fields();
-    let xor = fields
-        .iter()
-        .flat_map(|f| f.1.iter())
-        .fold(0, |x, &v| x ^ v as u32);
-    (xor, fields.iter().map(|f| 4 * f.1.len()).collect())
 }
 
 /// The bench's reader of every output after a step (`bench --quotient`'s read column) reads

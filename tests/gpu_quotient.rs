@@ -2439,15 +2439,10 @@ fn the_output_reader_reads_every_output_of_every_quotient_step() {
             let input = Input::new(model, &batch).unwrap();
             s.step(&input, &events, &mut out).unwrap();
             assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
-            let fields = out.fields();
-            let xor = fields
-                .iter()
-                .flat_map(|f| f.1.iter())
-                .fold(0, |x, &v| x ^ v as u32);
-            let reader = OutputReader::new(&gpu, s.workspace()).unwrap();
+            let (xor, sizes) = device::outputs_xor(&out);
             let spans: Vec<usize> = s.workspace().output_spans().iter().map(|s| s.1).collect();
-            let sizes: Vec<usize> = fields.iter().map(|f| 4 * f.1.len()).collect();
             assert_eq!(spans, sizes, "{warps:?} step {k}: the spans' bytes");
+            let reader = OutputReader::new(&gpu, s.workspace()).unwrap();
             assert_eq!(reader.xor().unwrap(), xor, "{warps:?} step {k}");
         }
     }

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use archipelago::Error;
 use archipelago::gpu::Gpu;
+use archipelago::{Error, Islands};
 
 /// The device, or `None` after printing `skipped: no CUDA device` when there is none; any other
 /// failure to open one fails the test.
@@ -55,4 +55,15 @@ pub fn corpus_range_of(spec: Option<&str>) -> std::ops::Range<usize> {
         bad();
     }
     range
+}
+
+/// The host's XOR of every int of `out`'s outputs, and each output's bytes: what a reader of a
+/// step's outputs on the device (`gpu::graph::OutputReader`) must find.
+pub fn outputs_xor(out: &Islands) -> (u32, Vec<usize>) {
+    let fields = out.fields();
+    let xor = fields
+        .iter()
+        .flat_map(|f| f.1.iter())
+        .fold(0, |x, &v| x ^ v as u32);
+    (xor, fields.iter().map(|f| 4 * f.1.len()).collect())
 }
