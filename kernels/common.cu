@@ -809,10 +809,11 @@ struct IntSpan {
 // reading a step's outputs right after it would (gpu::graph::OutputReader: what the outputs'
 // stores left in L2 shows in its time). Each span has blocks enough that a thread makes at most
 // READ_LOADS 16-byte loads (the host's OutputReader::LOADS), issued before any is used, so that
-// a thread waits for memory once (spans start 16-byte aligned; the last n % 4 ints are read
-// one by one). Their XOR, compared with a constant, keeps the loads; with `check` each thread
-// XORs it into *sink instead, so that a test can compare the XOR of every int read with the
-// host's (one atomic a thread: for tests, not timed).
+// a thread waits for memory once (spans must start 16-byte aligned, which OutputReader::over
+// checks; the last n % 4 ints are read one each by the span's first n % 4 threads). Their XOR,
+// compared with a constant, keeps the loads; with `check` each thread XORs it into *sink
+// instead, so that a test can compare the XOR of every int read with the host's (one atomic a
+// thread: for tests, not timed).
 #define READ_LOADS 4
 #define READ_SPANS_MAX 64
 extern "C" __global__ void read_outputs_kernel(const IntSpan* spans, int nspan, int* sink,

@@ -543,13 +543,18 @@ impl OutputReader {
     const LOADS: u64 = 4;
 
     /// A reader of `workspace`'s outputs as the batch now on the device fills them
-    /// ([`Workspace::output_spans`](super::workspace::Workspace::output_spans)).
+    /// ([`Workspace::output_spans`](super::workspace::Workspace::output_spans)). It holds their
+    /// addresses, not the workspace: use it while the workspace lives and holds that batch
+    /// (make another after an upload of another batch size), or it reads memory it no longer
+    /// owns.
     pub fn new(gpu: &super::Gpu, workspace: &super::workspace::Workspace) -> Result<OutputReader> {
         Self::over(gpu, &workspace.output_spans())
     }
 
     /// A reader of `spans`: each a device address, 16-byte aligned, and the bytes from it (a
-    /// multiple of 4) that the reader reads as ints; at most `READ_SPANS_MAX` of them.
+    /// multiple of 4) that the reader reads as ints, all inside allocations of `gpu`'s context
+    /// that the caller keeps while the reader is used. Refuses ([`Error::Refused`]) no spans,
+    /// more than `READ_SPANS_MAX`, and a span not aligned or not of whole ints.
     pub(crate) fn over(gpu: &super::Gpu, spans: &[(u64, usize)]) -> Result<OutputReader> {
         use super::workspace::DevBuf;
         let refuse = |reason: String| Error::Refused {
@@ -584,8 +589,10 @@ impl OutputReader {
         Ok(OutputReader {
             read: gpu.kernels().read_outputs.clone(),
             nspan: table.len() as i32,
-            blocks: u32::try_from(first)
-                .map_err(|_| refuse(format!("{first} blocks to read the outputs")))?,
+            // A grid holds at most 2^31 - 1 blocks.
+            blocks: i32::try_from(first)
+                .map_err(|_| refuse(format!("{first} blocks to read the outputs")))?
+                as u32,
             bytes: spans.iter().map(|s| s.1).sum(),
             spans: buf,
             sink: DevBuf::new(gpu.ctx(), "reader sink", 4)?,
@@ -615,7 +622,8 @@ impl OutputReader {
 
     /// The XOR of every int the reader reads, by the timed kernel in its checking form (each
     /// thread XORs what it read into one int): what a test compares with the host's XOR of the
-    /// same ints, so that an int read twice or missed shows. Waits for the stream.
+    /// same ints, so that an int missed or read an even number of times shows. Runs on the
+    /// device's one stream, after what is enqueued there, and waits for it.
     ///
     /// ```no_run
     /// # fn main() -> archipelago::Result<()> {
@@ -657,7 +665,8 @@ impl OutputReader {
             &mut check as *mut i32 as *mut std::ffi::c_void,
         ];
         // SAFETY: read_outputs_kernel takes a device pointer to `nspan` spans (address, ints,
-        // first block, blocks), each within a live device buffer (`over`'s contract), their
+        // first block, blocks), each inside an allocation the caller keeps while the reader
+        // is used (`new`'s and `over`'s documented contract; aligned whole ints, checked), their
         // count, a device pointer to one int and the check flag, the table and the int
         // allocated here; `blocks` is the spans' sum.
         unsafe {
@@ -697,7 +706,8 @@ mod tests {
     use super::{OutputReader, READ_SPANS_MAX, to_front};
     use crate::gpu::{Gpu, workspace::DevBuf};
 
-    /// The reader reads every int of its spans once and no other: spans shorter than a load,
+    /// The reader reads every int of its spans once and no other (an int missed, read past its
+    /// span or read an even number of times changes the XOR): spans shorter than a load,
     /// with ragged tails, of one block's ints (4,096) and one more, of several blocks, empty,
     /// as many as the kernel takes, filled with random ints whose XOR the host takes (an int
     /// missed or read twice changes it); and it refuses spans it cannot read.
