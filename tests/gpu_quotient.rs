@@ -2425,7 +2425,6 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
 /// the downloaded outputs at every step.
 #[test]
 fn the_output_reader_reads_every_output_of_every_quotient_step() {
-    use archipelago::gpu::graph::OutputReader;
     let Some(gpu) = open() else { return };
     let (t, nworld) = sleep_toggles_past_a_wave(&gpu);
     let model = t.model();
@@ -2439,11 +2438,8 @@ fn the_output_reader_reads_every_output_of_every_quotient_step() {
             let input = Input::new(model, &batch).unwrap();
             s.step(&input, &events, &mut out).unwrap();
             assert_eq!(out.first_mismatch(&oracle::solve(&input)), None, "step {k}");
-            let (xor, sizes) = device::outputs_xor(&out);
-            let spans: Vec<usize> = s.workspace().output_spans().iter().map(|s| s.1).collect();
-            assert_eq!(spans, sizes, "{warps:?} step {k}: the spans' bytes");
-            let reader = OutputReader::new(&gpu, s.workspace()).unwrap();
-            assert_eq!(reader.xor().unwrap(), xor, "{warps:?} step {k}");
+            let what = format!("{warps:?} step {k}");
+            device::assert_reader_reads(&gpu, s.workspace(), &out, &what);
         }
     }
 }

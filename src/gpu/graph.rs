@@ -706,11 +706,11 @@ mod tests {
     use super::{OutputReader, READ_SPANS_MAX, to_front};
     use crate::gpu::{Gpu, workspace::DevBuf};
 
-    /// The reader reads every int of its spans once and no other (an int missed, read past its
-    /// span or read an even number of times changes the XOR): spans shorter than a load,
+    /// The reader reads every int of its spans once and no other: spans shorter than a load,
     /// with ragged tails, of one block's ints (4,096) and one more, of several blocks, empty,
     /// as many as the kernel takes, filled with random ints whose XOR the host takes (an int
-    /// missed or read twice changes it); and it refuses spans it cannot read.
+    /// missed, read past its span or read an even number of times changes it); and it refuses
+    /// spans it cannot read.
     #[test]
     fn the_reader_reads_every_int_of_its_spans_once() {
         let gpu = match Gpu::open() {

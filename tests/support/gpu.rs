@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use archipelago::gpu::Gpu;
+use archipelago::gpu::graph::OutputReader;
+use archipelago::gpu::workspace::Workspace;
 use archipelago::{Error, Islands};
 
 /// The device, or `None` after printing `skipped: no CUDA device` when there is none; any other
@@ -57,13 +59,19 @@ pub fn corpus_range_of(spec: Option<&str>) -> std::ops::Range<usize> {
     range
 }
 
-/// The host's XOR of every int of `out`'s outputs, and each output's bytes: what a reader of a
-/// step's outputs on the device (`gpu::graph::OutputReader`) must find.
-pub fn outputs_xor(out: &Islands) -> (u32, Vec<usize>) {
+/// Asserts that the bench's reader of every output (`gpu::graph::OutputReader`) finds what `out`
+/// holds, as downloaded from `workspace`: its spans are the outputs' sizes, and the XOR of what
+/// it read on the device equals the host's over `out` (an int missed, read twice or read from
+/// elsewhere changes it). `what` names the case in a failure.
+pub fn assert_reader_reads(gpu: &Gpu, workspace: &Workspace, out: &Islands, what: &str) {
     let fields = out.fields();
+    let sizes: Vec<usize> = fields.iter().map(|f| 4 * f.1.len()).collect();
+    let spans: Vec<usize> = workspace.output_spans().iter().map(|s| s.1).collect();
+    assert_eq!(spans, sizes, "{what}: the spans' bytes");
     let xor = fields
         .iter()
         .flat_map(|f| f.1.iter())
         .fold(0, |x, &v| x ^ v as u32);
-    (xor, fields.iter().map(|f| 4 * f.1.len()).collect())
+    let reader = OutputReader::new(gpu, workspace).unwrap();
+    assert_eq!(reader.xor().unwrap(), xor, "{what}");
 }
