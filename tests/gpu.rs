@@ -809,7 +809,7 @@ fn the_argument_block_matches_the_kernels() {
 /// The bench's reader of every output after a step (`bench --quotient`'s read column) reads
 /// exactly the outputs each mode's step wrote, on batches of one world and of many: its spans
 /// are the outputs' sizes, and the XOR of what it read equals the host's over the downloaded
-/// outputs (an int missed, read twice or read from elsewhere changes it).
+/// outputs (see `assert_reader_reads` for what that XOR can and cannot show).
 #[test]
 fn the_output_reader_reads_every_output_each_mode_wrote() {
     let Some(gpu) = open() else { return };

@@ -61,8 +61,9 @@ pub fn corpus_range_of(spec: Option<&str>) -> std::ops::Range<usize> {
 
 /// Asserts that the bench's reader of every output (`gpu::graph::OutputReader`) finds what `out`
 /// holds, as downloaded from `workspace`: its spans are the outputs' sizes, and the XOR of what
-/// it read on the device equals the host's over `out` (an int missed, read twice or read from
-/// elsewhere changes it). `what` names the case in a failure.
+/// it read on the device equals the host's over `out`. That XOR shows a missed or doubled int
+/// only where its value does not cancel, and outputs repeat values: this checks the spans, and
+/// the lib's test over random ints checks the kernel. `what` names the case in a failure.
 pub fn assert_reader_reads(gpu: &Gpu, workspace: &Workspace, out: &Islands, what: &str) {
     let fields = out.fields();
     let sizes: Vec<usize> = fields.iter().map(|f| 4 * f.1.len()).collect();
