@@ -24,7 +24,7 @@ mod scenes;
 #[path = "support/traces.rs"]
 mod traces;
 
-use device::open;
+use device::{open, switch};
 
 use archipelago::gpu;
 use archipelago::gpu::quotient::QuotientSolver;
@@ -221,8 +221,7 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
     let model = eight();
     let sms = gpu.info().sm_count.max(1) as usize;
     // ARCHIPELAGO_Q_WARP (for measurements) decides at construction instead of the rule.
-    let env = std::env::var("ARCHIPELAGO_Q_WARP").ok();
-    let forced = env.as_deref().map(str::trim);
+    let forced = switch("ARCHIPELAGO_Q_WARP");
     // A step of every world, each through its nodes and equal to the oracle.
     let step_all = |s: &mut QuotientSolver, nworld: usize| {
         let mut b = Batch::builder();
@@ -238,11 +237,11 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
         ..four_of_eight(32, 1)
     };
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-    assert_eq!(s.warp_kernels_loaded(), forced == Some("1"));
+    assert_eq!(s.warp_kernels_loaded(), forced == Some(true));
     s.set_reuse(false).unwrap();
     for choice in [Some(false), None] {
         s.set_warp_worlds(choice).unwrap();
-        assert_eq!(s.warp_kernels_loaded(), forced == Some("1"), "{choice:?}");
+        assert_eq!(s.warp_kernels_loaded(), forced == Some(true), "{choice:?}");
         step_all(&mut s, cap.nworld);
         assert!(!s.warp_worlds());
     }
@@ -256,9 +255,9 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
         ..cap
     };
     let mut s = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
-    assert_eq!(s.warp_kernels_loaded(), forced != Some("0"));
+    assert_eq!(s.warp_kernels_loaded(), forced != Some(false));
     step_all(&mut s, cap.nworld);
-    assert_eq!(s.warp_worlds(), forced != Some("0"));
+    assert_eq!(s.warp_worlds(), forced != Some(false));
 }
 
 #[test]
@@ -291,8 +290,8 @@ fn sleeping_components_are_masked_on_the_device() {
     // world 2 is found by its plain warp.
     s.upload(&Input::new(&model, &asleep).unwrap(), &events)
         .unwrap();
-    let taken: &[u32] = match std::env::var("ARCHIPELAGO_Q_FELL").as_deref() {
-        Ok("0") => &[],
+    let taken: &[u32] = match switch("ARCHIPELAGO_Q_FELL") {
+        Some(false) => &[],
         _ => &[1],
     };
     assert_eq!(s.masked_worlds(), taken);
@@ -1582,17 +1581,17 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 /// over every world (a measurement switch): the tests of the default rule's launches then say
 /// so and check nothing (the corpus checks the outputs under it).
 fn twins_forced() -> bool {
-    let forced = std::env::var("ARCHIPELAGO_Q_TWINS").is_ok_and(|v| v.trim() == "1");
+    let forced = switch("ARCHIPELAGO_Q_TWINS") == Some(true);
     if forced {
         println!("skipped: ARCHIPELAGO_Q_TWINS=1 overrides the rule this test checks");
     }
     forced
 }
 
-/// Whether `ARCHIPELAGO_Q_TWINS=1` or `var` (set to anything) overrides the rule a test checks:
-/// it then says so and checks nothing.
+/// Whether `ARCHIPELAGO_Q_TWINS=1` or the switch `var` (`0` or `1`) overrides the rule a test
+/// checks: it then says so and checks nothing.
 fn rule_overridden(var: &str) -> bool {
-    let set = std::env::var(var).is_ok();
+    let set = switch(var).is_some();
     if set {
         println!("skipped: {var} overrides the rule this test checks");
     }
@@ -2378,7 +2377,7 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
     let cap = Capacity::fit(&model, &first);
     let mut q = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
     let mut block = gpu::Solver::new(&gpu, gpu::Mode::Block, cap, &model).unwrap();
-    if std::env::var("ARCHIPELAGO_REGCAP").is_err() {
+    if switch("ARCHIPELAGO_REGCAP") != Some(false) {
         assert_eq!(q.register_cap(), Some(gpu::regcap::QUOTIENT));
         assert_eq!(block.register_cap(), Some(gpu::regcap::BLOCK));
     }
