@@ -23,7 +23,7 @@ pub fn open() -> Option<Gpu> {
 
 /// An `ARCHIPELAGO_*` switch as the engine reads it: `Some(true)` for `1`, `Some(false)` for
 /// `0` (either with spaces around), `None` when unset or anything else. Tests that skip a check
-/// under a switch ask this, so that they skip exactly where the engine obeys it.
+/// under a switch ask this, so that a value the engine ignores never skips one.
 pub fn switch(name: &str) -> Option<bool> {
     match std::env::var(name).ok()?.trim() {
         "0" => Some(false),
