@@ -24,10 +24,10 @@ mod scenes;
 #[path = "support/traces.rs"]
 mod traces;
 
-use device::{open, switch};
+use device::open;
 
-use archipelago::gpu;
 use archipelago::gpu::quotient::QuotientSolver;
+use archipelago::gpu::{self, env_choice};
 use archipelago::quotient::{EqPolicy, Policy};
 use archipelago::trace::{self, Tiled, Trace};
 use archipelago::{Batch, Capacity, Engine, Input, Islands, Mode, Model, Options, RowType};
@@ -221,7 +221,7 @@ fn the_warp_program_is_loaded_only_where_a_batch_may_take_it() {
     let model = eight();
     let sms = gpu.info().sm_count.max(1) as usize;
     // ARCHIPELAGO_Q_WARP (for measurements) decides at construction instead of the rule.
-    let forced = switch("ARCHIPELAGO_Q_WARP");
+    let forced = env_choice("ARCHIPELAGO_Q_WARP");
     // A step of every world, each through its nodes and equal to the oracle.
     let step_all = |s: &mut QuotientSolver, nworld: usize| {
         let mut b = Batch::builder();
@@ -290,7 +290,7 @@ fn sleeping_components_are_masked_on_the_device() {
     // world 2 is found by its plain warp.
     s.upload(&Input::new(&model, &asleep).unwrap(), &events)
         .unwrap();
-    let taken: &[u32] = match switch("ARCHIPELAGO_Q_FELL") {
+    let taken: &[u32] = match env_choice("ARCHIPELAGO_Q_FELL") {
         Some(false) => &[],
         _ => &[1],
     };
@@ -1581,7 +1581,7 @@ fn worlds_masked_past_the_share_take_a_block_each_and_stay_exact() {
 /// over every world (a measurement switch): the tests of the default rule's launches then say
 /// so and check nothing (the corpus checks the outputs under it).
 fn twins_forced() -> bool {
-    let forced = switch("ARCHIPELAGO_Q_TWINS") == Some(true);
+    let forced = env_choice("ARCHIPELAGO_Q_TWINS") == Some(true);
     if forced {
         println!("skipped: ARCHIPELAGO_Q_TWINS=1 overrides the rule this test checks");
     }
@@ -1591,7 +1591,7 @@ fn twins_forced() -> bool {
 /// Whether `ARCHIPELAGO_Q_TWINS=1` or the switch `var` (`0` or `1`) overrides the rule a test
 /// checks: it then says so and checks nothing.
 fn rule_overridden(var: &str) -> bool {
-    let set = switch(var).is_some();
+    let set = env_choice(var).is_some();
     if set {
         println!("skipped: {var} overrides the rule this test checks");
     }
@@ -2377,7 +2377,7 @@ fn many_waves_take_the_register_capped_kernels_exactly() {
     let cap = Capacity::fit(&model, &first);
     let mut q = QuotientSolver::new(&gpu, cap, &model, Policy::default()).unwrap();
     let mut block = gpu::Solver::new(&gpu, gpu::Mode::Block, cap, &model).unwrap();
-    if switch("ARCHIPELAGO_REGCAP") != Some(false) {
+    if env_choice("ARCHIPELAGO_REGCAP") != Some(false) {
         assert_eq!(q.register_cap(), Some(gpu::regcap::QUOTIENT));
         assert_eq!(block.register_cap(), Some(gpu::regcap::BLOCK));
     }

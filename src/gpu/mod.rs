@@ -110,10 +110,15 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
-/// A switch set in the environment: `Some(true)` for `1`, `Some(false)` for `0`, `None` when
-/// unset or anything else. Every `ARCHIPELAGO_*` switch reads so, so that `=0` never turns one
-/// on.
-pub(crate) fn env_choice(name: &str) -> Option<bool> {
+/// A switch set in the environment: `Some(true)` for `1`, `Some(false)` for `0` (spaces around
+/// either ignored), `None` when unset or anything else. Every `ARCHIPELAGO_*` switch reads so,
+/// so that `=0` never turns one on; tests that skip a check under a switch ask the same.
+///
+/// ```
+/// // Unset (or any value but 0 and 1): the engine's own rule decides.
+/// assert_eq!(archipelago::gpu::env_choice("ARCHIPELAGO_NO_SUCH_SWITCH"), None);
+/// ```
+pub fn env_choice(name: &str) -> Option<bool> {
     match std::env::var(name).ok()?.trim() {
         "0" => Some(false),
         "1" => Some(true),

@@ -21,17 +21,6 @@ pub fn open() -> Option<Gpu> {
     }
 }
 
-/// An `ARCHIPELAGO_*` switch as the engine reads it: `Some(true)` for `1`, `Some(false)` for
-/// `0` (either with spaces around), `None` when unset or anything else. Tests that skip a check
-/// under a switch ask this, so that a value the engine ignores never skips one.
-pub fn switch(name: &str) -> Option<bool> {
-    match std::env::var(name).ok()?.trim() {
-        "0" => Some(false),
-        "1" => Some(true),
-        _ => None,
-    }
-}
-
 /// The corpus cases selected by `ARCHIPELAGO_GPU_CORPUS` ([`corpus_range_of`]).
 pub fn corpus_range() -> std::ops::Range<usize> {
     corpus_range_of(std::env::var("ARCHIPELAGO_GPU_CORPUS").ok().as_deref())
